@@ -1,0 +1,1 @@
+"""flexmbs: flexible-body finite-element multibody solver."""

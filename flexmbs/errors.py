@@ -1,0 +1,53 @@
+"""Exceptions of flexmbs.
+
+Every message names the object (or file and key), what was expected and what was
+found, e.g. ``Revolute 'J2': axis must have shape (3,), got (2,)``.
+"""
+from __future__ import annotations
+
+
+class FlexmbsError(Exception):
+    """Base class of all flexmbs errors; the CLI prints its message without a traceback."""
+
+
+class MeshError(FlexmbsError):
+    """A mesh file that cannot be used: unreadable, unsupported elements, bad geometry."""
+
+
+class BodyFileError(FlexmbsError):
+    """A reduced-body (HDF5) file that is missing, of the wrong version or inconsistent."""
+
+
+class ModelError(FlexmbsError):
+    """An invalid multibody model; ``problems`` lists every problem found."""
+
+    def __init__(self, problems: list[str] | str):
+        if isinstance(problems, str):
+            problems = [problems]
+        self.problems = list(problems)
+        if len(self.problems) == 1:
+            msg = self.problems[0]
+        else:
+            msg = f"{len(self.problems)} problems in the model:\n" + "\n".join(
+                f"  - {p}" for p in self.problems)
+        super().__init__(msg)
+
+
+class CaseError(FlexmbsError):
+    """An invalid case file: names the file, the key path, what was expected and found."""
+
+
+class ConvergenceError(FlexmbsError):
+    """A nonlinear solve that did not converge.
+
+    Parameters
+    ----------
+    reason : what failed (e.g. "Newton diverged: residual 3.1e+04 after 25 iterations")
+    t : simulated time [s] at which it failed
+    step : step number at which it failed
+    """
+
+    def __init__(self, reason: str, t: float | None = None, step: int | None = None):
+        self.reason, self.t, self.step = reason, t, step
+        where = "" if t is None else f" at t = {t:.6g} s" + ("" if step is None else f" (step {step})")
+        super().__init__(f"{reason}{where}")
