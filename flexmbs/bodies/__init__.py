@@ -1,0 +1,1 @@
+"""Bodies: ground, rigid bodies (Newton-Euler with Euler parameters), markers."""

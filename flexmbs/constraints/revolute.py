@@ -1,0 +1,24 @@
+"""Revolute joint (VDI D, u = 5) about the joint z axis.
+
+``r_Q - r_P = 0``, ``z_P . x_Q = 0``, ``z_P . y_Q = 0``; joint coordinate: the angle of
+Q relative to P about ``z_P`` (``flexmbs.constraints.base.rotation_angle``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flexmbs.constraints.base import Joint, coincident, rotation_angle
+from flexmbs.kinematics.jet import dot
+
+
+@dataclass(frozen=True, eq=False)
+class Revolute(Joint):
+    kind = "revolute"
+    labels = ("x", "y", "z", "z_P.x_Q", "z_P.y_Q")
+    coordinate_names = ("angle",)
+
+    def equations(self, P, Q, t):
+        return coincident(P, Q) + [dot(P.z, Q.x), dot(P.z, Q.y)]
+
+    def coordinates(self, P, Q):
+        return [rotation_angle(P, Q)]

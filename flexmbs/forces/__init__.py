@@ -1,0 +1,1 @@
+"""Force elements (THEORY §5.7): force laws and their generalized forces, one file each."""

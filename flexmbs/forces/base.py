@@ -1,0 +1,61 @@
+"""Common machinery of force elements (THEORY §5.7, (2.57)).
+
+A force element acts between body ``i`` at marker ``P`` and body ``j`` at marker ``Q``
+(either may be the ground).  It returns its *generalized applied force* ``Q_f`` on the
+local coordinates ``x = [q_i; q_j; t]`` (enters the system residual as ``-Q_f``), and,
+for Newton, ``dQ_f/dx`` and ``dQ_f/dxd``.  Laws acting along a scalar measure ``s(x)``
+(distance, joint angle, joint displacement) with force ``F(s, sd, t)`` that opposes
+positive ``s`` use :func:`scalar_law`:
+
+    Q_f = -F grad s,    sd = grad s . xd,
+    dQ_f/dx  = -(F_s grad s + F_sd dsd/dx) grad s^T - F hess s,   dsd/dx = hess s . xd
+    dQ_f/dxd = -F_sd grad s grad s^T
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from flexmbs.kinematics.jet import Jet
+
+
+@dataclass(frozen=True)
+class ForceContribution:
+    """``Q`` (n,), and ``dQ_dx``, ``dQ_dxd`` (n, n) or None when not requested."""
+
+    Q: np.ndarray
+    dQ_dx: np.ndarray | None
+    dQ_dxd: np.ndarray | None
+
+
+def scalar_law(s: Jet, xd: np.ndarray, F: float, F_s: float, F_sd: float,
+               order: int) -> ForceContribution:
+    """Generalized force of a 1-D law ``F(s, sd)`` acting against the measure ``s``.
+
+    ``xd`` is the local velocity vector with ``1.0`` in the time slot.  ``F_s`` and
+    ``F_sd`` are the partial derivatives of ``F`` by ``s`` and ``sd``.
+    """
+    g = s.d
+    Q = -F * g
+    if order < 2:
+        return ForceContribution(Q, None, None)
+    dsd_dx = s.h @ xd
+    dQ_dx = -np.outer(g, F_s * g + F_sd * dsd_dx) - F * s.h
+    dQ_dxd = -F_sd * np.outer(g, g)
+    dQ_dxd[:, -1] = 0.0       # time is not a velocity
+    return ForceContribution(Q, dQ_dx, dQ_dxd)
+
+
+@dataclass(frozen=True, eq=False)
+class ForceElement:
+    """Base of force elements: ``name``, sides ``first`` (P) and ``second`` (Q).
+
+    Subclasses implement ``resolve() -> (P, Q)`` markers (like joints; ``second`` may be
+    None for single-body loads) and ``contribution(P_jet, Q_jet, x, xd, t, order)``.
+    """
+
+    name: str
+
+    def problems(self) -> list[str]:
+        return []

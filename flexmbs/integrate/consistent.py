@@ -1,0 +1,171 @@
+"""Consistent initial conditions of the index-3 DAE (THEORY §8.3).
+
+1. positions: Gauss–Newton with minimum-norm corrections on ``g(q0, t0) = 0``,
+   ``q <- q - G_F^+ g`` over the free coordinates ``F`` (user-fixed ones stay);
+2. velocities: the minimum-norm change onto ``G qd = -g_t``,
+   ``qd <- qd - G_F^+ (G qd + g_t)``;
+3. accelerations and multipliers from the index-1 saddle system
+
+       [[M, G^T], [G, 0]] [qdd; lam] = [f; -gamma].
+
+Pseudo-inverses (least squares, minimum norm) make redundant constraints (a
+rank-deficient ``G``) work; the multipliers are then the minimum-norm ones.
+"""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from flexmbs.errors import ConvergenceError
+
+__all__ = ["ConsistentState", "accelerations", "consistent_initial_conditions",
+           "consistent_positions", "project_velocities"]
+
+_DENSE_MAX = 3000  # up to this size the pseudo-inverses are dense SVD-based lstsq
+
+
+def lstsq(A: sp.spmatrix | np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Minimum-norm least-squares solution of ``A x = b`` (dense SVD, or LSMR if large)."""
+    if A.shape[0] == 0 or A.shape[1] == 0:
+        return np.zeros(A.shape[1])
+    if max(A.shape) <= _DENSE_MAX:
+        Ad = A.toarray() if sp.issparse(A) else np.asarray(A)
+        return np.linalg.lstsq(Ad, b, rcond=None)[0]
+    return spla.lsmr(sp.csr_matrix(A), b, atol=1e-14, btol=1e-14, maxiter=20 * max(A.shape))[0]
+
+
+def _free(n: int, fixed: Sequence[int]) -> np.ndarray:
+    mask = np.ones(n, dtype=bool)
+    mask[np.asarray(list(fixed), dtype=int)] = False
+    return np.flatnonzero(mask)
+
+
+def consistent_positions(dae, q0: np.ndarray, t: float = 0.0, *, fixed: Sequence[int] = (),
+                         tol: float = 1e-10, max_iter: int = 50) -> tuple[np.ndarray, int]:
+    """Solve ``g(q, t) = 0`` from ``q0`` by minimum-norm Newton; returns ``(q, iterations)``.
+
+    Raises ``ConvergenceError`` if ``max|g| > tol`` after ``max_iter`` iterations or when
+    the iteration stagnates (no solution: the least-squares minimum is not zero).
+    """
+    q = np.array(q0, dtype=float)
+    free = _free(q.size, fixed)
+    g = np.asarray(dae.constraint(q, t), dtype=float)
+    it = 0
+    while True:
+        res = float(np.max(np.abs(g))) if g.size else 0.0
+        if not np.isfinite(res):
+            break
+        if res <= tol:
+            return q, it
+        if it >= max_iter:
+            break
+        G = sp.csr_matrix(dae.constraint_jacobian(q, t))[:, free]
+        dq = -lstsq(G, g)
+        q[free] += dq
+        g_new = np.asarray(dae.constraint(q, t), dtype=float)
+        it += 1
+        # stagnation: the step no longer moves q and the residual stays
+        if np.max(np.abs(dq), initial=0.0) <= 1e-14 * (1.0 + np.max(np.abs(q))) \
+                and np.max(np.abs(g_new)) > tol:
+            g = g_new
+            break
+        g = g_new
+    res = float(np.max(np.abs(g)))
+    row = int(np.argmax(np.abs(g))) if np.isfinite(res) else int(np.argmax(~np.isfinite(g)))
+    raise ConvergenceError(
+        f"initial conditions cannot be assembled: residual max|g| = {res:.3e} "
+        f"(constraint row {row}) after {it} iterations, tolerance {tol:.1e}; "
+        "the constraints have no solution near the initial guess", t=t, step=0)
+
+
+def project_velocities(dae, q: np.ndarray, qd0: np.ndarray, t: float = 0.0, *,
+                       fixed: Sequence[int] = ()) -> np.ndarray:
+    """Minimum-norm change of ``qd0`` (over the free entries) onto ``G qd = -g_t``."""
+    qd = np.array(qd0, dtype=float)
+    if dae.n_lam == 0:
+        return qd
+    free = _free(qd.size, fixed)
+    G = sp.csr_matrix(dae.constraint_jacobian(q, t))
+    g_t, _ = dae.constraint_rates(q, qd, t)
+    qd[free] -= lstsq(G[:, free], G @ qd + np.asarray(g_t, dtype=float))
+    return qd
+
+
+def accelerations(dae, q: np.ndarray, qd: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(qdd, lam)`` from ``[[M, G^T], [G, 0]] [qdd; lam] = [f; -gamma]``, ``f = -r(q,qd,0,0,t)``."""
+    n, m = dae.n_q, dae.n_lam
+    zq, zl = np.zeros(n), np.zeros(m)
+    f = -np.asarray(dae.residual(q, qd, zq, zl, t), dtype=float)
+    M = sp.csr_matrix(dae.tangent(q, qd, zq, zl, t)[2])
+    if m == 0:
+        x = _solve(M, f)
+        return x, zl
+    G = sp.csr_matrix(dae.constraint_jacobian(q, t))
+    _, gamma = dae.constraint_rates(q, qd, t)
+    A = sp.bmat([[M, G.T], [G, None]], format="csr")
+    x = _solve(A, np.concatenate([f, -np.asarray(gamma, dtype=float)]))
+    return x[:n], x[n:]
+
+
+def _solve(A: sp.csr_matrix, b: np.ndarray) -> np.ndarray:
+    """Direct solve; least squares (minimum norm) if ``A`` is singular."""
+    if A.shape[0] > _DENSE_MAX:
+        try:
+            x = spla.splu(sp.csc_matrix(A)).solve(b)
+            if np.all(np.isfinite(x)) and np.linalg.norm(A @ x - b) <= 1e-10 * (
+                    1.0 + np.linalg.norm(b)):
+                return x
+        except RuntimeError:  # exactly singular
+            pass
+    return lstsq(A, b)
+
+
+@dataclasses.dataclass(frozen=True)
+class ConsistentState:
+    """Consistent ``q, qd, qdd, lam`` and what moved to get there."""
+
+    t: float
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    lam: np.ndarray
+    max_dq: float       # max |q - q_guess|
+    i_dq: int           # where
+    max_dqd: float      # max |qd - qd_guess|
+    i_dqd: int
+    iterations: int     # Newton iterations of the position problem
+
+    def __post_init__(self):
+        for f in ("q", "qd", "qdd", "lam"):
+            a = np.array(getattr(self, f), dtype=float)
+            a.flags.writeable = False
+            object.__setattr__(self, f, a)
+
+    def report(self) -> str:
+        return (f"consistent initial conditions: max|dq| = {self.max_dq:.3e} at q[{self.i_dq}], "
+                f"max|dqd| = {self.max_dqd:.3e} at qd[{self.i_dqd}], "
+                f"{self.iterations} Newton iterations")
+
+
+def consistent_initial_conditions(dae, q0: np.ndarray, qd0: np.ndarray, t0: float = 0.0, *,
+                                  fixed_positions: Sequence[int] = (),
+                                  fixed_velocities: Sequence[int] = (),
+                                  tol: float = 1e-10, max_iter: int = 50) -> ConsistentState:
+    """Positions, velocities, accelerations and multipliers consistent at ``t0`` (§8.3)."""
+    q0 = np.asarray(q0, dtype=float)
+    qd0 = np.asarray(qd0, dtype=float)
+    if q0.shape != (dae.n_q,) or qd0.shape != (dae.n_q,):
+        raise ValueError(f"initial conditions: q0 and qd0 must have shape ({dae.n_q},), "
+                         f"got {q0.shape} and {qd0.shape}")
+    q, it = consistent_positions(dae, q0, t0, fixed=fixed_positions, tol=tol, max_iter=max_iter)
+    qd = project_velocities(dae, q, qd0, t0, fixed=fixed_velocities)
+    qdd, lam = accelerations(dae, q, qd, t0)
+    dq, dqd = np.abs(q - q0), np.abs(qd - qd0)
+    return ConsistentState(t=float(t0), q=q, qd=qd, qdd=qdd, lam=lam,
+                           max_dq=float(dq.max(initial=0.0)), i_dq=int(np.argmax(dq)),
+                           max_dqd=float(dqd.max(initial=0.0)), i_dqd=int(np.argmax(dqd)),
+                           iterations=it)

@@ -1,0 +1,155 @@
+"""PETSc options handling for the solvers of ``flexmbs.integrate``.
+
+Modelled on firedrake's ``OptionsManager``: every solver owns a mandatory options
+prefix (``fmbs_`` by default); its options are, in increasing precedence,
+
+1. the defaults of :data:`DIRECT_LU` (``-ksp_type preonly -pc_type lu`` with MUMPS when
+   PETSc has it, else PETSc's own LU),
+2. the ``petsc_options`` dict given by the caller,
+3. whatever is already in the global options database under the prefix (the command
+   line, or :func:`petsc_options_from_args`).
+
+Levels 1 and 2 are inserted into the global database only while the solver is set up
+or solves (:meth:`OptionsManager.inserted`) and removed afterwards, so two solvers with
+different prefixes never see each other's options.
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator, Mapping, Sequence
+
+from petsc4py import PETSc
+
+__all__ = ["OptionsManager", "default_direct_lu", "petsc_options_from_args"]
+
+log = logging.getLogger(__name__)
+
+
+def _has_package(name: str) -> bool:
+    try:
+        return bool(PETSc.Sys.hasExternalPackage(name))
+    except (AttributeError, PETSc.Error):  # pragma: no cover - very old petsc4py
+        return False
+
+
+def default_direct_lu() -> dict[str, str]:
+    """Default options: a sparse direct LU, MUMPS if available, else PETSc's own LU.
+
+    PETSc's native LU does not pivot, so it needs ``pc_factor_nonzeros_along_diagonal``
+    on the saddle-point matrices ``[[S, G^T], [G, 0]]`` with their zero block.
+    """
+    opts = {"ksp_type": "preonly", "pc_type": "lu"}
+    if _has_package("mumps"):
+        opts["pc_factor_mat_solver_type"] = "mumps"
+    else:
+        opts["pc_factor_mat_solver_type"] = "petsc"
+        opts["pc_factor_nonzeros_along_diagonal"] = "1e-14"
+    return opts
+
+
+def _to_str(value: object) -> str | None:
+    if value is None or value is True:
+        return None  # a flag
+    if value is False:
+        return "false"
+    return str(value)
+
+
+def petsc_options_from_args(args: Sequence[str]) -> dict[str, str | None]:
+    """Insert ``-key value`` pairs (and bare ``-flag``) of a CLI argument list into the
+    global PETSc options database; returns what was inserted.
+
+    ``["-fmbs_ksp_type", "gmres", "-fmbs_snes_monitor"]`` sets ``fmbs_ksp_type=gmres`` and
+    the flag ``fmbs_snes_monitor``.  A negative number is a value, not a key.  Arguments
+    not starting with ``-`` and not following a key raise ``ValueError``.
+    """
+    opts = PETSc.Options()
+    inserted: dict[str, str | None] = {}
+    key: str | None = None
+
+    def is_key(a: str) -> bool:
+        if not a.startswith("-") or a == "-" or a == "--":
+            return False
+        try:
+            float(a)
+        except ValueError:
+            return True
+        return False
+
+    for arg in list(args):
+        if arg == "--":
+            continue
+        if is_key(arg):
+            if key is not None:
+                inserted[key] = None
+            key = arg.lstrip("-")
+        elif key is not None:
+            inserted[key] = arg
+            key = None
+        else:
+            raise ValueError(f"PETSc option list: value {arg!r} does not follow a -key")
+    if key is not None:
+        inserted[key] = None
+    for k, v in inserted.items():
+        opts.setValue(k, v if v is not None else "")
+        log.debug("PETSc option -%s %s", k, v)
+    return inserted
+
+
+class OptionsManager:
+    """Options of one PETSc solver object under a mandatory ``prefix``.
+
+    Parameters
+    ----------
+    prefix : options prefix, e.g. ``"fmbs_"`` (a trailing ``_`` is added if missing)
+    defaults : lowest-precedence options (without prefix), e.g. :func:`default_direct_lu`
+    petsc_options : the caller's options (without prefix); override ``defaults``
+
+    Options already present in the global database under ``prefix`` (command line) win
+    over both; they are never touched.
+    """
+
+    def __init__(self, prefix: str, defaults: Mapping[str, object] | None = None,
+                 petsc_options: Mapping[str, object] | None = None):
+        if not prefix:
+            raise ValueError("OptionsManager: an options prefix is mandatory, got ''")
+        self._prefix = prefix if prefix.endswith("_") else prefix + "_"
+        merged = dict(defaults or {})
+        merged.update({k.lstrip("-"): v for k, v in (petsc_options or {}).items()})
+        glob = PETSc.Options()
+        # command-line / global options win: drop what is already set there
+        self._parameters = {k: _to_str(v) for k, v in merged.items()
+                            if not glob.hasName(self._prefix + k)}
+
+    @property
+    def prefix(self) -> str:
+        return self._prefix
+
+    @property
+    def parameters(self) -> dict[str, str | None]:
+        """The options this manager inserts (without prefix), a copy."""
+        return dict(self._parameters)
+
+    @contextlib.contextmanager
+    def inserted(self) -> Iterator[None]:
+        """Insert this solver's options into the global database for the block's duration."""
+        glob = PETSc.Options()
+        added = []
+        try:
+            for k, v in self._parameters.items():
+                name = self._prefix + k
+                if glob.hasName(name):  # set meanwhile by someone else: theirs wins
+                    continue
+                glob.setValue(name, "" if v is None else v)
+                added.append(name)
+            yield
+        finally:
+            for name in added:
+                glob.delValue(name)
+
+    def set_from_options(self, obj) -> None:
+        """``obj.setOptionsPrefix(prefix)`` and ``obj.setFromOptions()`` with the options in."""
+        obj.setOptionsPrefix(self._prefix)
+        with self.inserted():
+            obj.setFromOptions()

@@ -1,0 +1,72 @@
+"""Results of a time integration: :class:`Stats`, :class:`Trajectory` and the recorder."""
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+
+__all__ = ["Callback", "Stats", "Trajectory"]
+
+#: ``callback(t, q, qd, qdd, lam, stats) -> bool | None``; a true return value stops.
+Callback = Callable[[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray, "Stats"],
+                    "bool | None"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Stats:
+    """Work counters of an integration (cumulative up to the moment they are reported)."""
+
+    steps: int = 0              # accepted steps
+    rejected_steps: int = 0     # rejected by the error test or by a failed Newton solve
+    newton_iterations: int = 0
+    jacobian_evaluations: int = 0
+    linear_solves: int = 0
+    wall_time: float = 0.0      # [s]
+
+    def replace(self, **kw) -> Stats:
+        return dataclasses.replace(self, **kw)
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.asarray(a)
+    a.flags.writeable = False
+    return a
+
+
+@dataclasses.dataclass(frozen=True)
+class Trajectory:
+    """States at the recorded times, arrays read-only.
+
+    ``t`` (n_t,), ``q``/``qd``/``qdd`` (n_t, n_q), ``lam`` (n_t, n_lam), and ``stats``.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    lam: np.ndarray
+    stats: Stats
+
+    def __post_init__(self):
+        for f in ("t", "q", "qd", "qdd", "lam"):
+            object.__setattr__(self, f, _readonly(np.array(getattr(self, f), dtype=float)))
+
+
+class Recorder:
+    """Collects states into lists (memory linear in the number of records)."""
+
+    def __init__(self, n_q: int, n_lam: int):
+        self.n_q, self.n_lam = n_q, n_lam
+        self.rows: dict[str, list] = {k: [] for k in ("t", "q", "qd", "qdd", "lam")}
+
+    def __call__(self, t, q, qd, qdd, lam) -> None:
+        for k, v in zip(("t", "q", "qd", "qdd", "lam"), (t, q, qd, qdd, lam)):
+            self.rows[k].append(np.array(v, dtype=float, copy=True))
+
+    def trajectory(self, stats: Stats) -> Trajectory:
+        r = self.rows
+        shape = {"q": self.n_q, "qd": self.n_q, "qdd": self.n_q, "lam": self.n_lam}
+        arrs = {k: (np.array(r[k]) if r[k] else np.zeros((0, shape[k])))
+                for k in shape}
+        return Trajectory(t=np.array(r["t"]), stats=stats, **arrs)

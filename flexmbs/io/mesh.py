@@ -1,0 +1,347 @@
+"""Volume meshes with named node and facet sets, read through meshio.
+
+A :class:`Mesh` holds one kind of solid element (``tet4``, ``tet10``, ``hex8`` or
+``hex27``) in the node ordering of meshio (VTK), points in metres, and the named
+groups of the file:
+
+* gmsh ``.msh``: every physical group becomes a node set; 2D groups also a facet set
+  (node-index arrays of their faces), 3D groups a cell set;
+* Abaqus ``.inp``: ``*NSET`` become node sets, ``*ELSET`` of solid elements cell sets;
+* ``.vtu``: no groups.
+
+:func:`read_mesh` validates the mesh and raises :class:`~flexmbs.errors.MeshError`
+with one clear message naming the file, what was expected and what was found.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from pathlib import Path
+
+import meshio
+import numpy as np
+from scipy.spatial import cKDTree
+
+from flexmbs.errors import MeshError
+
+logger = logging.getLogger(__name__)
+
+#: flexmbs cell type -> meshio cell type
+MESHIO_TYPE = {"tet4": "tetra", "tet10": "tetra10", "hex8": "hexahedron",
+               "hex27": "hexahedron27"}
+CELL_TYPE = {v: k for k, v in MESHIO_TYPE.items()}
+#: meshio types of 3D cells (any other volume type is unsupported)
+VOLUME_TYPES = {"tetra", "tetra10", "hexahedron", "hexahedron27", "hexahedron20",
+                "hexahedron24", "wedge", "wedge12", "wedge15", "wedge18", "pyramid",
+                "pyramid13", "pyramid14", "tetra4", "tetra20", "tetra35", "tetra56",
+                "hexahedron64", "hexahedron125", "wedge40", "polyhedron"}
+#: meshio types of 2D cells (faces of named boundary groups)
+FACE_TYPES = {"triangle", "triangle6", "triangle7", "quad", "quad8", "quad9"}
+#: relative tolerances: coincident nodes, zero Jacobian
+DUPLICATE_TOL = 1e-12
+DEGENERATE_TOL = 1e-10
+
+
+def _frozen(a: np.ndarray, dtype=None) -> np.ndarray:
+    a = np.array(a, dtype=dtype, copy=True)
+    a.flags.writeable = False
+    return a
+
+
+@dataclass(frozen=True)
+class Mesh:
+    """A validated solid mesh of one element type.
+
+    Attributes
+    ----------
+    points : ndarray, (N, 3)
+        Node coordinates [m].
+    cells : ndarray[int], (E, k)
+        Element connectivity in meshio (VTK) node order, k = 4, 10, 8 or 27.
+    cell_type : str
+        ``"tet4"``, ``"tet10"``, ``"hex8"`` or ``"hex27"``.
+    node_sets : dict[str, ndarray[int]]
+        Named node sets (sorted node indices).
+    facet_sets : dict[str, ndarray[int]]
+        Named boundary faces, each an (F, n_face_nodes) array of node indices.
+    source : str
+        The file the mesh was read from ("" if built in code).
+    scale : float
+        Length factor applied to the file's coordinates (0.001 for mm).
+    cell_sets : dict[str, ndarray[int]]
+        Named element sets (indices into ``cells``).
+    """
+
+    points: np.ndarray
+    cells: np.ndarray
+    cell_type: str
+    node_sets: dict = field(default_factory=dict)
+    facet_sets: dict = field(default_factory=dict)
+    source: str = ""
+    scale: float = 1.0
+    cell_sets: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.cell_type not in MESHIO_TYPE:
+            raise MeshError(f"mesh '{self.source}': cell_type must be one of "
+                            f"{sorted(MESHIO_TYPE)}, got {self.cell_type!r}")
+        object.__setattr__(self, "points", _frozen(self.points, float))
+        object.__setattr__(self, "cells", _frozen(self.cells, np.int64))
+        for name in ("node_sets", "facet_sets", "cell_sets"):
+            sets = {k: _frozen(v, np.int64) for k, v in getattr(self, name).items()}
+            object.__setattr__(self, name, sets)
+
+    @property
+    def n_nodes(self) -> int:
+        return self.points.shape[0]
+
+    @property
+    def n_cells(self) -> int:
+        return self.cells.shape[0]
+
+    def node_set(self, name: str) -> np.ndarray:
+        """Node indices of the named set; MeshError listing the available names if missing."""
+        if name not in self.node_sets:
+            raise MeshError(f"mesh '{self.source}': no node set named {name!r}; "
+                            f"available: {sorted(self.node_sets)}")
+        return self.node_sets[name]
+
+    def facet_set(self, name: str) -> np.ndarray:
+        """Faces (F, n_face_nodes) of the named set; MeshError if missing."""
+        if name not in self.facet_sets:
+            raise MeshError(f"mesh '{self.source}': no facet set named {name!r}; "
+                            f"available: {sorted(self.facet_sets)}")
+        return self.facet_sets[name]
+
+    def translated_rotated(self, R: np.ndarray, t: np.ndarray) -> Mesh:
+        """Rigidly moved copy, ``x' = R x + t`` (R a proper rotation)."""
+        R = np.asarray(R, float)
+        if R.shape != (3, 3) or not np.allclose(R.T @ R, np.eye(3), atol=1e-12) \
+                or np.linalg.det(R) < 0:
+            raise ValueError(f"translated_rotated: R must be a proper 3x3 rotation, got {R}")
+        points = self.points @ R.T + np.asarray(t, float).reshape(1, 3)
+        return Mesh(points, self.cells, self.cell_type, dict(self.node_sets),
+                    dict(self.facet_sets), self.source, self.scale, dict(self.cell_sets))
+
+    def to_meshio(self) -> meshio.Mesh:
+        """The mesh as a ``meshio.Mesh`` (volume cells only)."""
+        return meshio.Mesh(np.array(self.points),
+                           [(MESHIO_TYPE[self.cell_type], np.array(self.cells))])
+
+    @cached_property
+    def _skfem_and_map(self):
+        from skfem.io.meshio import from_meshio
+
+        m = from_meshio(self.to_meshio())
+        # skfem renumbers the nodes (vertices first); local node a of element e
+        # is skfem node m.dofs.element_dofs[a, e] and flexmbs node cells_skfem[e, a].
+        # The adapter places the input's higher-order nodes in that same local order,
+        # so the correspondence is read off element by element.
+        local = _skfem_local_order(self.cell_type, self.cells)
+        skfem_node = np.full(self.n_nodes, -1, dtype=np.int64)
+        skfem_node[local.ravel()] = m.dofs.element_dofs.T.ravel()
+        return m, skfem_node
+
+    def skfem(self):
+        """The matching scikit-fem mesh (MeshTet1, MeshTet2, MeshHex1 or MeshHex2)."""
+        return self._skfem_and_map[0]
+
+    def skfem_node_index(self) -> np.ndarray:
+        """``idx[i]`` = column of ``self.skfem().doflocs`` holding flexmbs node i."""
+        return self._skfem_and_map[1]
+
+
+def _skfem_local_order(cell_type: str, cells: np.ndarray) -> np.ndarray:
+    """Cells reordered from meshio node order to scikit-fem local node order."""
+    from skfem.io.meshio import INV_HEX_MAPPING
+
+    if cell_type == "hex8":
+        return cells[:, INV_HEX_MAPPING[:8]]
+    if cell_type == "hex27":
+        return cells[:, INV_HEX_MAPPING]
+    return cells
+
+
+# ----------------------------------------------------------------------------- reading
+
+def read_mesh(path: str | Path, *, scale: float = 1.0) -> Mesh:
+    """Read and validate a solid mesh (gmsh ``.msh``, ``.vtu``, Abaqus ``.inp``, ...).
+
+    Parameters
+    ----------
+    path : file readable by meshio
+    scale : length factor from file units to metres (0.001 for a mesh in mm)
+
+    Raises
+    ------
+    MeshError
+        missing/unreadable file, unsupported or mixed element types, inverted,
+        degenerate or duplicate nodes.
+    """
+    path = Path(path)
+    src = str(path)
+    if not path.is_file():
+        raise MeshError(f"mesh file '{src}' does not exist")
+    if not scale > 0:
+        raise ValueError(f"read_mesh('{src}'): scale must be > 0, got {scale}")
+    try:
+        m = meshio.read(path)
+    except Exception as err:  # meshio raises many types
+        raise MeshError(f"mesh file '{src}' could not be read by meshio: "
+                        f"{type(err).__name__}: {err}") from err
+    return mesh_from_meshio(m, source=src, scale=scale)
+
+
+def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0) -> Mesh:
+    """Build and validate a :class:`Mesh` from a ``meshio.Mesh`` (see :func:`read_mesh`)."""
+    found = [c.type for c in m.cells]
+    volume = sorted({t for t in found if t in VOLUME_TYPES})
+    supported = sorted(CELL_TYPE)
+    if not volume:
+        raise MeshError(f"mesh '{source}': expected 3D cells of one of the types "
+                        f"{supported}, found only {sorted(set(found))}")
+    bad = [t for t in volume if t not in CELL_TYPE]
+    if bad:
+        raise MeshError(f"mesh '{source}': unsupported element type(s) {bad}; "
+                        f"supported: {supported} (found cell types {sorted(set(found))})")
+    if len(volume) > 1:
+        raise MeshError(f"mesh '{source}': expected a single volume element type, "
+                        f"found {volume}")
+    vtype = volume[0]
+    cells = np.concatenate([c.data for c in m.cells if c.type == vtype]).astype(np.int64)
+    # cell offsets of every block of the volume type, to map cell sets
+    offsets, n = {}, 0
+    for ib, c in enumerate(m.cells):
+        if c.type == vtype:
+            offsets[ib] = n
+            n += len(c.data)
+
+    points = np.asarray(m.points, float)
+    if points.ndim != 2 or points.shape[1] not in (2, 3):
+        raise MeshError(f"mesh '{source}': expected points of shape (N, 3), "
+                        f"got {points.shape}")
+    if points.shape[1] == 2:
+        points = np.column_stack([points, np.zeros(len(points))])
+    points = points * float(scale)
+
+    node_sets: dict[str, np.ndarray] = {}
+    facet_sets: dict[str, np.ndarray] = {}
+    cell_sets: dict[str, np.ndarray] = {}
+    for name, idx in (m.point_sets or {}).items():
+        node_sets[name] = np.unique(np.asarray(idx, np.int64))
+    for name, blocks in (m.cell_sets or {}).items():
+        if name.startswith("gmsh:"):
+            continue
+        nodes, faces, vcells = [], [], []
+        for ib, sel in enumerate(blocks):
+            if sel is None or len(sel) == 0:
+                continue
+            block = m.cells[ib]
+            conn = block.data[np.asarray(sel, np.int64)]
+            nodes.append(conn.ravel())
+            if block.type in FACE_TYPES:
+                faces.append(conn)
+            elif ib in offsets:
+                vcells.append(offsets[ib] + np.asarray(sel, np.int64))
+        if nodes:
+            node_sets[name] = np.unique(np.concatenate(nodes)).astype(np.int64)
+        if faces:
+            if len({f.shape[1] for f in faces}) > 1:
+                raise MeshError(f"mesh '{source}': facet set {name!r} mixes face types "
+                                f"with {sorted({f.shape[1] for f in faces})} nodes")
+            facet_sets[name] = np.concatenate(faces).astype(np.int64)
+        if vcells:
+            cell_sets[name] = np.concatenate(vcells)
+
+    points, cells, node_sets, facet_sets = _drop_unused(
+        points, cells, node_sets, facet_sets, source)
+    _check_duplicates(points, source)
+    mesh = Mesh(points, cells, CELL_TYPE[vtype], node_sets, facet_sets, source,
+                float(scale), cell_sets)
+    check_jacobians(mesh)
+    return mesh
+
+
+def _drop_unused(points, cells, node_sets, facet_sets, source):
+    used = np.zeros(len(points), bool)
+    used[cells.ravel()] = True
+    if used.all():
+        return points, cells, node_sets, facet_sets
+    n_unused = int((~used).sum())
+    logger.warning("mesh '%s': dropping %d node(s) not used by any element",
+                   source, n_unused)
+    new = np.full(len(points), -1, np.int64)
+    new[used] = np.arange(used.sum())
+    node_sets = {k: new[v][new[v] >= 0] for k, v in node_sets.items()}
+    for k, f in facet_sets.items():
+        if (new[f] < 0).any():
+            raise MeshError(f"mesh '{source}': facet set {k!r} has nodes that belong "
+                            f"to no volume element")
+    facet_sets = {k: new[f] for k, f in facet_sets.items()}
+    return points[used], new[cells], node_sets, facet_sets
+
+
+def _check_duplicates(points: np.ndarray, source: str) -> None:
+    size = float(np.linalg.norm(points.max(0) - points.min(0)))
+    pairs = cKDTree(points).query_pairs(DUPLICATE_TOL * size, output_type="ndarray")
+    if len(pairs):
+        i, j = pairs[0]
+        raise MeshError(f"mesh '{source}': expected distinct nodes, found {len(pairs)} "
+                        f"pair(s) of coincident nodes (within {DUPLICATE_TOL:g} x mesh "
+                        f"size), e.g. nodes {i} and {j} at {points[i].tolist()}")
+
+
+@lru_cache(maxsize=None)
+def _orientation_sign(cell_type: str) -> float:
+    """+1 or -1: sign of scikit-fem's ``detDF`` for a right-handed meshio (VTK) element.
+
+    scikit-fem's reference hexahedron is left-handed, its tetrahedron right-handed;
+    found by converting scikit-fem's own unit meshes to meshio and comparing with the
+    VTK corner triple product ``((x1-x0) x (x_a-x0)) . (x_b-x0)``.
+    """
+    import skfem
+    from skfem.io.meshio import to_meshio
+
+    m = {"tet4": skfem.MeshTet1, "tet10": skfem.MeshTet2, "hex8": skfem.MeshHex1,
+         "hex27": skfem.MeshHex2}[cell_type]()
+    mio = to_meshio(m)
+    c, p = mio.cells[0].data[0], mio.points
+    a, b = (3, 4) if cell_type.startswith("hex") else (2, 3)
+    triple = np.dot(np.cross(p[c[1]] - p[c[0]], p[c[a]] - p[c[0]]), p[c[b]] - p[c[0]])
+    det = m.mapping().detDF(m.elem.doflocs.T)[0, 0]
+    return float(np.sign(det * triple))
+
+
+def check_jacobians(mesh: Mesh) -> None:
+    """MeshError if any element is degenerate (zero volume) or inverted.
+
+    The Jacobian determinant ``det(dx/dX)`` is evaluated at the element's nodes and at
+    the quadrature points of the assembly rule; degenerate means
+    ``|det| <= DEGENERATE_TOL * h_e^3 / |ref|`` (h_e the element's bounding-box
+    diagonal), inverted means ``det < 0`` somewhere.
+    """
+    from skfem.quadrature import get_quadrature
+
+    m = mesh.skfem()
+    X_nodes = m.elem.doflocs.T
+    X_quad, _ = get_quadrature(m.elem.refdom, 4)
+    X = np.hstack([X_nodes, X_quad])
+    det = _orientation_sign(mesh.cell_type) * m.mapping().detDF(X)  # (n_cells, n_points)
+    xe = mesh.points[mesh.cells]  # (E, k, 3)
+    h = np.linalg.norm(xe.max(1) - xe.min(1), axis=1)
+    small = np.abs(det) <= DEGENERATE_TOL * h[:, None] ** 3
+    degen = np.flatnonzero(small.any(axis=1))
+    if degen.size:
+        e = int(degen[0])
+        raise MeshError(f"mesh '{mesh.source}': {degen.size} degenerate (zero-volume) "
+                        f"element(s), e.g. element {e} with nodes "
+                        f"{mesh.cells[e].tolist()}: Jacobian determinant "
+                        f"{det[e].min():.3g} (expected > 0)")
+    inv = np.flatnonzero((det < 0).any(axis=1))
+    if inv.size:
+        e = int(inv[0])
+        raise MeshError(f"mesh '{mesh.source}': {inv.size} inverted element(s) "
+                        f"(negative Jacobian determinant), e.g. element {e} with nodes "
+                        f"{mesh.cells[e].tolist()}: det = {det[e].min():.3g}; "
+                        f"expected det > 0 at every node and quadrature point")

@@ -1,0 +1,1 @@
+"""Rotation algebra and second-order jets of marker kinematics (numpy only)."""

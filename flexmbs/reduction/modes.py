@@ -1,0 +1,174 @@
+"""Reduction bases: free--free modes, Craig--Bampton modes, inertial static modes.
+
+All bases are deterministic (fixed start vectors), M-orthonormal and sign-normalised
+(largest-magnitude component positive).  The reference-frame condition is explicit:
+
+* ``mean_axis``: the deformation is M-orthogonal to the six rigid modes, so
+  ``C_t = 0`` and ``C_r0 = 0`` (Buckens / mean-axis condition);
+* ``interface:NAME``: the frame is attached to interface NAME: its marker does not
+  move elastically (``Phi = Psi = 0`` there); the modes are clamped-interface modes.
+
+Craig--Bampton (THEORY §2.8.7): fixed-interface normal modes plus the 6 static
+constraint modes of each interface marker; the rigid content is then removed by a
+Rayleigh--Ritz eigen solve in the CB subspace (mean axis: drop its six zero-frequency
+vectors; interface frame: that interface's constraint modes are left out).
+Work is done in the interface coordinates ``z`` of ``u = T z`` (see ``interfaces``).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from flexmbs.reduction.eigen import eigh_sparse, factorize
+from flexmbs.reduction.interfaces import InterfaceTransformation, tilde
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ModalBasis:
+    """Reduction basis on the FE dofs.
+
+    Phi : (n_dof, n_q)  M-orthonormal, ``Phi^T K Phi = diag(omega^2)``
+    omega : (n_q,) [rad/s]  (Ritz) circular frequencies
+    frame : 'mean_axis' or 'interface:NAME'
+    method : 'free_free' or 'craig_bampton'
+    n_static : number of inertial static modes added before the final Ritz solve
+    """
+
+    Phi: np.ndarray
+    omega: np.ndarray
+    frame: str
+    method: str
+    n_static: int = 0
+
+
+def normalize_signs(X: np.ndarray) -> np.ndarray:
+    """Flip each column so that its largest-magnitude component is positive."""
+    idx = np.argmax(np.abs(X), axis=0)
+    s = np.sign(X[idx, np.arange(X.shape[1])])
+    s[s == 0] = 1.0
+    return X * s
+
+
+def m_orthonormalize(X: np.ndarray, M: sp.spmatrix, against: np.ndarray | None = None,
+                     drop_tol: float = 1e-8) -> np.ndarray:
+    """Gram--Schmidt (twice) of the columns of ``X`` in the M inner product, first
+    against the M-orthonormal ``against``; columns that lose all but ``drop_tol`` of
+    their M-norm are dropped."""
+    out = []
+    basis = against if against is not None else np.zeros((X.shape[0], 0))
+    MB = M @ basis
+    for x in X.T:
+        x = np.array(x, dtype=float)
+        n0 = np.sqrt(x @ (M @ x))
+        for _ in range(2):
+            x -= basis @ (MB.T @ x)
+            for y in out:
+                x -= y * (y @ (M @ x))
+        n1 = np.sqrt(max(x @ (M @ x), 0.0))
+        if n0 > 0 and n1 > drop_tol * n0:
+            out.append(x / n1)
+    return np.array(out).T if out else np.zeros((X.shape[0], 0))
+
+
+def rigid_modes_z(tr: InterfaceTransformation, rigid_u: np.ndarray) -> np.ndarray:
+    """Rigid modes in the interface coordinates z (``T R_z = R_u``)."""
+    Rz = np.zeros((tr.T.shape[1], 6))
+    Rz[: tr.n_kept] = rigid_u[tr.kept]
+    for j, itf in enumerate(tr.interfaces):
+        b = tr.n_kept + 6 * j
+        Rz[b:b + 3, :3] = np.eye(3)
+        Rz[b:b + 3, 3:] = -tilde(itf.R)
+        Rz[b + 3:b + 6, 3:] = np.eye(3)
+    return Rz
+
+
+def ritz(V: np.ndarray, K: sp.spmatrix, M: sp.spmatrix) -> tuple[np.ndarray, np.ndarray]:
+    """Rayleigh--Ritz in span(V): ``lam`` ascending, vectors ``V Y`` M-orthonormal."""
+    Kr, Mr = V.T @ (K @ V), V.T @ (M @ V)
+    lam, Y = sla.eigh(0.5 * (Kr + Kr.T), 0.5 * (Mr + Mr.T))
+    return lam, V @ Y
+
+
+def free_free_modes(K, M, rigid: np.ndarray, n: int, *, backend: str = "auto"):
+    """Lowest ``n`` elastic free--free modes (the six rigid modes removed).
+
+    Shift-invert with a small negative shift ``sigma = -1e-8 tr(K)/tr(M)`` (any
+    ``sigma < 0`` makes ``K - sigma M`` positive definite)."""
+    sigma = -1e-8 * K.diagonal().sum() / M.diagonal().sum()
+    lam, X = eigh_sparse(K, M, n + 6, sigma=sigma, backend=backend)
+    Rn = m_orthonormalize(rigid, M)
+    X = m_orthonormalize(X[:, 6:], M, against=Rn)
+    return ritz(X, K, M)
+
+
+def craig_bampton_basis(Kz, Mz, tr: InterfaceTransformation, n_fixed: int, frame: str, *,
+                        backend: str = "auto") -> np.ndarray:
+    """CB basis in z: ``[[Phi_ii, -K_ii^-1 K_ib], [0, E]]`` (n_z, n_fixed + 6 n_b), the
+    frame interface's constraint modes left out for ``frame='interface:NAME'``."""
+    nk = tr.n_kept
+    Kz, Mz = sp.csr_matrix(Kz), sp.csr_matrix(Mz)
+    Kii, Mii, Kib = Kz[:nk, :nk], Mz[:nk, :nk], Kz[:nk, nk:]
+    lam, Phi_i = eigh_sparse(Kii, Mii, n_fixed, sigma=0.0, backend=backend)
+    log.info("fixed-interface frequencies [Hz]: %s",
+             np.array2string(np.sqrt(np.abs(lam)) / 2 / np.pi, precision=4))
+    solve = factorize(Kii.tocsc(), backend=backend)
+    boundary = list(range(Kz.shape[0] - nk))
+    if frame.startswith("interface:"):
+        sl = tr.marker_slice(frame.split(":", 1)[1])
+        boundary = [b for b in boundary if not (sl.start <= nk + b < sl.stop)]
+    Xc = -solve(Kib[:, boundary].toarray())
+    V = np.zeros((Kz.shape[0], n_fixed + len(boundary)))
+    V[:nk, :n_fixed] = Phi_i
+    V[:nk, n_fixed:] = Xc
+    V[nk + np.array(boundary, dtype=int), n_fixed + np.arange(len(boundary))] = 1.0
+    return V
+
+
+def inertial_loads(points: np.ndarray, dof_of_node: np.ndarray, M) -> np.ndarray:
+    """Nodal loads ``M a`` (n_dof, 12) of the inertial load cases (THEORY §8.1): unit
+    linear accelerations (3), unit angular accelerations ``e_j x X`` (3) and the
+    centrifugal fields ``(sym(e_i e_j^T) - delta_ij E) X`` of ``omega_i omega_j``
+    (6 pairs i <= j)."""
+    X = np.asarray(points, dtype=float)
+    fields = []
+    for j in range(3):
+        a = np.zeros_like(X)
+        a[:, j] = 1.0
+        fields.append(a)
+    for j in range(3):
+        fields.append(np.cross(np.eye(3)[j], X))
+    for i in range(3):
+        for j in range(i, 3):
+            S = 0.5 * (np.outer(np.eye(3)[i], np.eye(3)[j]) + np.outer(np.eye(3)[j], np.eye(3)[i]))
+            S -= (i == j) * np.eye(3)
+            fields.append(X @ S.T)
+    A = np.zeros((M.shape[0], len(fields)))
+    for c, a in enumerate(fields):
+        A[np.asarray(dof_of_node).ravel(), c] = a.ravel()
+    return M @ A
+
+
+def static_modes_z(Kz, Mz, Fz: np.ndarray, tr: InterfaceTransformation, frame: str,
+                   Rz: np.ndarray, *, backend: str = "auto") -> np.ndarray:
+    """Static responses ``K z = F`` with the reference-frame condition applied.
+
+    mean_axis: saddle point ``[[K, M R], [R^T M, 0]] [z; lam] = [F; 0]`` (inertia relief,
+    response M-orthogonal to the rigid modes).  interface:NAME: that marker clamped."""
+    n = Kz.shape[0]
+    if frame == "mean_axis":
+        MR = sp.csr_matrix(Mz @ Rz)
+        A = sp.bmat([[Kz, MR], [MR.T, None]], format="csc")
+        rhs = np.vstack([Fz, np.zeros((6, Fz.shape[1]))])
+        return factorize(A, backend=backend)(rhs)[:n]
+    sl = tr.marker_slice(frame.split(":", 1)[1])
+    free = np.setdiff1d(np.arange(n), np.arange(sl.start, sl.stop))
+    Kf = sp.csr_matrix(Kz)[free][:, free].tocsc()
+    Z = np.zeros_like(Fz)
+    Z[free] = factorize(Kf, backend=backend)(Fz[free])
+    return Z

@@ -1,0 +1,160 @@
+"""Regenerate every shipped mesh with the gmsh Python API (deterministic).
+
+Run from anywhere::
+
+    python meshes/make_meshes.py            # all meshes
+    python meshes/make_meshes.py conrod     # only those whose name contains "conrod"
+
+Files are written next to this script as gmsh MSH 4.1 ASCII. Physical groups become
+flexmbs node sets (all groups), facet sets (2D groups) and cell sets (3D groups).
+"""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import gmsh
+
+HERE = Path(__file__).resolve().parent
+
+# Kane, Ryan & Banerjee (1987) spin-up beam: L = 8 m, A = 7.2968e-5 m^2, I = 8.2189e-9 m^4.
+# Rectangle b x h with A = b h and I = b h^3 / 12 (bending in the y direction, the plane
+# of rotation): h = sqrt(12 I / A), b = A / h.  Both match exactly.
+KANE_L = 8.0
+KANE_H = math.sqrt(12.0 * 8.2189e-9 / 7.2968e-5)  # 0.0367645 m (in-plane, y)
+KANE_B = 7.2968e-5 / KANE_H  # 0.00198474 m (out of plane, z)
+
+
+def _start(name: str) -> None:
+    gmsh.initialize(["-noenv"], readConfigFiles=False)
+    gmsh.option.setNumber("General.Terminal", 0)
+    gmsh.option.setNumber("General.NumThreads", 1)
+    gmsh.option.setNumber("Mesh.MshFileVersion", 4.1)
+    gmsh.option.setNumber("Mesh.Binary", 0)
+    gmsh.option.setNumber("Mesh.RandomSeed", 1.0)
+    gmsh.model.add(name)
+
+
+def _finish(filename: str) -> None:
+    gmsh.write(str(HERE / filename))
+    gmsh.finalize()
+
+
+def _faces_at(dim_tags, axis: int, value: float, tol: float = 1e-6) -> list[int]:
+    """Surfaces whose bounding box is flat at ``x[axis] = value``."""
+    out = []
+    for d, s in dim_tags:
+        bb = gmsh.model.getBoundingBox(d, s)
+        if abs(bb[axis] - value) < tol and abs(bb[axis + 3] - value) < tol:
+            out.append(s)
+    return out
+
+
+def box_beam(filename: str, size: tuple[float, float, float], n: tuple[int, int, int],
+             cell: str, faces: tuple[str, str] = ("clamp", "tip")) -> None:
+    """Structured (transfinite) beam ``[0, L] x [0, b] x [0, h]``.
+
+    ``cell`` is tet4, tet10 (each hexahedral cell split into tetrahedra by gmsh),
+    hex8 or hex27; ``n`` the number of cells along x, y, z. Physical groups: the two
+    end faces (x = 0 and x = L) and "volume".
+    """
+    L, b, h = size
+    _start(filename)
+    vol = gmsh.model.occ.addBox(0.0, 0.0, 0.0, L, b, h)
+    gmsh.model.occ.synchronize()
+    for _, c in gmsh.model.getEntities(1):
+        bb = gmsh.model.getBoundingBox(1, c)
+        axis = max(range(3), key=lambda k: bb[k + 3] - bb[k])
+        gmsh.model.mesh.setTransfiniteCurve(c, n[axis] + 1)
+    hexa = cell.startswith("hex")
+    for _, s in gmsh.model.getEntities(2):
+        gmsh.model.mesh.setTransfiniteSurface(s)
+        if hexa:
+            gmsh.model.mesh.setRecombine(2, s)
+    gmsh.model.mesh.setTransfiniteVolume(vol)
+    if hexa:
+        gmsh.model.mesh.setRecombine(3, vol)
+    surfaces = gmsh.model.getEntities(2)
+    gmsh.model.addPhysicalGroup(2, _faces_at(surfaces, 0, 0.0), name=faces[0])
+    gmsh.model.addPhysicalGroup(2, _faces_at(surfaces, 0, L), name=faces[1])
+    gmsh.model.addPhysicalGroup(3, [vol], name="volume")
+    order = 2 if cell in ("tet10", "hex27") else 1
+    gmsh.option.setNumber("Mesh.ElementOrder", order)
+    gmsh.option.setNumber("Mesh.SecondOrderIncomplete", 0)
+    gmsh.model.mesh.generate(3)
+    _finish(filename)
+
+
+def conrod(filename: str, size: float) -> None:
+    """Connecting rod, tet10: pin centres (0, 0) and (0.4, 0), hole radius 0.01 m,
+    boss radius 0.025 m, web width 0.02 m, thickness 0.01 m (z from 0 to 0.01).
+
+    Physical groups: "hole_A" (cylindrical surface of the hole at x = 0), "hole_B"
+    (at x = 0.4) and "volume".
+    """
+    d, r_hole, r_boss, web, t = 0.4, 0.01, 0.025, 0.02, 0.01
+    _start(filename)
+    occ = gmsh.model.occ
+    boss_a = occ.addDisk(0.0, 0.0, 0.0, r_boss, r_boss)
+    boss_b = occ.addDisk(d, 0.0, 0.0, r_boss, r_boss)
+    bar = occ.addRectangle(0.0, -web / 2, 0.0, d, web)
+    outline, _ = occ.fuse([(2, boss_a)], [(2, boss_b), (2, bar)])
+    hole_a = occ.addDisk(0.0, 0.0, 0.0, r_hole, r_hole)
+    hole_b = occ.addDisk(d, 0.0, 0.0, r_hole, r_hole)
+    plate, _ = occ.cut(outline, [(2, hole_a), (2, hole_b)])
+    ext = occ.extrude(plate, 0.0, 0.0, t)
+    occ.synchronize()
+    vols = [tag for dim, tag in ext if dim == 3]
+    holes = {"hole_A": [], "hole_B": []}
+    for _, s in gmsh.model.getEntities(2):
+        cx, cy, _ = occ.getCenterOfMass(2, s)
+        bb = gmsh.model.getBoundingBox(2, s)
+        radius = 0.5 * max(bb[3] - bb[0], bb[4] - bb[1])
+        if abs(radius - r_hole) < 1e-6 and bb[5] - bb[2] > 0.5 * t:
+            holes["hole_A" if cx < d / 2 else "hole_B"].append(s)
+    for name, tags in holes.items():
+        if not tags:
+            raise RuntimeError(f"conrod: no surface found for {name}")
+        gmsh.model.addPhysicalGroup(2, tags, name=name)
+    gmsh.model.addPhysicalGroup(3, vols, name="volume")
+    gmsh.option.setNumber("Mesh.MeshSizeMax", size)
+    gmsh.option.setNumber("Mesh.MeshSizeMin", 0.25 * size)
+    gmsh.option.setNumber("Mesh.MeshSizeFromCurvature", 12)
+    gmsh.option.setNumber("Mesh.ElementOrder", 2)
+    gmsh.option.setNumber("Mesh.HighOrderOptimize", 1)
+    gmsh.model.mesh.generate(3)
+    _finish(filename)
+
+
+def all_meshes():
+    """(filename, generator) for every shipped mesh."""
+    beam = (1.0, 0.1, 0.1)
+    jobs = []
+    for cell, series in (("hex27", [(5, 1, 1), (10, 1, 1), (20, 2, 2), (40, 4, 4)]),
+                         ("hex8", [(10, 1, 1), (20, 2, 2), (40, 4, 4), (80, 8, 8)]),
+                         ("tet10", [(10, 1, 1), (20, 2, 2), (40, 4, 4)]),
+                         ("tet4", [(10, 1, 1), (20, 2, 2), (40, 4, 4), (80, 8, 8)])):
+        for n in series:
+            name = f"beam_{cell}_{n[0]}x{n[1]}x{n[2]}.msh"
+            jobs.append((name, lambda name=name, cell=cell, n=n: box_beam(name, beam, n, cell)))
+    jobs.append(("pendulum_hex27_25x1x1.msh",
+                 lambda: box_beam("pendulum_hex27_25x1x1.msh", (1.0, 0.02, 0.02), (25, 1, 1),
+                                  "hex27", faces=("pin", "tip"))))
+    jobs.append(("kane_hex27_40x1x1.msh",
+                 lambda: box_beam("kane_hex27_40x1x1.msh", (KANE_L, KANE_H, KANE_B),
+                                  (40, 1, 1), "hex27")))
+    jobs.append(("conrod_tet10.msh", lambda: conrod("conrod_tet10.msh", 0.01)))
+    jobs.append(("conrod_tet10_fine.msh", lambda: conrod("conrod_tet10_fine.msh", 0.004)))
+    return jobs
+
+
+def main(argv: list[str]) -> None:
+    for name, make in all_meshes():
+        if not argv or any(a in name for a in argv):
+            make()
+            print(f"wrote {HERE / name}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
