@@ -59,3 +59,27 @@ class ForceElement:
 
     def problems(self) -> list[str]:
         return []
+
+
+@dataclass(frozen=True)
+class LocalContext:
+    """What the system hands a force element at one evaluation.
+
+    ``markers`` are the resolved markers (P, Q) (Q may be absent); ``frames`` their
+    :class:`~flexmbs.kinematics.frames.FrameJet` over the local vector ``x`` (length
+    ``n``; the last entry is time); ``xd`` the local velocities (last entry 1.0);
+    ``offsets[k]`` the start of marker k's body coordinates in ``x`` (None for ground);
+    ``q_bodies[k]``/``qd_bodies[k]`` that body's coordinates and velocities (None for
+    ground); ``order`` 1 (force only) or 2 (force and tangents).
+    """
+
+    markers: tuple
+    frames: tuple
+    x: np.ndarray
+    xd: np.ndarray
+    t: float
+    n: int
+    offsets: tuple
+    q_bodies: tuple
+    qd_bodies: tuple
+    order: int
