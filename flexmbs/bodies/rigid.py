@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from flexmbs.bodies.marker import Marker
+from flexmbs.kinematics.frames import cross3
 from flexmbs.kinematics.rotation import (
     A_of, G_of, L_of, LT_matrix, Q_of, QT_of, e_from_matrix, tilde,
 )
@@ -109,8 +110,13 @@ class RigidBody:
     @property
     def I_O(self) -> np.ndarray:
         """Inertia about the body origin (Steiner): ``I_S + m (c.c E - c c^T)``."""
-        c = self.com
-        return self.I_S + self.m * ((c @ c) * np.eye(3) - np.outer(c, c))
+        cached = self.__dict__.get("_I_O")
+        if cached is None:
+            c = self.com
+            cached = self.I_S + self.m * ((c @ c) * np.eye(3) - np.outer(c, c))
+            cached.setflags(write=False)
+            self.__dict__["_I_O"] = cached
+        return cached
 
     def initial_q(self) -> np.ndarray:
         return np.concatenate([self.r0, e_from_matrix(self.R0)])
@@ -164,8 +170,8 @@ class RigidBody:
         m, c, I_O = self.m, self.com, self.I_O
         w = 2.0 * L @ ed
         al = 2.0 * L @ edd
-        u = m * np.cross(al, c) + m * np.cross(w, np.cross(w, c))
-        v = m * np.cross(c, A.T @ (rdd - gravity)) + I_O @ al + np.cross(w, I_O @ w)
+        u = m * cross3(al, c) + m * cross3(w, cross3(w, c))
+        v = m * cross3(c, A.T @ (rdd - gravity)) + I_O @ al + cross3(w, I_O @ w)
         return np.concatenate([m * rdd + A @ u - m * gravity, 2.0 * L.T @ v])
 
     def tangent(self, q, qd, qdd, gravity):
@@ -217,3 +223,12 @@ class RigidBody:
 
     def __repr__(self) -> str:
         return f"RigidBody('{self.name}', m={self.m:g} kg)"
+
+
+def _point_mass(cls, name: str, m: float, **kw):
+    """A point mass (3 translational DOF); see :class:`flexmbs.bodies.point_mass.PointMass`."""
+    from flexmbs.bodies.point_mass import PointMass
+    return PointMass(name, m, **kw)
+
+
+RigidBody.point_mass = classmethod(_point_mass)

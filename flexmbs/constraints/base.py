@@ -68,8 +68,8 @@ class Joint:
     at: object = None
     axis: object = None
     kind = "joint"
-    labels: tuple = ()          # one label per scalar equation, for redundancy reports
-    coordinate_names: tuple = ()  # joint coordinates (e.g. ("angle",)), for sensors
+    labels = ()  # one label per scalar equation, for redundancy reports
+    coordinate_names = ()  # joint coordinates (e.g. ("angle",)), for sensors
 
     @property
     def n_eq(self) -> int:

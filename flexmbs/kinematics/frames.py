@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexmbs.kinematics.jet import Jet
-from flexmbs.kinematics.rotation import A_of, G_of, Q_of
+from flexmbs.kinematics.rotation import T_A, A_of, G_of, Q_of
 
 
 @dataclass(frozen=True)
@@ -32,19 +32,39 @@ class FrameJet:
         return (self.x, self.y, self.z)[k]
 
 
-def _vector_jet(e, u, n, off, order, with_r):
-    v = A_of(e) @ u if e is not None else np.array(u, float)
+def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a x b`` for 3-vectors without numpy's general (slow for tiny arrays) machinery."""
+    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
+
+
+def dAu_de(e: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """``d(A(e) u)/de`` (3x4) in closed form: with ``eps = e[1:]``,
+
+    ``2 [e0 u + eps x u,  (eps.u) E + eps u^T - u eps^T - e0 tilde(u)]`` (equal to ``2 Q(u) e``).
+    """
+    e0, eps = e[0], e[1:]
+    D = np.empty((3, 4))
+    D[:, 0] = 2.0 * (e0 * u + cross3(eps, u))
+    B = (eps @ u) * np.eye(3) + np.outer(eps, u) - np.outer(u, eps)
+    B[0, 1] += e0 * u[2]; B[0, 2] -= e0 * u[1]
+    B[1, 0] -= e0 * u[2]; B[1, 2] += e0 * u[0]
+    B[2, 0] += e0 * u[1]; B[2, 1] -= e0 * u[0]
+    D[:, 1:] = 2.0 * B
+    return D
+
+
+def _vector_jet(e, u, n, off, order, with_r, A=None):
+    v = (A @ u) if e is not None else np.array(u, float)
     d = np.zeros((3, n))
     h = np.zeros((3, n, n)) if order == 2 else None
     if with_r:
         v = v + with_r[1]
-        d[:, off:off + 3] = np.eye(3)
+        d[0, off] = d[1, off + 1] = d[2, off + 2] = 1.0
     if e is not None:
         eo = off + 3
-        Q = Q_of(u)
-        d[:, eo:eo + 4] = 2.0 * Q @ e
+        d[:, eo:eo + 4] = dAu_de(e, u)
         if order == 2:
-            h[:, eo:eo + 4, eo:eo + 4] = 2.0 * Q
+            h[:, eo:eo + 4, eo:eo + 4] = 2.0 * Q_of(u)
     return Jet(v, d, h)
 
 
@@ -59,10 +79,39 @@ def frame_jet(marker, q_b: np.ndarray | None, n: int, offset: int, order: int = 
         p = _vector_jet(None, marker.s, n, offset, order, (True, q_b[0:3]))
         axes = [Jet.constant(R[:, k], n, order) for k in range(3)]
         return FrameJet(p, *axes)
+    return _rigid_frame(q_b, marker, n, offset, order)
+
+
+def _rigid_frame(q_b, marker, n, off, order) -> FrameJet:
+    """All four vectors (s and the three axes) of a rigid-body marker at once."""
     e = q_b[3:7]
-    p = _vector_jet(e, marker.s, n, offset, order, (True, q_b[0:3]))
-    axes = [_vector_jet(e, R[:, k], n, offset, order, None) for k in range(3)]
-    return FrameJet(p, *axes)
+    e0, eps = e[0], e[1:]
+    A = A_of(e)
+    U = np.column_stack([marker.s, marker.R])           # (3, 4): s, x, y, z
+    V = A @ U
+    V[:, 0] += q_b[0:3]
+    # d(A u)/de for the four u at once (closed form of dAu_de)
+    D = np.zeros((4, 3, n))
+    eo = off + 3
+    epsU = eps @ U                                       # (4,)
+    ExU = np.stack([eps[1] * U[2] - eps[2] * U[1], eps[2] * U[0] - eps[0] * U[2],
+                    eps[0] * U[1] - eps[1] * U[0]])      # (3, 4)
+    D[:, :, eo] = (2.0 * (e0 * U + ExU)).T
+    B = (epsU[:, None, None] * np.eye(3) + eps[None, :, None] * U.T[:, None, :]
+         - U.T[:, :, None] * eps[None, None, :])
+    B[:, 0, 1] += e0 * U[2]; B[:, 0, 2] -= e0 * U[1]
+    B[:, 1, 0] -= e0 * U[2]; B[:, 1, 2] += e0 * U[0]
+    B[:, 2, 0] += e0 * U[1]; B[:, 2, 1] -= e0 * U[0]
+    D[:, :, eo + 1:eo + 4] = 2.0 * B
+    D[0, 0, off] = D[0, 1, off + 1] = D[0, 2, off + 2] = 1.0
+    H = [None] * 4
+    if order == 2:
+        QU = np.einsum("klab,lu->ukab", T_A, U)          # (4, 3, 4, 4)
+        for k in range(4):
+            h = np.zeros((3, n, n))
+            h[:, eo:eo + 4, eo:eo + 4] = 2.0 * QU[k]
+            H[k] = h
+    return FrameJet(*(Jet(V[:, k], D[k], H[k]) for k in range(4)))
 
 
 def position(marker, q_b) -> np.ndarray:
@@ -93,6 +142,6 @@ def jacobians(marker, q_b) -> tuple[np.ndarray, np.ndarray]:
     JT[:, 0:3] = np.eye(3)
     if nb >= 7:
         e = q_b[3:7]
-        JT[:, 3:7] = 2.0 * Q_of(marker.s) @ e
+        JT[:, 3:7] = dAu_de(e, marker.s)
         JR[:, 3:7] = 2.0 * G_of(e)
     return JT, JR

@@ -1,0 +1,417 @@
+"""The assembled multibody DAE in descriptor form (THEORY (2.79), §1.5).
+
+Generalized coordinates ``q`` stack the bodies' coordinates (rigid: ``[r, e]``, point
+mass: ``r``).  The residual and constraints of :mod:`flexmbs.system.dae`:
+
+    r = sum_bodies r_b(q_b, qd_b, qdd_b) - sum_forces Q_f + G^T lam,     g = [g_norm; g_joints]
+
+with ``g_norm = e.e - 1`` per rigid body.  Every joint, drive and force element is
+evaluated on its local vector ``x = [q_i; q_j; t]`` through jets, and scattered into
+sparse global matrices.  Redundant constraint rows found by the rank test
+(:mod:`flexmbs.system.dof`) are dropped from ``g``; their multipliers are reported as 0
+and the affected reactions flagged as not unique.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from flexmbs.constraints.base import body_of, initial_pose
+from flexmbs.errors import ModelError
+from flexmbs.forces.base import LocalContext
+from flexmbs.kinematics import frames as F
+from flexmbs.kinematics.jet import Jet
+from flexmbs.kinematics.rotation import G_of
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A group of scalar constraint rows evaluated together on one local vector."""
+
+    name: str
+    kind: str          # "normalization" | "joint" | "drive"
+    labels: tuple
+    markers: tuple     # resolved markers (P, Q) or ()
+    idx: np.ndarray    # global coordinate indices of the local vector (without time)
+    offsets: tuple     # offset of each marker's body in the local vector (None: ground)
+    owner: object      # the joint/drive/body
+
+
+@dataclass(frozen=True)
+class _ForceBlock:
+    element: object
+    markers: tuple
+    idx: np.ndarray
+    offsets: tuple
+
+
+def _local(bodies, offsets_global, markers):
+    """Local index vector and per-marker local offsets for a set of markers."""
+    idx, local_off, seen = [], [], {}
+    for mk in markers:
+        body = mk.body
+        if getattr(body, "is_ground", False):
+            local_off.append(None)
+            continue
+        key = id(body)
+        if key not in seen:
+            seen[key] = len(idx)
+            start = offsets_global[key]
+            idx.extend(range(start, start + body.n_coords))
+        local_off.append(seen[key])
+    return np.array(idx, dtype=int), tuple(local_off)
+
+
+class AssembledSystem:
+    """The DAE of a validated :class:`~flexmbs.system.model.System` (implements ``DAE``)."""
+
+    def __init__(self, model, *, redundancy_tol: float = 1e-9):
+        self.model = model
+        self.gravity = np.asarray(model.gravity, dtype=float)
+        self.bodies = list(model.bodies)
+        self.offset = {}
+        n = 0
+        for b in self.bodies:
+            self.offset[id(b)] = n
+            n += b.n_coords
+        self.n_q = n
+        self.body_slices = {b.name: slice(self.offset[id(b)], self.offset[id(b)] + b.n_coords)
+                            for b in self.bodies}
+        self.joint_markers = {}
+        blocks = []
+        for b in self.bodies:
+            if b.n_coords >= 7:
+                o = self.offset[id(b)]
+                blocks.append(_Block(b.name, "normalization", ("Euler normalisation",), (),
+                                     np.arange(o + 3, o + 7), (), b))
+        for j in model.joints:
+            P, Q = j.resolve()
+            self.joint_markers[j.name] = (P, Q)
+            idx, offs = _local(self.bodies, self.offset, (P, Q))
+            blocks.append(_Block(j.name, "joint", tuple(j.labels), (P, Q), idx, offs, j))
+        for d in model.drives:
+            P, Q = self.joint_markers[d.joint]
+            drive = d
+            if hasattr(d, "with_initial"):
+                drive = d.with_initial(self._initial_joint_coordinates(model.joint(d.joint)))
+            idx, offs = _local(self.bodies, self.offset, (P, Q))
+            blocks.append(_Block(d.name, "drive", tuple(drive.labels), (P, Q), idx, offs, drive))
+        self.blocks = blocks
+        self.row_labels = [f"{b.kind} '{b.name}': {lab}" for b in blocks for lab in b.labels]
+        self.n_rows_all = len(self.row_labels)
+        self.active = np.ones(self.n_rows_all, dtype=bool)
+        self.redundant: list[str] = []
+        self._row_start = np.cumsum([0] + [len(b.labels) for b in blocks])
+        self.force_blocks = []
+        for f in model.forces:
+            mks = tuple(m for m in f.resolve() if m is not None)
+            idx, offs = _local(self.bodies, self.offset, mks)
+            self.force_blocks.append(_ForceBlock(f, mks, idx, offs))
+        self.sensors = list(model.sensors)
+        self.sensor_markers = {s.name: tuple(s.resolve()) for s in self.sensors}
+        self.redundancy_tol = redundancy_tol
+        self._cache = None
+        self._pattern_cache = None
+
+    @property
+    def n_lam(self) -> int:
+        return int(self.active.sum())
+
+    # -- initial state ------------------------------------------------------------
+    def initial_q(self) -> np.ndarray:
+        return np.concatenate([b.initial_q() for b in self.bodies]) if self.bodies else np.zeros(0)
+
+    def initial_qd(self) -> np.ndarray:
+        return np.concatenate([b.initial_qd() for b in self.bodies]) if self.bodies else np.zeros(0)
+
+    def _initial_joint_coordinates(self, joint):
+        q0 = self.initial_q()
+        P, Q = self.joint_markers[joint.name]
+        jets = self._eval_coords(joint, (P, Q), q0, 0.0)
+        return [float(c.v) for c in jets]
+
+    def normalize(self, q: np.ndarray) -> np.ndarray:
+        q = np.array(q, dtype=float)
+        for b in self.bodies:
+            if b.n_coords >= 7:
+                o = self.offset[id(b)]
+                q[o + 3:o + 7] /= np.linalg.norm(q[o + 3:o + 7])
+        return q
+
+    # -- constraint jets ----------------------------------------------------------
+    def _frames(self, markers, offsets, q, idx, n, order):
+        out = []
+        for mk, off in zip(markers, offsets):
+            qb = None if off is None else q[idx[off:off + mk.body.n_coords]]
+            out.append(F.frame_jet(mk, qb, n, 0 if off is None else off, order))
+        return out
+
+    def _block_jets(self, blk: _Block, q, t, order) -> list[Jet]:
+        n = len(blk.idx) + 1
+        if blk.kind == "normalization":
+            e = q[blk.idx]
+            d = np.append(2.0 * e, 0.0)
+            h = None
+            if order == 2:
+                h = np.zeros((5, 5))
+                h[:4, :4] = 2.0 * np.eye(4)
+            return [Jet(np.asarray(e @ e - 1.0), d, h)]
+        frames = self._frames(blk.markers, blk.offsets, q, blk.idx, n, order)
+        tj = Jet.variable(n - 1, t, n, order)
+        return blk.owner.equations(frames[0], frames[1], tj)
+
+    def _eval_coords(self, joint, markers, q, t):
+        idx, offs = _local(self.bodies, self.offset, markers)
+        n = len(idx) + 1
+        frames = self._frames(markers, offs, q, idx, n, 2)
+        return joint.coordinates(frames[0], frames[1])
+
+    def _all_rows(self, q, t, order):
+        """List of (block, jet) for all active rows (memoised on the last ``q, t``)."""
+        key = (q.tobytes(), float(t), self.active.tobytes())
+        cache = self._cache
+        if cache is not None and cache[0] == key and cache[1] >= order:
+            return cache[2]
+        out = []
+        for bi, blk in enumerate(self.blocks):
+            start = self._row_start[bi]
+            jets = self._block_jets(blk, q, t, order)
+            if len(jets) != len(blk.labels):
+                raise ModelError(f"{blk.kind} '{blk.name}': returned {len(jets)} equations, "
+                                 f"expected {len(blk.labels)}")
+            for k, jt in enumerate(jets):
+                if self.active[start + k]:
+                    out.append((blk, jt))
+        self._cache = (key, order, out)
+        return out
+
+    def _pattern(self):
+        """CSR structure of ``G`` for the current active rows (rows keep ``blk.idx`` order)."""
+        key = self.active.tobytes()
+        if self._pattern_cache is not None and self._pattern_cache[0] == key:
+            return self._pattern_cache[1:]
+        indptr, indices, perms = [0], [], []
+        for bi, blk in enumerate(self.blocks):
+            order = np.argsort(blk.idx, kind="stable")
+            for k in range(len(blk.labels)):
+                if self.active[self._row_start[bi] + k]:
+                    indices.append(blk.idx[order])
+                    perms.append(order)
+                    indptr.append(indptr[-1] + len(blk.idx))
+        indices = np.concatenate(indices) if indices else np.zeros(0, int)
+        self._pattern_cache = (key, np.array(indptr), indices, perms)
+        return self._pattern_cache[1:]
+
+    def constraint(self, q, t):
+        return np.array([float(j.v) for _, j in self._all_rows(q, t, 1)])
+
+    def constraint_jacobian(self, q, t, *, all_rows=False):
+        if all_rows:
+            active = self.active
+            self.active = np.ones(self.n_rows_all, dtype=bool)
+            try:
+                return self.constraint_jacobian(q, t)
+            finally:
+                self.active = active
+        entries = self._all_rows(q, t, 1)
+        indptr, indices, perms = self._pattern()
+        if not entries:
+            return sp.csr_matrix((0, self.n_q))
+        data = np.concatenate([jt.d[:-1][p] for (_, jt), p in zip(entries, perms)])
+        return sp.csr_matrix((data, indices, indptr), shape=(len(entries), self.n_q))
+
+    def constraint_rates(self, q, qd, t):
+        g_t, gamma = [], []
+        for blk, jt in self._all_rows(q, t, 2):
+            xd = np.append(qd[blk.idx], 1.0)
+            g_t.append(jt.d[-1])
+            gamma.append(xd @ jt.h @ xd)
+        return np.array(g_t), np.array(gamma)
+
+    def constraint_force_jacobian(self, q, mu, t):
+        rows, cols, vals = [], [], []
+        for i, (blk, jt) in enumerate(self._all_rows(q, t, 2)):
+            if mu[i] == 0.0:
+                continue
+            H = mu[i] * jt.h[:-1, :-1]
+            rr, cc = np.meshgrid(blk.idx, blk.idx, indexing="ij")
+            rows.append(rr.ravel()); cols.append(cc.ravel()); vals.append(H.ravel())
+        return _coo(rows, cols, vals, (self.n_q, self.n_q))
+
+    def constraint_velocity_jacobian(self, q, v, t):
+        rows, cols, vals = [], [], []
+        for i, (blk, jt) in enumerate(self._all_rows(q, t, 2)):
+            row = jt.h[:-1, :-1] @ v[blk.idx]
+            rows.append(np.full(len(blk.idx), i)); cols.append(blk.idx); vals.append(row)
+        return _coo(rows, cols, vals, (self.n_lam, self.n_q))
+
+    # -- forces --------------------------------------------------------------------
+    def _force_contributions(self, q, qd, t, order):
+        for fb in self.force_blocks:
+            n = len(fb.idx) + 1
+            x = np.append(q[fb.idx], t)
+            xd = np.append(qd[fb.idx], 1.0)
+            frames = tuple(self._frames(fb.markers, fb.offsets, q, fb.idx, n, order))
+            q_b = tuple(None if o is None else q[fb.idx[o:o + m.body.n_coords]]
+                        for m, o in zip(fb.markers, fb.offsets))
+            qd_b = tuple(None if o is None else qd[fb.idx[o:o + m.body.n_coords]]
+                         for m, o in zip(fb.markers, fb.offsets))
+            ctx = LocalContext(fb.markers, frames, x, xd, t, n, fb.offsets, q_b, qd_b, order)
+            yield fb, fb.element.contribution(ctx)
+
+    # -- DAE -----------------------------------------------------------------------
+    def residual(self, q, qd, qdd, lam, t):
+        r = np.zeros(self.n_q)
+        for b in self.bodies:
+            s = self.body_slices[b.name]
+            r[s] += b.residual(q[s], qd[s], qdd[s], self.gravity)
+        for fb, c in self._force_contributions(q, qd, t, 1):
+            np.add.at(r, fb.idx, -c.Q[:-1])
+        if self.n_lam:
+            for (blk, jt), lm in zip(self._all_rows(q, t, 1), lam):
+                r[blk.idx] += lm * jt.d[:-1]
+        if not np.all(np.isfinite(r)):
+            bad = self._nonfinite_source(q, qd, qdd, t)
+            raise FloatingPointError(f"non-finite residual at t = {t:.6g} s from {bad}")
+        return r
+
+    def _nonfinite_source(self, q, qd, qdd, t):
+        for b in self.bodies:
+            s = self.body_slices[b.name]
+            if not np.all(np.isfinite(b.residual(q[s], qd[s], qdd[s], self.gravity))):
+                return f"body '{b.name}'"
+        for fb, c in self._force_contributions(q, qd, t, 1):
+            if not np.all(np.isfinite(c.Q)):
+                return f"force element '{fb.element.name}'"
+        return "the constraints"
+
+    def tangent(self, q, qd, qdd, lam, t):
+        rows, cols, vk, vc, vm = [], [], [], [], []
+        for b in self.bodies:
+            s = self.body_slices[b.name]
+            K, C, M = b.tangent(q[s], qd[s], qdd[s], self.gravity)
+            ii = np.arange(s.start, s.stop)
+            rr, cc = np.meshgrid(ii, ii, indexing="ij")
+            rows.append(rr.ravel()); cols.append(cc.ravel())
+            vk.append(K.ravel()); vc.append(C.ravel()); vm.append(M.ravel())
+        for fb, c in self._force_contributions(q, qd, t, 2):
+            rr, cc = np.meshgrid(fb.idx, fb.idx, indexing="ij")
+            rows.append(rr.ravel()); cols.append(cc.ravel())
+            vk.append(-c.dQ_dx[:-1, :-1].ravel()); vc.append(-c.dQ_dxd[:-1, :-1].ravel())
+            vm.append(np.zeros(rr.size))
+        shape = (self.n_q, self.n_q)
+        K = _coo(rows, cols, vk, shape)
+        C = _coo(rows, cols, vc, shape)
+        M = _coo(rows, cols, vm, shape)
+        if self.n_lam:
+            K = K + self.constraint_force_jacobian(q, lam, t)
+        return K.tocsr(), C.tocsr(), M.tocsr()
+
+    # -- outputs -------------------------------------------------------------------
+    def marker_kinematics(self, marker, q, qd, qdd):
+        """Inertial position, axes, velocity, angular velocity, acceleration, angular
+        acceleration of a marker: ``v = J_T qd``, ``a = J_T qdd + Jd_T qd`` (via jets)."""
+        from flexmbs.sensors.base import MarkerState
+        body = marker.body
+        if getattr(body, "is_ground", False):
+            z = np.zeros(3)
+            return MarkerState(np.array(marker.s), np.array(marker.R), z, z, z, z)
+        s = self.body_slices[body.name]
+        qb, qdb, qddb = q[s], qd[s], qdd[s]
+        nb = body.n_coords
+        fj = F.frame_jet(marker, qb, nb + 1, 0, 2)
+        xd = np.append(qdb, 0.0)
+        xdd = np.append(qddb, 0.0)
+        p = fj.p.v
+        v = fj.p.d @ xd
+        a = fj.p.d @ xdd + np.einsum("kij,i,j->k", fj.p.h, xd, xd)
+        R = np.column_stack([fj.x.v, fj.y.v, fj.z.v])
+        if nb >= 7:
+            e, ed, edd = qb[3:7], qdb[3:7], qddb[3:7]
+            w = 2.0 * G_of(e) @ ed
+            al = 2.0 * G_of(e) @ edd        # G(ed) ed = 0
+        else:
+            w = al = np.zeros(3)
+        return MarkerState(p, R, v, w, a, al)
+
+    def reactions(self, q, lam, t):
+        """Joint reactions ``{name: (force, torque)}``: the wrench exerted by the joint on
+        the body of its second marker Q, about Q's origin, in Q's (joint) frame [N, N m].
+        From the generalized constraint force ``-G_j^T lam_j`` of that body (rigid:
+        force = translational rows, torque about O = 1/2 G(e) (rotational rows))."""
+        out = {}
+        lam_all = np.zeros(self.n_rows_all)
+        lam_all[self.active] = lam
+        for bi, blk in enumerate(self.blocks):
+            if blk.kind == "normalization":
+                continue
+            lam_b = lam_all[self._row_start[bi]:self._row_start[bi + 1]]
+            act = self.active[self._row_start[bi]:self._row_start[bi + 1]]
+            n = len(blk.idx) + 1
+            frames = self._frames(blk.markers, blk.offsets, q, blk.idx, n, 1)
+            tj = Jet.variable(n - 1, t, n, 1)
+            jets = blk.owner.equations(frames[0], frames[1], tj)
+            gen = np.zeros(n - 1)
+            for jt, lm, a in zip(jets, lam_b, act):
+                if a:
+                    gen -= lm * jt.d[:-1]
+            P, Q = blk.markers
+            sign, mk, off = 1.0, Q, blk.offsets[1]
+            if off is None:
+                sign, mk, off = -1.0, P, blk.offsets[0]
+            if off is None:
+                out[blk.name] = (np.zeros(3), np.zeros(3))
+                continue
+            body = mk.body
+            qb = q[blk.idx[off:off + body.n_coords]]
+            g_b = gen[off:off + body.n_coords]
+            f = g_b[0:3].copy()
+            p_Q = F.position(Q, q[self.body_slices[Q.body.name]]) if blk.offsets[1] is not None \
+                else np.array(Q.s)
+            if body.n_coords >= 7:
+                m_O = 0.5 * G_of(qb[3:7]) @ g_b[3:7]
+                m_Q = m_O - np.cross(p_Q - qb[0:3], f)
+            else:
+                m_Q = -np.cross(p_Q - qb[0:3], f)
+            RQ = F.orientation(Q, None if blk.offsets[1] is None else q[self.body_slices[Q.body.name]])
+            out[blk.name] = (sign * RQ.T @ f, sign * RQ.T @ m_Q)
+        return out
+
+    def joint_coordinates(self, q):
+        """``{joint name: [coordinates]}`` (angles in rad, displacements in m)."""
+        out = {}
+        for j in self.model.joints:
+            if j.coordinate_names:
+                out[j.name] = np.array([float(c.v) for c in
+                                        self._eval_coords(j, self.joint_markers[j.name], q, 0.0)])
+        return out
+
+    def energy(self, q, qd, t=0.0):
+        """Kinetic, gravitational and elastic (force elements with ``potential``) energy [J]."""
+        T = V = W = 0.0
+        for b in self.bodies:
+            s = self.body_slices[b.name]
+            T += b.kinetic_energy(q[s], qd[s])
+            V += b.potential_energy(q[s], self.gravity)
+        for fb in self.force_blocks:
+            pot = getattr(fb.element, "potential", None)
+            if pot is None:
+                continue
+            n = len(fb.idx) + 1
+            frames = tuple(self._frames(fb.markers, fb.offsets, q, fb.idx, n, 1))
+            ctx = LocalContext(fb.markers, frames, np.append(q[fb.idx], t),
+                               np.append(qd[fb.idx], 1.0), t, n, fb.offsets, (), (), 1)
+            W += float(pot(ctx))
+        return {"kinetic": T, "potential_gravity": V, "potential_elastic": W, "total": T + V + W}
+
+
+def _coo(rows, cols, vals, shape):
+    if not rows:
+        return sp.csr_matrix(shape)
+    return sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                         shape=shape).tocsr()

@@ -1,0 +1,76 @@
+"""Degree-of-freedom bookkeeping (THEORY §5.9.1).
+
+* Grübler's count (2.71): ``F = 6 n - sum u_g`` (point masses count 3, drives remove one
+  freedom each).  Only an estimate: closed spatial loops of revolute joints have
+  passive (redundant) constraints.
+* The numerical rank test of ``G`` decides.  Rows are taken in order (Euler
+  normalisations, then joints and drives in the order they were added, each joint's
+  equations in its label order); a row is redundant when it lies in the span of the rows
+  kept before it, i.e. its Gram–Schmidt remainder is below ``tol`` times its norm.
+  The mobility is ``n_q - rank(G)``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DofReport:
+    """``grubler``: Grübler's count; ``mobility``: n_q - rank G; ``redundant``: row labels."""
+
+    grubler: int
+    mobility: int
+    n_q: int
+    n_constraints: int
+    rank: int
+    redundant: tuple
+
+    def summary(self) -> str:
+        lines = [f"degrees of freedom: {self.mobility} (Grübler count {self.grubler}); "
+                 f"{self.n_q} coordinates, {self.n_constraints} constraint rows, rank {self.rank}"]
+        if self.redundant:
+            lines.append(f"{len(self.redundant)} redundant constraint rows removed "
+                         "(their reactions are not unique):")
+            lines.extend(f"  - {lab}" for lab in self.redundant)
+        return "\n".join(lines)
+
+
+def grubler(model) -> int:
+    """``F = sum_bodies f_b - sum_joints u_g - n_drive_rows`` with f_b = 6 (3 for point masses)."""
+    f = sum(6 if b.n_coords >= 7 else 3 for b in model.bodies)
+    f -= sum(len(j.labels) for j in model.joints)
+    f -= sum(len(d.labels) for d in model.drives)
+    return int(f)
+
+
+def independent_rows(G: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """Boolean mask of the rows of ``G`` kept by ordered Gram–Schmidt (see module doc)."""
+    G = np.asarray(G, dtype=float)
+    keep = np.zeros(G.shape[0], dtype=bool)
+    basis: list[np.ndarray] = []
+    for i, row in enumerate(G):
+        nrm = np.linalg.norm(row)
+        if nrm == 0.0:
+            continue
+        v = row / nrm
+        for _ in range(2):                       # re-orthogonalise once for stability
+            for b in basis:
+                v = v - (b @ v) * b
+        rem = np.linalg.norm(v)
+        if rem > tol:
+            basis.append(v / rem)
+            keep[i] = True
+    return keep
+
+
+def analyse(asm, q: np.ndarray, t: float = 0.0, tol: float = 1e-9) -> DofReport:
+    """Rank test at ``q``; marks redundant rows inactive on ``asm`` and reports them."""
+    G = asm.constraint_jacobian(q, t, all_rows=True).toarray()
+    keep = independent_rows(G, tol)
+    asm.active = keep
+    asm.redundant = [lab for lab, k in zip(asm.row_labels, keep) if not k]
+    rank = int(keep.sum())
+    return DofReport(grubler(asm.model), asm.n_q - rank, asm.n_q, len(keep), rank,
+                     tuple(asm.redundant))

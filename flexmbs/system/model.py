@@ -1,0 +1,155 @@
+"""The ``System`` builder: named bodies, joints, drives, force elements and sensors.
+
+``System.validate()`` collects every problem (bad data, unknown or duplicate names,
+joints to bodies not in the model, ...) into one :class:`~flexmbs.errors.ModelError`.
+``System.assemble()`` returns the :class:`~flexmbs.system.assembly.AssembledSystem`,
+the DAE of THEORY (2.79) on flat arrays.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from flexmbs.bodies.marker import Marker
+from flexmbs.errors import ModelError
+
+
+def _kind(item) -> str:
+    if hasattr(item, "residual") and hasattr(item, "n_coords"):
+        return "body"
+    if hasattr(item, "measure"):
+        return "sensor"
+    if hasattr(item, "contribution"):
+        return "force"
+    if hasattr(item, "equations") and hasattr(item, "joint") and not hasattr(item, "first"):
+        return "drive"
+    if hasattr(item, "equations"):
+        return "joint"
+    return "unknown"
+
+
+@dataclass
+class System:
+    """A multibody model under construction.
+
+    Parameters
+    ----------
+    gravity : (3,) gravitational acceleration [m/s^2], inertial components
+    name : model name (used for result files)
+    """
+
+    gravity: tuple = (0.0, 0.0, 0.0)
+    name: str = "model"
+    bodies: list = field(default_factory=list)
+    joints: list = field(default_factory=list)
+    drives: list = field(default_factory=list)
+    forces: list = field(default_factory=list)
+    sensors: list = field(default_factory=list)
+
+    def add(self, *items) -> System:
+        """Add bodies, joints, drives, force elements or sensors (in any order).
+
+        Bodies referenced by joints or force elements are added automatically."""
+        for item in items:
+            kind = _kind(item)
+            if kind == "unknown":
+                raise ModelError(f"System '{self.name}': cannot add {item!r}: not a body, "
+                                 "joint, drive, force element or sensor")
+            target = {"body": self.bodies, "joint": self.joints, "drive": self.drives,
+                      "force": self.forces, "sensor": self.sensors}[kind]
+            target.append(item)
+            if kind in ("joint", "force"):
+                for side in self._sides(item):
+                    body = side.body if isinstance(side, Marker) else side
+                    if (body is not None and not getattr(body, "is_ground", False)
+                            and _kind(body) == "body"
+                            and not any(b is body for b in self.bodies)):
+                        self.bodies.append(body)
+        return self
+
+    @staticmethod
+    def _sides(item):
+        return [getattr(item, a) for a in ("first", "second") if getattr(item, a, None) is not None]
+
+    # -- lookup -------------------------------------------------------------------
+    def joint(self, name: str):
+        for j in self.joints:
+            if j.name == name:
+                return j
+        raise KeyError(name)
+
+    def body(self, name: str):
+        for b in self.bodies:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    # -- validation --------------------------------------------------------------
+    def problems(self) -> list[str]:
+        """Every problem of the model (empty when valid)."""
+        out: list[str] = []
+        g = np.asarray(self.gravity, dtype=float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            out.append(f"System '{self.name}': gravity must be a finite 3-vector, got {self.gravity}")
+        if not self.bodies:
+            out.append(f"System '{self.name}': has no bodies")
+        names: dict[str, str] = {}
+        for group, items in (("body", self.bodies), ("joint", self.joints), ("drive", self.drives),
+                             ("force element", self.forces), ("sensor", self.sensors)):
+            for item in items:
+                nm = getattr(item, "name", None)
+                if not isinstance(nm, str) or not nm:
+                    out.append(f"{group} {item!r}: needs a non-empty name")
+                    continue
+                if nm in names:
+                    out.append(f"{group} '{nm}': name already used by a {names[nm]}")
+                names[nm] = group
+                out.extend(item.problems())
+        body_ids = {id(b) for b in self.bodies}
+        for item in self.joints + self.forces:
+            for side in self._sides(item):
+                body = side.body if isinstance(side, Marker) else side
+                if getattr(body, "is_ground", False):
+                    continue
+                if _kind(body) != "body":
+                    out.append(f"{type(item).__name__} '{item.name}': attached to {body!r}, "
+                               "which is not a body or marker")
+                elif id(body) not in body_ids:
+                    out.append(f"{type(item).__name__} '{item.name}': body '{body.name}' is not "
+                               "in the model")
+                if isinstance(side, Marker) and side.body is not body:
+                    out.append(f"{type(item).__name__} '{item.name}': marker '{side.name}' "
+                               "is not on its body")
+        joint_names = {j.name for j in self.joints}
+        for item in self.drives + self.forces + self.sensors:
+            ref = getattr(item, "joint", None)
+            ref_name = ref if isinstance(ref, str) else getattr(ref, "name", None)
+            if ref is not None and ref_name not in joint_names:
+                hint = _did_you_mean(ref_name, joint_names)
+                out.append(f"{type(item).__name__} '{item.name}': unknown joint '{ref_name}'{hint}")
+        for s in self.sensors:
+            for side in getattr(s, "markers_given", lambda: [])():
+                body = side.body
+                if not getattr(body, "is_ground", False) and id(body) not in body_ids:
+                    out.append(f"{type(s).__name__} '{s.name}': body '{body.name}' is not in the model")
+        return out
+
+    def validate(self) -> System:
+        """Raise one :class:`ModelError` listing every problem; return self if valid."""
+        probs = self.problems()
+        if probs:
+            raise ModelError(probs)
+        return self
+
+    def assemble(self, **kw):
+        """Validate and build the DAE (see :class:`flexmbs.system.assembly.AssembledSystem`)."""
+        from flexmbs.system.assembly import AssembledSystem
+        self.validate()
+        return AssembledSystem(self, **kw)
+
+
+def _did_you_mean(name, candidates) -> str:
+    import difflib
+    close = difflib.get_close_matches(str(name), sorted(candidates), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
