@@ -144,7 +144,7 @@ def all_meshes():
     jobs.append(("kane_hex27_40x1x1.msh",
                  lambda: box_beam("kane_hex27_40x1x1.msh", (KANE_L, KANE_H, KANE_B),
                                   (40, 1, 1), "hex27")))
-    jobs.append(("conrod_tet10.msh", lambda: conrod("conrod_tet10.msh", 0.01)))
+    jobs.append(("conrod_tet10.msh", lambda: conrod("conrod_tet10.msh", 0.011)))
     jobs.append(("conrod_tet10_fine.msh", lambda: conrod("conrod_tet10_fine.msh", 0.004)))
     return jobs
 

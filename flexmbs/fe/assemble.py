@@ -66,17 +66,61 @@ def _unit_mass(u, v, w):
 def assemble(mesh: Mesh, material: Material) -> FEModel:
     """Assemble the consistent mass ``M`` and the linear stiffness ``K`` (both CSR).
 
-    ``M = rho int N^T N dV``, ``K = int eps(N)^T C eps(N) dV``.
+    ``M = rho int N^T N dV``, ``K = int eps(N)^T C eps(N) dV``, element by element with
+    batched dense products (:func:`element_matrices`), the same quadrature as the
+    scikit-fem forms :func:`assemble_forms` (a test checks both agree).
     """
+    basis = vector_basis(mesh)
+    M, K = _scatter(basis, *element_matrices(basis, material))
+    return FEModel(mesh=mesh, material=material, basis=basis, M=M, K=K,
+                   dof_of_node=dof_of_node(mesh, basis))
+
+
+def assemble_forms(mesh: Mesh, material: Material) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """``(M, K)`` from scikit-fem's ``BilinearForm`` machinery and ``linear_elasticity``
+    (slower reference implementation of :func:`assemble`)."""
     basis = vector_basis(mesh)
     M = material.rho * asm(_unit_mass, basis)
     K = asm(linear_elasticity(material.lam, material.mu), basis)
-    M, K = sp.csr_matrix(M), sp.csr_matrix(K)
-    # the forms are symmetric: remove round-off asymmetry so eigensolvers see it
-    M = sp.csr_matrix(0.5 * (M + M.T))
-    K = sp.csr_matrix(0.5 * (K + K.T))
-    return FEModel(mesh=mesh, material=material, basis=basis, M=M, K=K,
-                   dof_of_node=dof_of_node(mesh, basis))
+    return sp.csr_matrix(M), sp.csr_matrix(K)
+
+
+def element_matrices(basis: CellBasis, material: Material):
+    """Element mass and stiffness ``(E, 3n, 3n)``, local dof ``3 a + i`` (node a, dir i).
+
+    With scalar shape functions ``N_a`` and ``dV = w_q det J``:
+    ``M_e[a i, b j] = rho delta_ij int N_a N_b dV`` and
+    ``K_e[a i, b j] = int lam N_a,i N_b,j + mu (delta_ij N_a,k N_b,k + N_a,j N_b,i) dV``.
+    """
+    scalar = CellBasis(basis.mesh, basis.elem.elem, quadrature=(basis.X, basis.W))
+    n = scalar.Nbfun
+    N = np.stack([np.asarray(scalar.basis[a][0]) for a in range(n)])  # (n, E, q)
+    G = np.stack([scalar.basis[a][0].grad for a in range(n)])  # (n, 3, E, q)
+    dx = scalar.dx  # (E, q)
+    n_cells = dx.shape[0]
+    Ms = np.einsum("aeq,beq->eab", N * dx[None], N)  # (E, n, n)
+    Gt = np.ascontiguousarray(G.transpose(2, 0, 1, 3).reshape(n_cells, 3 * n, -1))
+    P = np.matmul(Gt * dx[:, None, :], Gt.transpose(0, 2, 1))  # (E, 3n, 3n): [a i, b j]
+    P = P.reshape(n_cells, n, 3, n, 3)
+    lam, mu = material.lam, material.mu
+    K = lam * P + mu * P.transpose(0, 1, 4, 3, 2)
+    K += mu * np.einsum("eakbk->eab", P)[:, :, None, :, None] * np.eye(3)[None, None, :,
+                                                                            None, :]
+    M = material.rho * Ms[:, :, None, :, None] * np.eye(3)[None, None, :, None, :]
+    shape = (n_cells, 3 * n, 3 * n)
+    return M.reshape(shape), K.reshape(shape)
+
+
+def _scatter(basis: CellBasis, *element_mats):
+    """Global CSR matrices from element matrices over ``basis.element_dofs``."""
+    ed = basis.element_dofs.T  # (E, 3n)
+    rows = np.broadcast_to(ed[:, :, None], element_mats[0].shape).ravel()
+    cols = np.broadcast_to(ed[:, None, :], element_mats[0].shape).ravel()
+    out = []
+    for A in element_mats:
+        A = sp.csr_matrix((A.ravel(), (rows, cols)), shape=(basis.N, basis.N))
+        out.append(sp.csr_matrix(0.5 * (A + A.T)))  # exactly symmetric despite round-off
+    return out
 
 
 def rigid_modes(fe: FEModel, about: np.ndarray | None = None) -> np.ndarray:
