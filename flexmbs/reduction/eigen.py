@@ -49,21 +49,24 @@ def _petsc_aij(A: sp.spmatrix):
                                                      A.data), comm=PETSc.COMM_SELF)
 
 
-def factorize(A: sp.spmatrix, *, backend: str = "auto") -> Callable[[np.ndarray], np.ndarray]:
+def factorize(A: sp.spmatrix, *, backend: str = "auto",
+              spd: bool = False) -> Callable[[np.ndarray], np.ndarray]:
     """Sparse direct factorisation of ``A`` (square, nonsingular); returns ``solve(b)``
-    for ``b`` of shape (n,) or (n, k)."""
+    for ``b`` of shape (n,) or (n, k).  ``spd``: MUMPS Cholesky instead of LU."""
     backend = choose_backend(backend, A.shape[0])
     if backend == "scipy":
         lu = spla.splu(sp.csc_matrix(A), permc_spec="MMD_AT_PLUS_A")
         return lu.solve
     from petsc4py import PETSc
     Ap = _petsc_aij(A)
+    if spd:
+        Ap.setOption(PETSc.Mat.Option.SPD, True)
     ksp = PETSc.KSP().create(comm=PETSc.COMM_SELF)
     ksp.setOptionsPrefix("flexmbs_factor_")
     ksp.setOperators(Ap)
     ksp.setType("preonly")
     pc = ksp.getPC()
-    pc.setType("lu")
+    pc.setType("cholesky" if spd else "lu")
     pc.setFactorSolverType("mumps")
     ksp.setFromOptions()
     ksp.setUp()
@@ -83,9 +86,12 @@ def factorize(A: sp.spmatrix, *, backend: str = "auto") -> Callable[[np.ndarray]
 
 
 def eigh_sparse(K: sp.spmatrix, M: sp.spmatrix, n: int, *, sigma: float = 0.0,
-                backend: str = "auto", tol: float = 1e-12) -> tuple[np.ndarray, np.ndarray]:
+                backend: str = "auto", tol: float = 1e-12,
+                solve: Callable[[np.ndarray], np.ndarray] | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
     """The ``n`` eigenpairs of ``K x = lam M x`` nearest ``sigma`` (below the spectrum).
 
+    ``solve`` (scipy backend): an existing factorisation of ``K - sigma M`` to reuse.
     Returns ``lam`` (n,) ascending and ``X`` (n_dof, n), M-orthonormal.
     """
     N = K.shape[0]
@@ -98,7 +104,8 @@ def eigh_sparse(K: sp.spmatrix, M: sp.spmatrix, n: int, *, sigma: float = 0.0,
     if backend == "scipy":
         lam, X = spla.eigsh(sp.csc_matrix(K), k=n, M=sp.csc_matrix(M), sigma=sigma,
                             which="LM", v0=start_vector(N), tol=tol,
-                            OPinv=_shift_invert_op(K, M, sigma))
+                            OPinv=_shift_invert_op(K, M, sigma) if solve is None else
+                            spla.LinearOperator(K.shape, matvec=solve, dtype=float))
     else:
         lam, X = _eigh_slepc(K, M, n, sigma=sigma, tol=tol)
     order = np.argsort(lam)
@@ -120,6 +127,8 @@ def _eigh_slepc(K, M, n, *, sigma, tol):
     from petsc4py import PETSc
     from slepc4py import SLEPc
     Kp, Mp = _petsc_aij(K), _petsc_aij(M)
+    if sigma > 0:
+        raise ValueError(f"shift must be <= 0 (Cholesky of K - sigma M), got {sigma}")
     eps = SLEPc.EPS().create(comm=PETSc.COMM_SELF)
     eps.setOptionsPrefix("flexmbs_eps_")
     eps.setOperators(Kp, Mp)
@@ -135,7 +144,7 @@ def _eigh_slepc(K, M, n, *, sigma, tol):
     ksp = st.getKSP()
     ksp.setType("preonly")
     pc = ksp.getPC()
-    pc.setType("lu")
+    pc.setType("cholesky")            # K - sigma M is SPD for sigma <= 0
     pc.setFactorSolverType("mumps")   # == -st_pc_factor_mat_solver_type mumps
     v0 = Kp.createVecRight()
     v0.array[:] = start_vector(K.shape[0])
@@ -153,5 +162,6 @@ def _eigh_slepc(K, M, n, *, sigma, tol):
         lam[i] = eps.getEigenpair(i, vr).real
         X[:, i] = vr.array
     order = np.argsort(np.abs(lam - sigma))[:n]
-    eps.destroy()
+    for obj in (eps, Kp, Mp, v0, vr):
+        obj.destroy()
     return lam[order], X[:, order]

@@ -43,7 +43,7 @@ def tilde(a: np.ndarray) -> np.ndarray:
 class InterfaceSpec:
     """A requested interface: node set ``name`` of the mesh, ``kind`` 'rbe2' or 'rbe3'.
 
-    ``weights`` (RBE3 only): 'area' (tributary area from the facet set of the same name,
+    ``weights``: 'area' (tributary area from the facet set of the same name,
     equal weights if there is none) or 'equal'.
     """
 
@@ -145,7 +145,7 @@ def resolve_interface(spec: InterfaceSpec, mesh, dof_of_node: np.ndarray) -> Int
         raise MeshError(f"interface '{spec.name}': needs at least 3 nodes, got {len(nodes)}")
     X = np.asarray(mesh.points, dtype=float)[nodes]
     w = None
-    if spec.kind == "rbe3" and spec.weights == "area":
+    if spec.weights == "area":
         w = _tributary_weights(mesh, nodes, spec.name)
     if w is None:
         w = np.ones(len(nodes))

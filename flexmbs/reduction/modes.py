@@ -23,7 +23,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from flexmbs.reduction.eigen import eigh_sparse, factorize
+from flexmbs.reduction.eigen import choose_backend, eigh_sparse, factorize
 from flexmbs.reduction.interfaces import InterfaceTransformation, tilde
 
 log = logging.getLogger(__name__)
@@ -60,20 +60,24 @@ def m_orthonormalize(X: np.ndarray, M: sp.spmatrix, against: np.ndarray | None =
     """Gram--Schmidt (twice) of the columns of ``X`` in the M inner product, first
     against the M-orthonormal ``against``; columns that lose all but ``drop_tol`` of
     their M-norm are dropped."""
-    out = []
-    basis = against if against is not None else np.zeros((X.shape[0], 0))
-    MB = M @ basis
+    X = np.asarray(X, dtype=float)
+    A = np.zeros((X.shape[0], 0)) if against is None else np.asarray(against, dtype=float)
+    n_a = A.shape[1]
+    B = np.zeros((X.shape[0], n_a + X.shape[1]))
+    MB = np.zeros_like(B)
+    B[:, :n_a], MB[:, :n_a] = A, M @ A if n_a else A
+    k = n_a
     for x in X.T:
-        x = np.array(x, dtype=float)
+        x = x.copy()
         n0 = np.sqrt(x @ (M @ x))
         for _ in range(2):
-            x -= basis @ (MB.T @ x)
-            for y in out:
-                x -= y * (y @ (M @ x))
-        n1 = np.sqrt(max(x @ (M @ x), 0.0))
+            x -= B[:, :k] @ (MB[:, :k].T @ x)
+        Mx = M @ x
+        n1 = np.sqrt(max(x @ Mx, 0.0))
         if n0 > 0 and n1 > drop_tol * n0:
-            out.append(x / n1)
-    return np.array(out).T if out else np.zeros((X.shape[0], 0))
+            B[:, k], MB[:, k] = x / n1, Mx / n1
+            k += 1
+    return B[:, n_a:k].copy()
 
 
 def rigid_modes_z(tr: InterfaceTransformation, rigid_u: np.ndarray) -> np.ndarray:
@@ -114,10 +118,14 @@ def craig_bampton_basis(Kz, Mz, tr: InterfaceTransformation, n_fixed: int, frame
     nk = tr.n_kept
     Kz, Mz = sp.csr_matrix(Kz), sp.csr_matrix(Mz)
     Kii, Mii, Kib = Kz[:nk, :nk], Mz[:nk, :nk], Kz[:nk, nk:]
-    lam, Phi_i = eigh_sparse(Kii, Mii, n_fixed, sigma=0.0, backend=backend)
+    if choose_backend(backend, nk) == "scipy":   # one SuperLU factor for both solves
+        solve = factorize(Kii.tocsc(), backend="scipy")
+        lam, Phi_i = eigh_sparse(Kii, Mii, n_fixed, sigma=0.0, backend="scipy", solve=solve)
+    else:                                         # one MUMPS factor alive at a time
+        lam, Phi_i = eigh_sparse(Kii, Mii, n_fixed, sigma=0.0, backend=backend)
+        solve = factorize(Kii.tocsc(), backend=backend, spd=True)
     log.info("fixed-interface frequencies [Hz]: %s",
              np.array2string(np.sqrt(np.abs(lam)) / 2 / np.pi, precision=4))
-    solve = factorize(Kii.tocsc(), backend=backend)
     boundary = list(range(Kz.shape[0] - nk))
     if frame.startswith("interface:"):
         sl = tr.marker_slice(frame.split(":", 1)[1])
@@ -170,5 +178,62 @@ def static_modes_z(Kz, Mz, Fz: np.ndarray, tr: InterfaceTransformation, frame: s
     free = np.setdiff1d(np.arange(n), np.arange(sl.start, sl.stop))
     Kf = sp.csr_matrix(Kz)[free][:, free].tocsc()
     Z = np.zeros_like(Fz)
-    Z[free] = factorize(Kf, backend=backend)(Fz[free])
+    Z[free] = factorize(Kf, backend=backend, spd=True)(Fz[free])
     return Z
+
+
+def compute_basis(fe, interfaces: tuple, n_modes: int, frame: str = "mean_axis", *,
+                  static_modes: bool = False, backend: str = "auto") -> ModalBasis:
+    """The reduction basis of ``fe`` (see module docstring).
+
+    Without interfaces and with ``frame='mean_axis'``: the ``n_modes`` lowest free--free
+    modes.  Otherwise Craig--Bampton with ``n_modes`` fixed-interface modes; the result
+    has ``n_modes + 6 n_interfaces - 6`` vectors.  ``static_modes`` adds the 12 inertial
+    static modes (THEORY §8.1) computed with the frame condition, then re-diagonalises.
+    """
+    from flexmbs.reduction.interfaces import interface_transformation, rigid_modes
+    points, dofs = np.asarray(fe.mesh.points), np.asarray(fe.dof_of_node)
+    K, M = sp.csr_matrix(fe.K), sp.csr_matrix(fe.M)
+    n_dof = K.shape[0]
+    if frame != "mean_axis" and not frame.startswith("interface:"):
+        raise ValueError(f"frame must be 'mean_axis' or 'interface:NAME', got {frame!r}")
+    names = [i.name for i in interfaces]
+    if frame.startswith("interface:") and frame.split(":", 1)[1] not in names:
+        raise ValueError(f"frame {frame!r}: no such interface among {names}")
+    tr = interface_transformation(n_dof, points, tuple(interfaces))
+    rigid = rigid_modes(points, dofs, n_dof)
+    Rn = m_orthonormalize(rigid, M)
+    if not interfaces:
+        method = "free_free"
+        _, V = free_free_modes(K, M, rigid, n_modes, backend=backend)
+    else:
+        method = "craig_bampton"
+        T = tr.T
+        Kz, Mz = (T.T @ K @ T).tocsr(), (T.T @ M @ T).tocsr()
+        V = T @ craig_bampton_basis(Kz, Mz, tr, n_modes, frame, backend=backend)
+    n_static = 0
+    if static_modes:
+        F = inertial_loads(points, dofs, M)
+        if interfaces:
+            Z = static_modes_z(Kz, Mz, tr.T.T @ F, tr, frame, rigid_modes_z(tr, rigid),
+                               backend=backend)
+            S = tr.T @ Z
+        else:
+            S = static_modes_z(K, M, F, tr, frame, rigid, backend=backend)
+        V0 = m_orthonormalize(V, M, against=Rn if frame == "mean_axis" else None)
+        S = m_orthonormalize(S, M, against=np.hstack([Rn, V0]) if frame == "mean_axis"
+                             else V0, drop_tol=1e-6)
+        n_static = S.shape[1]
+        V = np.hstack([V0, S])
+    if frame == "mean_axis":
+        V = m_orthonormalize(V, M, against=Rn)
+    lam, Phi = ritz(V, K, M)
+    expected = (n_modes + (6 * len(interfaces) - 6 if interfaces else 0)) + n_static
+    if Phi.shape[1] != expected:
+        log.warning("basis has %d vectors, expected %d", Phi.shape[1], expected)
+    if np.any(lam <= 0):
+        raise ValueError(f"reduction basis has non-positive eigenvalues {lam[lam <= 0]}: "
+                         "rigid-body content left (check interfaces and frame)")
+    Phi = normalize_signs(Phi)
+    return ModalBasis(Phi=Phi, omega=np.sqrt(lam), frame=frame, method=method,
+                      n_static=n_static)

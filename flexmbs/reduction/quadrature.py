@@ -34,6 +34,11 @@ class ShapeIntegrals:
     J2: np.ndarray
 
 
+def _value(field) -> np.ndarray:
+    """The values of a scikit-fem DiscreteField (an ndarray subclass in recent versions)."""
+    return np.asarray(field) if isinstance(field, np.ndarray) else field.value
+
+
 def element_chunks(n_elements: int, per_element: int) -> Iterator[np.ndarray]:
     size = max(1, CHUNK_FLOATS // max(per_element, 1))
     for start in range(0, n_elements, size):
@@ -45,7 +50,7 @@ def values_at_qp(basis, U: np.ndarray, elems: np.ndarray) -> np.ndarray:
     ed = basis.element_dofs[:, elems]  # (Nbfun, n_e)
     out = 0.0
     for j in range(basis.Nbfun):
-        out = out + basis.basis[j][0].value[:, elems, :, None] * U[ed[j]][None, :, None, :]
+        out = out + _value(basis.basis[j][0])[:, elems, :, None] * U[ed[j]][None, :, None, :]
     return out
 
 
@@ -61,7 +66,7 @@ def grads_at_qp(basis, U: np.ndarray, elems: np.ndarray) -> np.ndarray:
 def shape_integrals(basis, rho: float, Phi: np.ndarray) -> ShapeIntegrals:
     """Shape integrals of the basis ``Phi`` (n_dof, n_q) by element quadrature."""
     n_q = Phi.shape[1]
-    X_all = basis.global_coordinates().value  # (3, E, n_qp)
+    X_all = _value(basis.global_coordinates())  # (3, E, n_qp)
     n_el, n_qp = basis.dx.shape
     m, s0, S = 0.0, np.zeros(3), np.zeros((3, n_q))
     J0, J1, J2 = np.zeros((3, 3)), np.zeros((n_q, 3, 3)), np.zeros((n_q, n_q, 3, 3))
