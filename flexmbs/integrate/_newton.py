@@ -30,6 +30,7 @@ NEWTON_DEFAULTS = {
     "snes_rtol": 1e-10,
     "snes_stol": 1e-12,
     "snes_atol": 1e-50,
+    "snes_divergence_tolerance": -1,
 }
 
 

@@ -14,17 +14,15 @@ def reason_name(enum_cls, value: int) -> str:
     return str(value)
 
 
-def saddle(S: sp.spmatrix, G: sp.spmatrix, GT: sp.spmatrix | None = None) -> sp.csr_matrix:
-    """``[[S, G^T], [G, 0]]`` as CSR with sorted indices and an explicit zero diagonal
-    in the constraint block (keeps the nonzero pattern stable for LU reordering)."""
-    n_lam = G.shape[0]
-    GT = G.T if GT is None else GT
-    idx = np.arange(n_lam)
-    Z = sp.coo_matrix((np.zeros(n_lam), (idx, idx)), shape=(n_lam, n_lam)) if n_lam else None
-    A = sp.bmat([[S, GT], [G, Z]], format="csr") if n_lam else sp.csr_matrix(S)
-    A = A.tocsr()
-    A.sort_indices()
-    return A
+def saddle(S: sp.spmatrix, G: sp.spmatrix) -> sp.csr_matrix:
+    """``[[S, G^T], [G, 0]]`` as sorted CSR, with an explicit zero diagonal in the
+    constraint block (a stable nonzero pattern for the LU reordering)."""
+    n, m = S.shape[0], G.shape[0]
+    if m == 0:
+        A = sp.csr_matrix(S)
+        A.sort_indices()
+        return A
+    return block_csr([[S, G.T], [G, None]], [n, m], [n, m], zero_diagonal_from=n)
 
 
 def aij_from_csr(A: sp.csr_matrix, comm=None) -> PETSc.Mat:
@@ -42,8 +40,9 @@ def aij_from_csr(A: sp.csr_matrix, comm=None) -> PETSc.Mat:
 
 def fill_aij(M: PETSc.Mat, A: sp.csr_matrix) -> None:
     """Overwrite the values of ``M`` by those of ``A`` (pattern may grow)."""
-    A = sp.csr_matrix(A)
-    A.sort_indices()
+    if not (sp.isspmatrix_csr(A) and A.has_sorted_indices):
+        A = sp.csr_matrix(A)
+        A.sort_indices()
     M.zeroEntries()
     M.setValuesCSR(A.indptr.astype(PETSc.IntType), A.indices.astype(PETSc.IntType),
                    A.data.astype(PETSc.ScalarType), addv=PETSc.InsertMode.INSERT_VALUES)
@@ -52,3 +51,46 @@ def fill_aij(M: PETSc.Mat, A: sp.csr_matrix) -> None:
 
 def finite(*arrays: np.ndarray) -> bool:
     return all(np.all(np.isfinite(a)) for a in arrays)
+
+
+_SMALL = 400  # below this total size block matrices are assembled densely (scipy overhead)
+
+
+def block_csr(blocks: list[list], row_sizes: list[int], col_sizes: list[int],
+              zero_diagonal_from: int | None = None) -> sp.csr_matrix:
+    """``sp.bmat(blocks)`` as sorted CSR; ``None`` blocks are zero.  Fast for small sizes.
+
+    ``zero_diagonal_from``: add explicit zeros on the diagonal from that row on (a stable
+    pattern for the multiplier block of saddle-point matrices).
+    """
+    n_r, n_c = sum(row_sizes), sum(col_sizes)
+    if max(n_r, n_c) <= _SMALL:
+        A = np.zeros((n_r, n_c))
+        r0 = 0
+        for brow, nr in zip(blocks, row_sizes):
+            c0 = 0
+            for b, nc in zip(brow, col_sizes):
+                if b is not None and nr and nc:
+                    A[r0:r0 + nr, c0:c0 + nc] = b.toarray() if sp.issparse(b) else b
+                c0 += nc
+            r0 += nr
+        if zero_diagonal_from is not None:
+            i = np.arange(zero_diagonal_from, min(n_r, n_c))
+            mask = A != 0.0
+            mask[i, i] = True
+            rows, cols = np.nonzero(mask)
+            out = sp.csr_matrix((A[rows, cols], (rows, cols)), shape=(n_r, n_c))
+        else:
+            out = sp.csr_matrix(A)
+    else:
+        fixed = [[b if b is not None else None for b in brow] for brow in blocks]
+        for i, nr in enumerate(row_sizes):  # bmat needs the sizes of empty block rows
+            for j, nc in enumerate(col_sizes):
+                if i == j and fixed[i][j] is None:
+                    fixed[i][j] = sp.csr_matrix((nr, nc))
+        out = sp.bmat(fixed, format="csr")
+        if zero_diagonal_from is not None:
+            i = np.arange(zero_diagonal_from, min(n_r, n_c))
+            out = (out + sp.csr_matrix((np.zeros(i.size), (i, i)), shape=out.shape)).tocsr()
+    out.sort_indices()
+    return out

@@ -100,14 +100,27 @@ def accelerations(dae, q: np.ndarray, qd: np.ndarray, t: float) -> tuple[np.ndar
     n, m = dae.n_q, dae.n_lam
     zq, zl = np.zeros(n), np.zeros(m)
     f = -np.asarray(dae.residual(q, qd, zq, zl, t), dtype=float)
-    M = sp.csr_matrix(dae.tangent(q, qd, zq, zl, t)[2])
+    M = dae.tangent(q, qd, zq, zl, t)[2]
     if m == 0:
-        x = _solve(M, f)
-        return x, zl
-    G = sp.csr_matrix(dae.constraint_jacobian(q, t))
+        return _solve(sp.csr_matrix(M), f), zl
+    G = dae.constraint_jacobian(q, t)
     _, gamma = dae.constraint_rates(q, qd, t)
-    A = sp.bmat([[M, G.T], [G, None]], format="csr")
-    x = _solve(A, np.concatenate([f, -np.asarray(gamma, dtype=float)]))
+    b = np.concatenate([f, -np.asarray(gamma, dtype=float)])
+    if n + m <= _DENSE_MAX:
+        Md = M.toarray() if sp.issparse(M) else np.asarray(M, dtype=float)
+        Gd = G.toarray() if sp.issparse(G) else np.asarray(G, dtype=float)
+        A = np.block([[Md, Gd.T], [Gd, np.zeros((m, m))]])
+        try:  # LU first (fast); SVD least squares if singular (redundant constraints)
+            x = np.linalg.solve(A, b)
+            if np.all(np.isfinite(x)) and np.linalg.cond(A) < 1e12:
+                return x[:n], x[n:]
+        except np.linalg.LinAlgError:
+            pass
+        x = np.linalg.lstsq(A, b, rcond=None)[0]
+        return x[:n], x[n:]
+    G = sp.csr_matrix(G)
+    A = sp.bmat([[sp.csr_matrix(M), G.T], [G, None]], format="csr")
+    x = _solve(A, b)
     return x[:n], x[n:]
 
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import time
 from collections.abc import Mapping, Sequence
 
@@ -301,13 +300,11 @@ class GeneralizedAlpha:
                     i_target += 1
             stop = emit(s)
         stats = c.stats()
-        self._last_state = s
-        return rec.trajectory(stats) if rec is not None else Recorder(self._n, self._m) \
-            .trajectory(stats)
+        self.final_state = s
+        if rec is None:  # only the final state
+            rec = Recorder(self._n, self._m)
+            rec(s.t, s.q, self._output_qd(s), s.qdd, s.lam)
+        return rec.trajectory(stats)
 
     def destroy(self) -> None:
         self._newton.destroy()
-
-
-def _unused():  # keep math imported for future controllers
-    return math.pi

@@ -34,13 +34,18 @@ def _has_package(name: str) -> bool:
 
 
 def default_direct_lu() -> dict[str, str]:
-    """Default options: a sparse direct LU, MUMPS if available, else PETSc's own LU.
+    """Default options: a sparse direct LU: UMFPACK, else MUMPS, else PETSc's own LU.
 
     PETSc's native LU does not pivot, so it needs ``pc_factor_nonzeros_along_diagonal``
     on the saddle-point matrices ``[[S, G^T], [G, 0]]`` with their zero block.
     """
     opts = {"ksp_type": "preonly", "pc_type": "lu"}
-    if _has_package("mumps"):
+    if _has_package("umfpack"):
+        # serial multibody Newton matrices are small: UMFPACK has the least overhead per
+        # factorisation (measured 1.5x faster than MUMPS on the four-bar); MUMPS remains
+        # the choice for large or parallel problems (``-pc_factor_mat_solver_type mumps``)
+        opts["pc_factor_mat_solver_type"] = "umfpack"
+    elif _has_package("mumps"):
         opts["pc_factor_mat_solver_type"] = "mumps"
     else:
         opts["pc_factor_mat_solver_type"] = "petsc"

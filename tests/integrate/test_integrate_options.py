@@ -1,0 +1,74 @@
+"""PETSc options: prefix, defaults, user options, command line wins, inserted while solving."""
+import numpy as np
+import pytest
+from int_models import Pendulum
+from petsc4py import PETSc
+
+from flexmbs.integrate import (
+    GeneralizedAlpha,
+    OptionsManager,
+    consistent_initial_conditions,
+    petsc_options_from_args,
+)
+
+
+def run(prefix, **kw):
+    dae = Pendulum()
+    cs = consistent_initial_conditions(dae, [0.6, -0.8], [0.0, 0.0])
+    ga = GeneralizedAlpha(dae, options_prefix=prefix, **kw)
+    ga.run(cs.q, cs.qd, cs.qdd, cs.lam, 0.0, 0.05, h=0.01)
+    return ga
+
+
+def factor_type(ga):
+    return ga.snes.getKSP().getPC().getFactorSolverType()
+
+
+def test_default_is_direct_lu():
+    ga = run("fmbs_t1_")
+    assert ga.snes.getKSP().getType() == "preonly"
+    assert ga.snes.getKSP().getPC().getType() == "lu"
+    expected = ("umfpack" if PETSc.Sys.hasExternalPackage("umfpack") else
+                "mumps" if PETSc.Sys.hasExternalPackage("mumps") else "petsc")
+    assert factor_type(ga) == expected
+    assert ga.snes.getType() == "newtonls"
+    assert not PETSc.Options().hasName("fmbs_t1_pc_type")  # removed after the solve
+
+
+def test_user_options_and_command_line_win():
+    ga = run("fmbs_t2_", petsc_options={"pc_factor_mat_solver_type": "petsc",
+                                        "pc_factor_nonzeros_along_diagonal": 1e-12})
+    assert factor_type(ga) == "petsc"
+    inserted = petsc_options_from_args(["-fmbs_t3_pc_factor_mat_solver_type", "umfpack",
+                                        "-fmbs_t3_snes_converged_reason_x", "-1"])
+    try:
+        assert inserted["fmbs_t3_pc_factor_mat_solver_type"] == "umfpack"
+        assert inserted["fmbs_t3_snes_converged_reason_x"] == "-1"
+        ga = run("fmbs_t3_", petsc_options={"pc_factor_mat_solver_type": "superlu_dist"})
+        assert factor_type(ga) == "umfpack"
+        assert PETSc.Options().getString("fmbs_t3_pc_factor_mat_solver_type") == "umfpack"
+    finally:
+        for k in inserted:
+            PETSc.Options().delValue(k)
+
+
+def test_prefix_mandatory_and_parsing_errors():
+    with pytest.raises(ValueError, match="prefix is mandatory"):
+        OptionsManager("")
+    with pytest.raises(ValueError, match="does not follow"):
+        petsc_options_from_args(["umfpack"])
+    assert OptionsManager("abc").prefix == "abc_"
+
+
+def test_ts_options_prefix():
+    from flexmbs.integrate import integrate
+    seen = {}
+
+    def cb(t, q, qd, qdd, lam, stats):
+        seen["n"] = stats.steps
+
+    tr = integrate(Pendulum(), [0.6, -0.8], [0.0, 0.0], 0.1, method="ts", h=1e-3,
+                   options_prefix="fmbs_t4_", petsc_options={"ts_type": "beuler"},
+                   callback=cb, store=True)
+    assert tr.stats.steps == seen["n"] > 0
+    assert np.all(np.isfinite(tr.q))
