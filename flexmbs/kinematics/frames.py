@@ -82,36 +82,36 @@ def frame_jet(marker, q_b: np.ndarray | None, n: int, offset: int, order: int = 
     return _rigid_frame(q_b, marker, n, offset, order)
 
 
+def rotation_data(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``A(e)`` and ``Te`` (3, 3, 4) with ``d(A(e) u)/de = einsum('kla,l->ka', Te, u)``.
+
+    From ``A_kl(e) = e^T T_A[k,l] e``: ``Te[k,l] = 2 T_A[k,l] e``; note ``A = Te . e / 2``.
+    """
+    Te = 2.0 * (T_A @ e)
+    return 0.5 * (Te @ e), Te
+
+
 def _rigid_frame(q_b, marker, n, off, order) -> FrameJet:
-    """All four vectors (s and the three axes) of a rigid-body marker at once."""
-    e = q_b[3:7]
-    e0, eps = e[0], e[1:]
-    A = A_of(e)
-    U = np.column_stack([marker.s, marker.R])           # (3, 4): s, x, y, z
+    """All four vectors (s and the three axes) of a rigid-body marker at once:
+    ``V = A U + [r, 0, 0, 0]``, ``dV/de = Te . U``, ``d2V/de2 = 2 Q(U)``."""
+    A, Te = rotation_data(q_b[3:7])
+    U = marker.__dict__.get("_U")
+    if U is None:
+        U = np.column_stack([marker.s, marker.R])        # (3, 4): s, x, y, z
+        marker.__dict__["_U"] = U
     V = A @ U
     V[:, 0] += q_b[0:3]
-    # d(A u)/de for the four u at once (closed form of dAu_de)
     D = np.zeros((4, 3, n))
     eo = off + 3
-    epsU = eps @ U                                       # (4,)
-    ExU = np.stack([eps[1] * U[2] - eps[2] * U[1], eps[2] * U[0] - eps[0] * U[2],
-                    eps[0] * U[1] - eps[1] * U[0]])      # (3, 4)
-    D[:, :, eo] = (2.0 * (e0 * U + ExU)).T
-    B = (epsU[:, None, None] * np.eye(3) + eps[None, :, None] * U.T[:, None, :]
-         - U.T[:, :, None] * eps[None, None, :])
-    B[:, 0, 1] += e0 * U[2]; B[:, 0, 2] -= e0 * U[1]
-    B[:, 1, 0] -= e0 * U[2]; B[:, 1, 2] += e0 * U[0]
-    B[:, 2, 0] += e0 * U[1]; B[:, 2, 1] -= e0 * U[0]
-    D[:, :, eo + 1:eo + 4] = 2.0 * B
+    D[:, :, eo:eo + 4] = np.einsum("kla,lu->uka", Te, U)
     D[0, 0, off] = D[0, 1, off + 1] = D[0, 2, off + 2] = 1.0
-    H = [None] * 4
     if order == 2:
         QU = np.einsum("klab,lu->ukab", T_A, U)          # (4, 3, 4, 4)
-        for k in range(4):
-            h = np.zeros((3, n, n))
-            h[:, eo:eo + 4, eo:eo + 4] = 2.0 * QU[k]
-            H[k] = h
-    return FrameJet(*(Jet(V[:, k], D[k], H[k]) for k in range(4)))
+        H = np.zeros((4, 3, n, n))
+        H[:, :, eo:eo + 4, eo:eo + 4] = 2.0 * QU
+        return FrameJet(*(Jet(V[:, k], D[k], H[k]) for k in range(4)))
+    return FrameJet(Jet(V[:, 0], D[0], None), Jet(V[:, 1], D[1], None),
+                    Jet(V[:, 2], D[2], None), Jet(V[:, 3], D[3], None))
 
 
 def position(marker, q_b) -> np.ndarray:

@@ -1,0 +1,28 @@
+"""Cylindrical joint (VDI DS, u = 4) about and along the joint z axis.
+
+With ``d = r_Q - r_P``:
+
+    x_P . d = 0,   y_P . d = 0,   z_P . x_Q = 0,   z_P . y_Q = 0;
+
+joint coordinates: the angle ``atan2(y_P . x_Q, x_P . x_Q)`` [rad] and the
+displacement ``z_P . d`` [m].
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flexmbs.constraints.base import Joint, offset_along, rotation_angle
+from flexmbs.kinematics.jet import dot
+
+
+@dataclass(frozen=True, eq=False)
+class Cylindrical(Joint):
+    kind = "cylindrical"
+    labels = ("x_P.d", "y_P.d", "z_P.x_Q", "z_P.y_Q")
+    coordinate_names = ("angle", "displacement")
+
+    def equations(self, P, Q, t):
+        return [offset_along(P, Q, 0), offset_along(P, Q, 1), dot(P.z, Q.x), dot(P.z, Q.y)]
+
+    def coordinates(self, P, Q):
+        return [rotation_angle(P, Q), offset_along(P, Q, 2)]

@@ -1,0 +1,28 @@
+"""Planar joint (VDI DS2, u = 3) with the joint z axis as plane normal.
+
+With ``d = r_Q - r_P``:
+
+    z_P . d = 0,   z_P . x_Q = 0,   z_P . y_Q = 0;
+
+joint coordinates: displacements ``x_P . d``, ``y_P . d`` [m] and the angle
+``atan2(y_P . x_Q, x_P . x_Q)`` [rad] about the normal.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flexmbs.constraints.base import Joint, offset_along, rotation_angle
+from flexmbs.kinematics.jet import dot
+
+
+@dataclass(frozen=True, eq=False)
+class Planar(Joint):
+    kind = "planar"
+    labels = ("z_P.d", "z_P.x_Q", "z_P.y_Q")
+    coordinate_names = ("x", "y", "angle")
+
+    def equations(self, P, Q, t):
+        return [offset_along(P, Q, 2), dot(P.z, Q.x), dot(P.z, Q.y)]
+
+    def coordinates(self, P, Q):
+        return [offset_along(P, Q, 0), offset_along(P, Q, 1), rotation_angle(P, Q)]

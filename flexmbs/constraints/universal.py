@@ -1,0 +1,31 @@
+"""Universal (Cardan) joint (VDI D2, u = 4).
+
+The cross carries the axis ``x_P`` (fixed in body i) and the axis ``y_Q`` (fixed in
+body j); they stay perpendicular:
+
+    r_Q - r_P = 0,   x_P . y_Q = 0.
+
+Joint coordinates, with ``A^{PQ} = R_x(alpha) R_y(beta)`` (zero when the frames agree):
+
+    alpha = atan2(z_P . y_Q, y_P . y_Q)   (cross about x_P),
+    beta  = atan2(x_P . z_Q, x_P . x_Q)   (body j about y_Q).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flexmbs.constraints.base import Joint, coincident
+from flexmbs.kinematics.jet import atan2, dot
+
+
+@dataclass(frozen=True, eq=False)
+class Universal(Joint):
+    kind = "universal"
+    labels = ("x", "y", "z", "x_P.y_Q")
+    coordinate_names = ("alpha", "beta")
+
+    def equations(self, P, Q, t):
+        return [*coincident(P, Q), dot(P.x, Q.y)]
+
+    def coordinates(self, P, Q):
+        return [atan2(dot(P.z, Q.y), dot(P.y, Q.y)), atan2(dot(P.x, Q.z), dot(P.x, Q.x))]

@@ -1,0 +1,120 @@
+"""External (applied) forces and torques on one body, THEORY §5.7, (2.57).
+
+``ExternalForce``: a force ``F(t)`` [N] at marker P, inertial or in P's axes
+(``frame="body"``: ``F = sum_k F'_k a_k``).  Its virtual work ``delta W = F . delta p``
+gives, on the local coordinates ``x``,
+
+    Q = (dp/dx)^T F,     dQ/dx = sum_k F_k d2p_k/dx2 + (dp/dx)^T dF/dx,
+
+where ``dF/dx`` holds the follower (``frame="body"``) and time (last column) terms.
+Because ``A(e)`` is quadratic in ``e``, this ``Q`` has, besides ``2 G^T ((A s) x F)``, a
+component along ``e`` (the work of scaling ``|e|``); the multiplier of ``e.e = 1`` takes it.
+
+``ExternalTorque``: a torque ``m(t)`` [N m] on P's body, inertial or in P's axes; on the
+Euler parameters (``flexmbs.kinematics.torque``)
+
+    Q_e = 2 G(e)^T m   or   Q_e = 2 L(e)^T (R_P m'),
+
+with ``R_P`` the marker axes in the body frame.  Rigid bodies only (a point mass takes
+no torque).  Loads are specified by a :class:`~flexmbs.constraints.drives.TimeFunction`
+with (3,) values, a constant (3,) vector, or ``(f, fd, fdd)`` callables.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from flexmbs.constraints.drives import as_time_function, time_jet
+from flexmbs.forces.base import ForceContribution, ForceElement
+from flexmbs.forces.spring_damper import attach, side_problems
+from flexmbs.kinematics import jet as J
+from flexmbs.kinematics.torque import Q_e_body, Q_e_inertial
+
+_FRAMES = ("inertial", "body")
+
+
+def _load_problems(obj, key: str) -> list[str]:
+    who = f"{type(obj).__name__} '{obj.name}'"
+    out = side_problems(obj.at, who, "P")
+    if obj.frame not in _FRAMES:
+        out.append(f"{who}: frame must be one of {_FRAMES}, got {obj.frame!r}")
+    try:
+        val = np.asarray(as_time_function(getattr(obj, key), who)(0.0)[0])
+        if val.shape != (3,):
+            out.append(f"{who}: {key} must have 3 components, got shape {val.shape}")
+    except (TypeError, ValueError) as exc:
+        out.append(str(exc))
+    return out
+
+
+def _time(ctx) -> J.Jet:
+    return J.Jet.variable(ctx.n - 1, ctx.t, ctx.n, ctx.order)
+
+
+@dataclass(frozen=True, eq=False)
+class ExternalForce(ForceElement):
+    """Force ``force`` [N] at ``at`` (marker, body or (body, point)); ``frame`` inertial|body."""
+
+    at: object = None
+    force: object = (0.0, 0.0, 0.0)
+    frame: str = "inertial"
+    kind = "external_force"
+
+    def resolve(self):
+        return (attach(self.at, self.name, "P"),)
+
+    def problems(self) -> list[str]:
+        return _load_problems(self, "force")
+
+    def contribution(self, ctx) -> ForceContribution:
+        P = ctx.frames[0]
+        F = time_jet(as_time_function(self.force, self.name), _time(ctx))
+        if self.frame == "body":
+            F = J.mul(F[0], P.x) + J.mul(F[1], P.y) + J.mul(F[2], P.z)
+        p = P.p
+        Q = p.d.T @ F.v
+        if ctx.order < 2:
+            return ForceContribution(Q, None, None)
+        dQ_dx = np.einsum("kij,k->ij", p.h, F.v) + p.d.T @ F.d
+        return ForceContribution(Q, dQ_dx, np.zeros((ctx.n, ctx.n)))
+
+
+@dataclass(frozen=True, eq=False)
+class ExternalTorque(ForceElement):
+    """Torque ``torque`` [N m] on the body of ``at``; ``frame`` inertial|body (P's axes)."""
+
+    at: object = None
+    torque: object = (0.0, 0.0, 0.0)
+    frame: str = "inertial"
+    kind = "external_torque"
+
+    def resolve(self):
+        return (attach(self.at, self.name, "P"),)
+
+    def problems(self) -> list[str]:
+        return _load_problems(self, "torque")
+
+    def contribution(self, ctx) -> ForceContribution:
+        n = ctx.n
+        Q = np.zeros(n)
+        dQ_dx = np.zeros((n, n)) if ctx.order == 2 else None
+        dQ_dxd = np.zeros((n, n)) if ctx.order == 2 else None
+        marker, off, q_b = ctx.markers[0], ctx.offsets[0], ctx.q_bodies[0]
+        if off is None or q_b is None or marker.body.n_coords < 7:
+            return ForceContribution(Q, dQ_dx, dQ_dxd)
+        m, md, _ = (np.asarray(v, float) for v in as_time_function(self.torque, self.name)(ctx.t))
+        e = np.asarray(q_b[3:7], dtype=float)
+        if self.frame == "body":
+            R = np.asarray(marker.R, dtype=float)
+            Q_e, dQ_e = Q_e_body(e, R @ m)
+            Q_e_t, _ = Q_e_body(e, R @ md)
+        else:
+            Q_e, dQ_e = Q_e_inertial(e, m)
+            Q_e_t, _ = Q_e_inertial(e, md)
+        eo = slice(off + 3, off + 7)
+        Q[eo] = Q_e
+        if dQ_dx is not None:
+            dQ_dx[eo, eo] = dQ_e
+            dQ_dx[eo, n - 1] = Q_e_t
+        return ForceContribution(Q, dQ_dx, dQ_dxd)

@@ -1,0 +1,120 @@
+"""Point-to-point (axial) spring-damper, THEORY §5.7.1 (2.59)-(2.62).
+
+With ``r_f = r_Q - r_P``, ``l = |r_f|`` and ``n = r_f / l``, the scalar force (tension
+positive)
+
+    F = k (l - l0) + d ld,        ld = n . (v_Q - v_P) = grad l . xd,
+
+acts on body i at P along ``+n`` and on body j at Q along ``-n``.  Its generalized
+force is ``Q_f = -F grad l`` (:func:`flexmbs.forces.base.scalar_law` with
+``F_s = k``, ``F_sd = d``).
+
+Sides are markers, bodies (origin marker) or ``(body, point)`` with ``point`` the
+inertial position [m] in the initial configuration (like a joint's ``at``); see
+:func:`attach`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from flexmbs.bodies.marker import Marker
+from flexmbs.constraints.base import body_of, initial_pose
+from flexmbs.forces.base import ForceContribution, ForceElement, scalar_law
+from flexmbs.kinematics import jet as J
+
+
+def attach(side, owner: str, tag: str, R=None) -> Marker:
+    """Marker for one side of an element named ``owner``.
+
+    ``side`` is a :class:`Marker` (returned as is), a body (marker at its origin with
+    body axes) or ``(body, point)``: a marker at the inertial ``point`` of the initial
+    configuration with inertial axes ``R`` (default: the inertial axes).
+    """
+    if isinstance(side, Marker):
+        return side
+    if isinstance(side, tuple) and len(side) == 2:
+        body, point = side
+        point = np.asarray(point, dtype=float)
+        if point.shape != (3,):
+            raise ValueError(f"'{owner}': point of side {tag} must have shape (3,), "
+                             f"got {point.shape}")
+        r0, A0 = initial_pose(body)
+        R_in = np.eye(3) if R is None else np.asarray(R, dtype=float)
+        return Marker(f"{owner}.{tag}", body, A0.T @ (point - r0), A0.T @ R_in)
+    if hasattr(side, "n_coords"):
+        if R is None:
+            return Marker(f"{owner}.{tag}", side)
+        _, A0 = initial_pose(side)
+        return Marker(f"{owner}.{tag}", side, np.zeros(3), A0.T @ np.asarray(R, float))
+    raise TypeError(f"'{owner}': side {tag} must be a Marker, a body or (body, point), "
+                    f"got {type(side).__name__}")
+
+
+def initial_state(marker) -> tuple[np.ndarray, np.ndarray]:
+    """Inertial position and axes (columns) of a marker in the initial configuration."""
+    r0, A0 = initial_pose(marker.body)
+    return r0 + A0 @ marker.s, A0 @ marker.R
+
+
+def side_problems(side, who: str, tag: str) -> list[str]:
+    try:
+        attach(side, who, tag)
+    except (TypeError, ValueError) as exc:
+        return [f"{who}: {exc}"]
+    return []
+
+
+@dataclass(frozen=True, eq=False)
+class PointToPointSpringDamper(ForceElement):
+    """Axial spring ``k`` [N/m] and damper ``d`` [N s/m] of free length ``l0`` [m].
+
+    ``l0=None`` takes the distance of the markers in the initial configuration.
+    """
+
+    first: object = None
+    second: object = None
+    k: float = 0.0
+    d: float = 0.0
+    l0: float | None = None
+    kind = "spring_damper"
+
+    def resolve(self) -> tuple[Marker, Marker]:
+        return attach(self.first, self.name, "P"), attach(self.second, self.name, "Q")
+
+    def free_length(self) -> float:
+        if self.l0 is not None:
+            return float(self.l0)
+        P, Q = self.resolve()
+        return float(np.linalg.norm(initial_state(Q)[0] - initial_state(P)[0]))
+
+    def problems(self) -> list[str]:
+        who = f"PointToPointSpringDamper '{self.name}'"
+        out = side_problems(self.first, who, "P") + side_problems(self.second, who, "Q")
+        if out:
+            return out
+        if not np.isfinite(self.k) or self.k < 0:
+            out.append(f"{who}: stiffness k must be >= 0 [N/m], got {self.k}")
+        if not np.isfinite(self.d) or self.d < 0:
+            out.append(f"{who}: damping d must be >= 0 [N s/m], got {self.d}")
+        if self.l0 is not None and (not np.isfinite(self.l0) or self.l0 < 0):
+            out.append(f"{who}: free length l0 must be >= 0 [m], got {self.l0}")
+        if body_of(self.first) is body_of(self.second):
+            out.append(f"{who}: connects body '{body_of(self.first).name}' to itself")
+        P, Q = self.resolve()
+        if np.linalg.norm(initial_state(Q)[0] - initial_state(P)[0]) < 1e-12:
+            out.append(f"{who}: markers coincide in the initial configuration, so the line "
+                       "of action is undefined (use a Bushing)")
+        return out
+
+    def contribution(self, ctx) -> ForceContribution:
+        P, Q = ctx.frames[0], ctx.frames[1]
+        r_f = Q.p - P.p
+        if float(np.linalg.norm(r_f.v)) < 1e-14:
+            raise ValueError(f"PointToPointSpringDamper '{self.name}': zero length, "
+                             "direction undefined")
+        length = J.norm(r_f)
+        ld = float(J.rate(length, ctx.xd))
+        F = self.k * (float(length.v) - self.free_length()) + self.d * ld
+        return scalar_law(length, ctx.xd, F, self.k, self.d, ctx.order)

@@ -1,0 +1,99 @@
+"""Joint stop: one-sided spring with play on a joint coordinate, THEORY §5.6 (2.55).
+
+For a joint coordinate ``s`` (angle [rad] or displacement [m]) with free range
+``lower <= s <= upper`` the restoring law (force against positive ``s``) is
+
+    F = +k r(s - upper) + d c(s - upper) sd      above the range,
+    F = -k r(lower - s) + d c(lower - s) sd      below the range,
+    F = 0                                        inside,
+
+with the ramp ``r(z) = max(z, 0)`` and contact indicator ``c(z) = r'(z)`` (damping acts
+only in contact).  With ``smoothing = w > 0`` the kink is replaced by the C^1 ramp
+
+    r(z) = 0 (z <= 0),   z^2 / (2 w) (0 < z < w),   z - w/2 (z >= w),   c(z) = r'(z),
+
+so the stop engages gradually over the first ``w`` of penetration.  The damping force
+is not clipped: a fast separation may briefly pull.  ``Q_f = -F grad s`` with
+``F_s``, ``F_sd`` from the chain rule (``scalar_law``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from flexmbs.forces.base import ForceContribution, ForceElement, scalar_law
+from flexmbs.kinematics import jet as J
+
+
+def ramp(z: float, w: float) -> tuple[float, float, float]:
+    """``(r, r', r'')`` of the (smoothed) ramp."""
+    if z <= 0.0:
+        return 0.0, 0.0, 0.0
+    if w > 0.0 and z < w:
+        return z * z / (2.0 * w), z / w, 1.0 / w
+    return z - (0.5 * w if w > 0.0 else 0.0), 1.0, 0.0
+
+
+def stop_law(s: float, sd: float, lower: float, upper: float, k: float, d: float,
+             w: float) -> tuple[float, float, float]:
+    """``(F, F_s, F_sd)`` of the module docstring."""
+    r, c, dc = ramp(s - upper, w)
+    if c > 0.0 or r > 0.0:
+        return k * r + d * c * sd, k * c + d * dc * sd, d * c
+    r, c, dc = ramp(lower - s, w)
+    return -k * r + d * c * sd, k * c - d * dc * sd, d * c
+
+
+@dataclass(frozen=True, eq=False)
+class JointStop(ForceElement):
+    """Stop on coordinate ``coordinate`` (name or index) of ``joint`` (a joint object).
+
+    ``lower``/``upper`` limits, ``k`` stiffness, ``d`` contact damping, ``smoothing``
+    width (units of the coordinate).
+    """
+
+    joint: object = None
+    lower: float = -np.inf
+    upper: float = np.inf
+    k: float = 0.0
+    d: float = 0.0
+    smoothing: float = 0.0
+    coordinate: object = 0
+    kind = "joint_stop"
+
+    def resolve(self):
+        return self.joint.resolve()
+
+    def _index(self) -> int:
+        names = tuple(getattr(self.joint, "coordinate_names", ()))
+        if isinstance(self.coordinate, str):
+            return names.index(self.coordinate)
+        return int(self.coordinate)
+
+    def problems(self) -> list[str]:
+        who = f"JointStop '{self.name}'"
+        out = []
+        names = tuple(getattr(self.joint, "coordinate_names", ()))
+        if not names:
+            out.append(f"{who}: joint '{getattr(self.joint, 'name', self.joint)}' has no "
+                       "joint coordinates to limit")
+        elif isinstance(self.coordinate, str) and self.coordinate not in names:
+            out.append(f"{who}: joint has no coordinate '{self.coordinate}' (has {names})")
+        elif not isinstance(self.coordinate, str) and not 0 <= int(self.coordinate) < len(names):
+            out.append(f"{who}: coordinate index {self.coordinate} out of range for {names}")
+        if not self.lower <= self.upper:
+            out.append(f"{who}: lower limit {self.lower} must not exceed upper {self.upper}")
+        for key in ("k", "d", "smoothing"):
+            val = getattr(self, key)
+            if not np.isfinite(val) or val < 0:
+                out.append(f"{who}: {key} must be finite and >= 0, got {val}")
+        return out
+
+    def contribution(self, ctx) -> ForceContribution:
+        P, Q = ctx.frames[0], ctx.frames[1]
+        s = self.joint.coordinates(P, Q)[self._index()]
+        sd = float(J.rate(s, ctx.xd))
+        F, F_s, F_sd = stop_law(float(s.v), sd, self.lower, self.upper, self.k, self.d,
+                                self.smoothing)
+        return scalar_law(s, ctx.xd, F, F_s, F_sd, ctx.order)
