@@ -49,12 +49,25 @@ class Result:
 
 
 class _Recorder:
-    def __init__(self, asm, writer: ResultWriter | None, progress, t_end):
+    """Records the output steps (all steps, or those at ``out_times`` and ``t0``)."""
+
+    def __init__(self, asm, writer: ResultWriter | None, progress, t_end, out_times=None, t0=0.0):
         self.asm, self.writer, self.progress, self.t_end = asm, writer, progress, t_end
+        self.out_times = None if out_times is None else np.concatenate([[t0], out_times])
         self.rows: dict[str, list] = {}
         self.t0 = _time.perf_counter()
 
     def __call__(self, t, q, qd, qdd, lam, stats):
+        if self.out_times is not None:
+            tol = 1e-9 * max(1.0, abs(self.t_end))
+            if not np.any(np.abs(self.out_times - t) <= tol):
+                return bool(self.progress(t, self.t_end, stats)) if self.progress else False
+        self._record(t, q, qd, qdd, lam, stats)
+        if self.progress is not None:
+            return bool(self.progress(t, self.t_end, stats))
+        return False
+
+    def _record(self, t, q, qd, qdd, lam, stats):
         asm = self.asm
         rec = {"time": (t, "s")}
         for b in asm.bodies:
@@ -79,9 +92,6 @@ class _Recorder:
             self.rows.setdefault(k, []).append(np.asarray(v[0], dtype=float))
         if self.writer is not None:
             self.writer.append({k: v for k, v in rec.items() if k != "lam"})
-        if self.progress is not None:
-            return bool(self.progress(t, self.t_end, stats))
-        return False
 
     def arrays(self, prefix):
         n = len(prefix)
@@ -123,7 +133,7 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
     if output_dt is not None:
         out_times = np.arange(t0, t_end + 0.5 * output_dt, output_dt)[1:]
     writer = ResultWriter(output, attrs={"model": model.name}) if output else None
-    recorder = _Recorder(asm, writer, progress, t_end)
+    recorder = _Recorder(asm, writer, progress, t_end, out_times, t0)
     wall = _time.perf_counter()
     try:
         if method == "genalpha":
@@ -138,10 +148,14 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
                 integ.destroy()
             stats = traj.stats
         elif method == "ts":
-            from flexmbs.integrate.ts import integrate_ts
-            traj = integrate_ts(asm, init.q, init.qd, t0, t_end, h=dt, rtol=rtol, atol=atol,
-                                output_times=out_times, callback=recorder,
-                                options_prefix=options_prefix, petsc_options=petsc_options)
+            from flexmbs.integrate.ts import GGLIntegrator
+            integ = GGLIntegrator(asm, options_prefix=options_prefix, petsc_options=petsc_options)
+            try:
+                traj = integ.run(init.q, init.qd, init.lam, t0, t_end, h=dt, rtol=rtol,
+                                 atol=atol, output_times=out_times, callback=recorder, store=False)
+            finally:
+                if hasattr(integ, "destroy"):
+                    integ.destroy()
             stats = traj.stats
         else:
             raise ValueError(f"simulate: method must be 'genalpha' or 'ts', got '{method}'")
@@ -178,3 +192,31 @@ def _with_guess_report(init, q_guess, qd_guess):
     dq, dqd = np.abs(init.q - q_guess), np.abs(init.qd - qd_guess)
     return dataclasses.replace(init, max_dq=float(dq.max(initial=0.0)), i_dq=int(np.argmax(dq)),
                                max_dqd=float(dqd.max(initial=0.0)), i_dqd=int(np.argmax(dqd)))
+
+
+@dataclass(frozen=True)
+class Equilibrium:
+    """A static equilibrium: coordinates, multipliers, reactions and the DOF report."""
+
+    q: np.ndarray
+    lam: np.ndarray
+    bodies: dict
+    reactions: dict
+    joint_coordinates: dict
+    dof: dof.DofReport
+
+    def body_q(self, name: str) -> np.ndarray:
+        return self.q[self.bodies[name]]
+
+
+def static_equilibrium(model, *, t: float = 0.0, load_steps: int = 1,
+                       petsc_options: dict | None = None) -> Equilibrium:
+    """Static equilibrium ``r(q, 0, 0, lam, t) = 0, g(q, t) = 0`` from the initial poses
+    (Newton on PETSc SNES with ``[[K, G^T], [G, 0]]``; see ``flexmbs.integrate.static``)."""
+    from flexmbs.integrate.static import solve_static
+    asm = model.assemble()
+    q_pos, _ = consistent_positions(asm, asm.initial_q(), t)
+    report = dof.analyse(asm, q_pos, t)
+    sol = solve_static(asm, q_pos, t=t, load_steps=load_steps, petsc_options=petsc_options)
+    reac = {k: np.concatenate(v) for k, v in asm.reactions(sol.q, sol.lam, t).items()}
+    return Equilibrium(sol.q, sol.lam, asm.body_slices, reac, asm.joint_coordinates(sol.q), report)

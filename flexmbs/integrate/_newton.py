@@ -113,6 +113,7 @@ class NewtonSolver:
                 fa = np.asarray(self._F_cb(xa), dtype=float)
         except ArithmeticError as exc:  # overflow, division by zero in a force law
             log.debug("residual evaluation failed: %s", exc)
+            self._residual_error = str(exc)
             fa = np.full(self._n, np.nan)
         f.setArray(fa)
 
@@ -155,6 +156,7 @@ class NewtonSolver:
         self._reuse = reuse
         self._fnorms = []
         self._abort = None
+        self._residual_error = None
         self._info = NewtonInfo()
         if not self._configured:
             with np.errstate(all="ignore"):
@@ -188,6 +190,8 @@ class NewtonSolver:
                 reason += f" (KSP {reason_name(PETSc.KSP.ConvergedReason, kcode)})"
             if not np.isfinite(fnorm):
                 reason += ", non-finite residual"
+            if self._residual_error:
+                reason += f" ({self._residual_error})"
             raise NewtonFailure(reason, its, fnorm)
         return self._x.getArray(readonly=True).copy(), dataclasses.replace(self._info)
 

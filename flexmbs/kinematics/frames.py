@@ -5,7 +5,20 @@ For a marker ``P`` on a rigid body with coordinates ``[r, e]`` (see ``flexmbs.bo
     p(q)   = r + A(e) s,           dp/dr = E,   dp_k/de = 2 Q_k(s) e,   d2p_k/de2 = 2 Q_k(s)
     a_j(q) = A(e) R[:, j],         the same with ``s -> R[:, j]`` and no ``r`` term,
 
-where ``(A(e) u)_k = e^T Q_k(u) e`` (``flexmbs.kinematics.rotation.Q_of``).  The local
+where ``(A(e) u)_k = e^T Q_k(u) e`` (``flexmbs.kinematics.rotation.Q_of``).
+
+For a marker with elastic rows ``Phi``, ``Psi`` on a flexible body with coordinates
+``[r, e, q_e]`` (``flexmbs.bodies.flexible``), THEORY §2.1:
+
+    p(q)   = r + A(e) (s + Phi q_e),            a_j(q) = A(e) (R_j + (Psi q_e) x R_j),
+
+i.e. ``V = A(e) U(q_e)`` with ``U`` affine in ``q_e``, ``dU/dq_e = W`` (``Phi`` for the
+position, ``-tilde(R_j) Psi`` for axis j), so
+
+    dV/de = Te . U,  dV/dq_e = A W,  d2V/de2 = 2 Q(U),  d2V/de dq_e = Te . W,  d2V/dq_e2 = 0.
+
+The axes use the linearised elastic rotation, so they are orthonormal only to first
+order in ``Psi q_e``.  The local
 coordinate vector of a joint is ``x = [q_i; q_j; t]``; ``offset`` places a body's
 coordinates in it.  A point mass has coordinates ``r`` only and fixed axes.
 """
@@ -16,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexmbs.kinematics.jet import Jet
-from flexmbs.kinematics.rotation import T_A, A_of, G_of, Q_of
+from flexmbs.kinematics.rotation import T_A, A_of, G_of, Q_of, tilde
 
 
 @dataclass(frozen=True)
@@ -79,7 +92,46 @@ def frame_jet(marker, q_b: np.ndarray | None, n: int, offset: int, order: int = 
         p = _vector_jet(None, marker.s, n, offset, order, (True, q_b[0:3]))
         axes = [Jet.constant(R[:, k], n, order) for k in range(3)]
         return FrameJet(p, *axes)
+    if _is_flexible(marker):
+        return _flexible_frame(q_b, marker, n, offset, order)
     return _rigid_frame(q_b, marker, n, offset, order)
+
+
+def _is_flexible(marker) -> bool:
+    return marker.Phi is not None and marker.body.n_coords > 7
+
+
+def _flexible_UW(marker, qe):
+    """``U`` (3, 4): [s + Phi q, R_j + (Psi q) x R_j] and ``W`` (4, 3, n_q) = dU/dq."""
+    R = marker.R
+    Phi = np.asarray(marker.Phi, float)
+    Psi = np.zeros_like(Phi) if marker.Psi is None else np.asarray(marker.Psi, float)
+    th = Psi @ qe
+    U = np.column_stack([marker.s + Phi @ qe] + [R[:, j] + cross3(th, R[:, j]) for j in range(3)])
+    W = np.stack([Phi] + [-tilde(R[:, j]) @ Psi for j in range(3)])
+    return U, W
+
+
+def _flexible_frame(q_b, marker, n, off, order) -> FrameJet:
+    """Position and axes of a marker with elastic rows ``Phi``, ``Psi`` (module docstring)."""
+    nq = len(q_b) - 7
+    A, Te = rotation_data(q_b[3:7])
+    U, W = _flexible_UW(marker, q_b[7:])
+    V = A @ U
+    V[:, 0] += q_b[0:3]
+    D = np.zeros((4, 3, n))
+    eo, qo = off + 3, off + 7
+    D[:, :, eo:eo + 4] = np.einsum("kla,lu->uka", Te, U)
+    D[:, :, qo:qo + nq] = np.einsum("kl,ulj->ukj", A, W)
+    D[0, 0, off] = D[0, 1, off + 1] = D[0, 2, off + 2] = 1.0
+    if order < 2:
+        return FrameJet(*(Jet(V[:, k], D[k], None) for k in range(4)))
+    H = np.zeros((4, 3, n, n))
+    H[:, :, eo:eo + 4, eo:eo + 4] = 2.0 * np.einsum("klab,lu->ukab", T_A, U)
+    mixed = np.einsum("kla,ulj->ukaj", Te, W)                   # (4, 3, 4, n_q)
+    H[:, :, eo:eo + 4, qo:qo + nq] = mixed
+    H[:, :, qo:qo + nq, eo:eo + 4] = np.swapaxes(mixed, 2, 3)
+    return FrameJet(*(Jet(V[:, k], D[k], H[k]) for k in range(4)))
 
 
 def rotation_data(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -121,6 +173,8 @@ def position(marker, q_b) -> np.ndarray:
         return np.array(marker.s)
     if body.n_coords == 3:
         return q_b[0:3] + marker.s
+    if _is_flexible(marker):
+        return q_b[0:3] + A_of(q_b[3:7]) @ (marker.s + marker.Phi @ q_b[7:])
     return q_b[0:3] + A_of(q_b[3:7]) @ marker.s
 
 
@@ -129,11 +183,16 @@ def orientation(marker, q_b) -> np.ndarray:
     body = marker.body
     if getattr(body, "is_ground", False) or body.n_coords == 3:
         return np.array(marker.R)
+    if _is_flexible(marker):
+        return A_of(q_b[3:7]) @ _flexible_UW(marker, q_b[7:])[0][:, 1:]
     return A_of(q_b[3:7]) @ marker.R
 
 
 def jacobians(marker, q_b) -> tuple[np.ndarray, np.ndarray]:
-    """``(J_T, J_R)`` (3 x n_b): ``v_P = J_T qd_b`` and ``omega_P = J_R qd_b`` (inertial)."""
+    """``(J_T, J_R)`` (3 x n_b): ``v_P = J_T qd_b`` and ``omega_P = J_R qd_b`` (inertial).
+
+    On a flexible marker ``J_T = [E, d(A u)/de, A Phi]`` with ``u = s + Phi q_e`` and
+    ``J_R = [0, 2 G(e), A Psi]`` (THEORY §2.1, ``T^t``, ``T^r`` in inertial components)."""
     body = marker.body
     nb = body.n_coords
     JT, JR = np.zeros((3, nb)), np.zeros((3, nb))
@@ -142,6 +201,13 @@ def jacobians(marker, q_b) -> tuple[np.ndarray, np.ndarray]:
     JT[:, 0:3] = np.eye(3)
     if nb >= 7:
         e = q_b[3:7]
-        JT[:, 3:7] = dAu_de(e, marker.s)
         JR[:, 3:7] = 2.0 * G_of(e)
+        if _is_flexible(marker):
+            A, qe = A_of(e), q_b[7:]
+            JT[:, 3:7] = dAu_de(e, marker.s + marker.Phi @ qe)
+            JT[:, 7:] = A @ marker.Phi
+            if marker.Psi is not None:
+                JR[:, 7:] = A @ marker.Psi
+        else:
+            JT[:, 3:7] = dAu_de(e, marker.s)
     return JT, JR

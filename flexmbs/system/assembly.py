@@ -96,10 +96,12 @@ class AssembledSystem:
             blocks.append(_Block(j.name, "joint", tuple(j.labels), (P, Q), idx, offs, j))
         for d in model.drives:
             P, Q = self.joint_markers[d.joint]
-            drive = d
-            if hasattr(d, "with_initial"):
-                drive = d.with_initial(self._initial_joint_coordinates(model.joint(d.joint)))
             idx, offs = _local(self.bodies, self.offset, (P, Q))
+            drive = d
+            if getattr(d, "needs_initial", False):
+                n = len(idx) + 1
+                frames = self._frames((P, Q), offs, self.initial_q(), idx, n, 1)
+                drive = d.with_initial(d.measure(*frames), 0.0)
             blocks.append(_Block(d.name, "drive", tuple(drive.labels), (P, Q), idx, offs, drive))
         self.blocks = blocks
         self.row_labels = [f"{b.kind} '{b.name}': {lab}" for b in blocks for lab in b.labels]
@@ -128,12 +130,6 @@ class AssembledSystem:
 
     def initial_qd(self) -> np.ndarray:
         return np.concatenate([b.initial_qd() for b in self.bodies]) if self.bodies else np.zeros(0)
-
-    def _initial_joint_coordinates(self, joint):
-        q0 = self.initial_q()
-        P, Q = self.joint_markers[joint.name]
-        jets = self._eval_coords(joint, (P, Q), q0, 0.0)
-        return [float(c.v) for c in jets]
 
     def normalize(self, q: np.ndarray) -> np.ndarray:
         q = np.array(q, dtype=float)
@@ -335,6 +331,14 @@ class AssembledSystem:
             e, ed, edd = qb[3:7], qdb[3:7], qddb[3:7]
             w = 2.0 * G_of(e) @ ed
             al = 2.0 * G_of(e) @ edd        # G(ed) ed = 0
+            Psi = getattr(marker, "Psi", None)
+            if nb > 7 and Psi is not None:
+                # flexible marker: omega_P = omega + A Psi qd_e (J_R = [0, 2G, A Psi]),
+                # alpha_P = alpha + A Psi qdd_e + omega x (A Psi qd_e)   (A' = omega~ A)
+                A = F.A_of(e)
+                wv = A @ (Psi @ qdb[7:])
+                al = al + A @ (Psi @ qddb[7:]) + np.cross(w, wv)
+                w = w + wv
         else:
             w = al = np.zeros(3)
         return MarkerState(p, R, v, w, a, al)
@@ -392,12 +396,16 @@ class AssembledSystem:
         return out
 
     def energy(self, q, qd, t=0.0):
-        """Kinetic, gravitational and elastic (force elements with ``potential``) energy [J]."""
+        """Kinetic, gravitational and elastic energy [J]; the elastic part sums the strain
+        energy of flexible bodies (``elastic_energy``) and force elements with ``potential``."""
         T = V = W = 0.0
         for b in self.bodies:
             s = self.body_slices[b.name]
             T += b.kinetic_energy(q[s], qd[s])
             V += b.potential_energy(q[s], self.gravity)
+            strain = getattr(b, "elastic_energy", None)
+            if strain is not None:
+                W += float(strain(q[s]))
         for fb in self.force_blocks:
             pot = getattr(fb.element, "potential", None)
             if pot is None:

@@ -16,16 +16,18 @@ from flexmbs.errors import ModelError
 
 
 def _kind(item) -> str:
+    """Classify a modelling object by the protocol it implements."""
     if hasattr(item, "residual") and hasattr(item, "n_coords"):
         return "body"
-    if hasattr(item, "measure"):
-        return "sensor"
+    if hasattr(item, "equations"):
+        if hasattr(item, "first") and hasattr(item, "second"):
+            return "joint"
+        if hasattr(item, "joint"):
+            return "drive"
     if hasattr(item, "contribution"):
         return "force"
-    if hasattr(item, "equations") and hasattr(item, "joint") and not hasattr(item, "first"):
-        return "drive"
-    if hasattr(item, "equations"):
-        return "joint"
+    if hasattr(item, "measure") and hasattr(item, "resolve"):
+        return "sensor"
     return "unknown"
 
 
@@ -70,7 +72,17 @@ class System:
 
     @staticmethod
     def _sides(item):
-        return [getattr(item, a) for a in ("first", "second") if getattr(item, a, None) is not None]
+        """Bodies or markers an item attaches to (``(body, point)`` pairs give the body)."""
+        out = []
+        for a in ("first", "second", "at"):
+            side = getattr(item, a, None)
+            if a == "at" and not hasattr(item, "contribution"):
+                continue                         # a joint's 'at' is a point
+            if isinstance(side, tuple) and side and hasattr(side[0], "n_coords"):
+                side = side[0]
+            if side is not None and (isinstance(side, Marker) or hasattr(side, "n_coords")):
+                out.append(side)
+        return out
 
     # -- lookup -------------------------------------------------------------------
     def joint(self, name: str):
@@ -107,7 +119,7 @@ class System:
                 names[nm] = group
                 out.extend(item.problems())
         body_ids = {id(b) for b in self.bodies}
-        for item in self.joints + self.forces:
+        for item in self.joints + self.forces + self.sensors:
             for side in self._sides(item):
                 body = side.body if isinstance(side, Marker) else side
                 if getattr(body, "is_ground", False):
@@ -128,11 +140,6 @@ class System:
             if ref is not None and ref_name not in joint_names:
                 hint = _did_you_mean(ref_name, joint_names)
                 out.append(f"{type(item).__name__} '{item.name}': unknown joint '{ref_name}'{hint}")
-        for s in self.sensors:
-            for side in getattr(s, "markers_given", lambda: [])():
-                body = side.body
-                if not getattr(body, "is_ground", False) and id(body) not in body_ids:
-                    out.append(f"{type(s).__name__} '{s.name}': body '{body.name}' is not in the model")
         return out
 
     def validate(self) -> System:

@@ -34,7 +34,10 @@ def top_model():
 @pytest.fixture(scope="module")
 def run():
     model, top, ref = top_model()
-    res = fm.simulate(model, 1.5, 1e-3, rho_inf=1.0)
+    # rho_inf = 0.95: the index-3 generalized-alpha needs rho_inf < 1 with constraints
+    # (Arnold & Bruls 2007; the Euler normalisation is a constraint); the numerical
+    # dissipation at h*omega ~ 0.06 is ~1e-6 of the energy over the run
+    res = fm.simulate(model, 1.5, 1e-3, rho_inf=0.95)
     return res, top, ref
 
 
@@ -46,7 +49,7 @@ def _omega(res):
 def test_conservation(run):
     res, top, ref = run
     E = res.energy["total"]
-    assert np.ptp(E) < 1e-4 * res.energy["kinetic"][0]
+    assert np.ptp(E) < 1e-5 * res.energy["kinetic"][0]    # measured 1.1e-6
     w, q = _omega(res)
     axes = np.array([A_of(x[3:7])[:, 2] for x in q])
     spin = np.einsum("ij,ij->i", w, axes)

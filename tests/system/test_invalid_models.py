@@ -1,0 +1,157 @@
+"""Invalid models: each is answered by one clear error that names the object.
+
+Reference: the contract of STYLE.md ("say which object, what was expected and what was
+found"); every row asserts the exception type and the words that identify the object
+and the problem.
+"""
+import numpy as np
+import pytest
+
+import flexmbs as fm
+from flexmbs.constraints.drives import AngularVelocityDrive, FromCallables
+from flexmbs.constraints.prismatic import Prismatic
+from flexmbs.forces.external import ExternalForce
+from flexmbs.forces.spring_damper import PointToPointSpringDamper
+from flexmbs.forces.stops import JointStop
+
+I3 = 0.01 * np.eye(3)
+
+
+def bar(name="bar", **kw):
+    return fm.RigidBody(name, 1.0, I3, com=(0.5, 0, 0), **kw)
+
+
+def pendulum(body=None, **joint_kw):
+    b = body if body is not None else bar()
+    kw = {"at": (0, 0, 0), "axis": "z", **joint_kw}
+    return fm.System(gravity=(0, -9.81, 0)).add(fm.Revolute("pin", fm.ground, b, **kw))
+
+
+def nan_force():
+    b = bar()
+    nan = FromCallables(lambda t: np.array([np.nan if t > 0.01 else 0.0, 0, 0]),
+                        lambda t: np.zeros(3), lambda t: np.zeros(3))
+    return pendulum(b).add(ExternalForce("thruster", at=b, force=nan))
+
+
+def blowup_force():
+    b = bar()
+    big = FromCallables(lambda t: np.array([0, 1e30 * t**3, 0]), lambda t: np.zeros(3),
+                        lambda t: np.zeros(3))
+    return pendulum(b).add(ExternalForce("kick", at=b, force=big))
+
+
+def unreachable():
+    b = bar()
+    m = fm.System(gravity=(0, -9.81, 0))
+    m.add(fm.Spherical("left", fm.ground, b.marker("a", (0, 0, 0)) if False else b, at=(0, 0, 0)),
+          fm.Spherical("right", fm.ground.marker("far", (5.0, 0, 0)), b.marker("tip", (1.0, 0, 0))))
+    return m
+
+
+def duplicate():
+    a, b = bar("twin"), bar("twin", r0=(1, 0, 0))
+    return fm.System().add(fm.Revolute("j1", fm.ground, a, at=(0, 0, 0), axis="z"),
+                           fm.Revolute("j2", a, b, at=(1, 0, 0), axis="z"))
+
+
+def self_joint():
+    b = bar()
+    return fm.System().add(fm.Revolute("loop", b.marker("m1"), b.marker("m2"), axis="z"))
+
+
+def unknown_joint_drive():
+    return pendulum().add(AngularVelocityDrive("motor", joint="pn", omega=1.0))
+
+
+def not_in_model_sensor():
+    from flexmbs.sensors.translation import PositionSensor
+    stray = bar("stray")
+    return pendulum().add(PositionSensor("s", stray.marker("m")))
+
+
+CASES = [
+    # (id, model factory, exception, words that must appear in the message)
+    ("negative mass", lambda: pendulum(fm.RigidBody("bar", -2.0, I3)), fm.ModelError,
+     ["RigidBody 'bar'", "mass must be positive", "-2.0"]),
+    ("zero mass", lambda: pendulum(fm.RigidBody("bar", 0.0, I3)), fm.ModelError,
+     ["RigidBody 'bar'", "mass must be positive"]),
+    ("inertia not SPD", lambda: pendulum(fm.RigidBody("bar", 1.0, np.diag([1.0, -1.0, 1.0]))),
+     fm.ModelError, ["RigidBody 'bar'", "positive definite"]),
+    ("inertia not symmetric", lambda: pendulum(fm.RigidBody("bar", 1.0, [[1, 0.5, 0], [0, 1, 0],
+                                                                         [0, 0, 1]])),
+     fm.ModelError, ["RigidBody 'bar'", "symmetric"]),
+    ("inertia triangle inequality", lambda: pendulum(fm.RigidBody("bar", 1.0, np.diag([1, 1, 3.0]))),
+     fm.ModelError, ["RigidBody 'bar'", "triangle inequality"]),
+    ("inertia wrong shape", lambda: pendulum(fm.RigidBody("bar", 1.0, np.eye(2))), fm.ModelError,
+     ["RigidBody 'bar'", "I_S must have shape (3, 3)", "(2, 2)"]),
+    ("R0 not a rotation", lambda: pendulum(bar(R0=2 * np.eye(3))), fm.ModelError,
+     ["RigidBody 'bar'", "R0 must be a rotation matrix"]),
+    ("zero axis", lambda: pendulum(axis=(0, 0, 0)), fm.ModelError,
+     ["Revolute 'pin'", "axis must be a non-zero vector"]),
+    ("axis wrong shape", lambda: pendulum(axis=(0, 1)), fm.ModelError,
+     ["Revolute 'pin'", "axis must have shape (3,)", "(2,)"]),
+    ("axis bad name", lambda: pendulum(axis="w"), fm.ModelError,
+     ["Revolute 'pin'", "axis must be 'x', 'y', 'z'", "'w'"]),
+    ("joint point not finite", lambda: pendulum(at=(0, np.nan, 0)), fm.ModelError,
+     ["Revolute 'pin'", "'at' must be a finite point"]),
+    ("drive on unknown joint", unknown_joint_drive, fm.ModelError,
+     ["AngularVelocityDrive 'motor'", "unknown joint 'pn'", "did you mean 'pin'"]),
+    ("duplicate names", duplicate, fm.ModelError, ["'twin'", "name already used"]),
+    ("joint body to itself", self_joint, fm.ModelError, ["Revolute 'loop'", "to itself"]),
+    ("joint without location", lambda: fm.System().add(fm.Revolute("j", fm.ground, bar(),
+                                                                    axis="z")),
+     fm.ModelError, ["Revolute 'j'", "give 'at'"]),
+    ("gravity wrong shape", lambda: fm.System(gravity=(0, -9.81)).add(bar()), fm.ModelError,
+     ["gravity must be a finite 3-vector"]),
+    ("no bodies", lambda: fm.System(name="empty"), fm.ModelError, ["System 'empty'", "no bodies"]),
+    ("negative spring stiffness", lambda: pendulum().add(PointToPointSpringDamper(
+        "spring", fm.ground.marker("o", (0, 1, 0)), bar("b2", r0=(0, 2, 0)), k=-5.0)),
+     fm.ModelError, ["'spring'", "k"]),
+    ("stop limits reversed", lambda: pendulum().add(JointStop("stop", joint="pin", lower=1.0,
+                                                              upper=-1.0, k=1e3)),
+     fm.ModelError, ["'stop'", "lower"]),
+    ("sensor on a body not in the model", not_in_model_sensor, fm.ModelError,
+     ["'s'", "body 'stray' is not in the model"]),
+]
+
+
+@pytest.mark.parametrize("case_id, factory, exc, words", CASES, ids=[c[0] for c in CASES])
+def test_validation_errors(case_id, factory, exc, words):
+    with pytest.raises(exc) as info:
+        factory().validate()
+    msg = str(info.value)
+    for w in words:
+        assert w in msg, (case_id, msg)
+    assert "Traceback" not in msg
+
+
+def test_unknown_marker_name():
+    with pytest.raises(KeyError, match="RigidBody 'bar': no marker 'tip'"):
+        bar()["tip"]
+
+
+def test_initial_conditions_cannot_be_assembled():
+    with pytest.raises(fm.ConvergenceError, match="cannot be assembled|did not converge|stagnat"):
+        fm.simulate(unreachable(), 0.01, 1e-3)
+
+
+def test_nan_from_force_law_names_the_element():
+    with pytest.raises(fm.ConvergenceError) as info:
+        fm.simulate(nan_force(), 0.05, 1e-3)
+    assert "force element 'thruster'" in str(info.value)
+    assert info.value.t is not None and info.value.step is not None
+
+
+def test_newton_divergence_is_a_convergence_error():
+    with pytest.raises(fm.ConvergenceError) as info:
+        fm.simulate(blowup_force(), 0.5, 1e-3)
+    assert "Newton" in str(info.value) and " s (step " in str(info.value)
+
+
+@pytest.mark.parametrize("kw, words", [({"dt": -1e-3}, "time step dt must be positive"),
+                                       ({"t_end": -1.0}, "t_end must be greater")])
+def test_bad_solver_settings(kw, words):
+    args = {"t_end": 0.1, "dt": 1e-3, **kw}
+    with pytest.raises(ValueError, match=words):
+        fm.simulate(pendulum(), args.pop("t_end"), args.pop("dt"))
