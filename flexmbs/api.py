@@ -43,4 +43,7 @@ __all__ = [
     "simulate", "static_equilibrium",
 ]
 
+from flexmbs.bodies.flexible import FlexibleBody  # noqa: E402
+from flexmbs.forces.pressure import FacePressure  # noqa: E402
 
+__all__ += ["FacePressure", "FlexibleBody"]

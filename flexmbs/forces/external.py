@@ -29,7 +29,7 @@ from flexmbs.constraints.drives import as_time_function, time_jet
 from flexmbs.forces.base import ForceContribution, ForceElement
 from flexmbs.forces.spring_damper import attach, side_problems
 from flexmbs.kinematics import jet as J
-from flexmbs.kinematics.torque import Q_e_body, Q_e_inertial
+from flexmbs.kinematics.torque import Q_e_body, Q_e_inertial, marker_torque
 
 _FRAMES = ("inertial", "body")
 
@@ -104,6 +104,15 @@ class ExternalTorque(ForceElement):
         if off is None or q_b is None or marker.body.n_coords < 7:
             return ForceContribution(Q, dQ_dx, dQ_dxd)
         m, md, _ = (np.asarray(v, float) for v in as_time_function(self.torque, self.name)(ctx.t))
+        if marker.Phi is not None and marker.body.n_coords > 7:
+            # flexible marker: Q = J_R^T m with J_R = [0, 2G(e), A Psi] (THEORY §2.6, h_d)
+            nb = marker.body.n_coords
+            Qb, dQb, dQt = marker_torque(marker, q_b, m, md, self.frame)
+            Q[off:off + nb] = Qb
+            if dQ_dx is not None:
+                dQ_dx[off:off + nb, off:off + nb] = dQb
+                dQ_dx[off:off + nb, n - 1] = dQt
+            return ForceContribution(Q, dQ_dx, dQ_dxd)
         e = np.asarray(q_b[3:7], dtype=float)
         if self.frame == "body":
             R = np.asarray(marker.R, dtype=float)

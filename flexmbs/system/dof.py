@@ -38,8 +38,10 @@ class DofReport:
 
 
 def grubler(model) -> int:
-    """``F = sum_bodies f_b - sum_joints u_g - n_drive_rows`` with f_b = 6 (3 for point masses)."""
-    f = sum(6 if b.n_coords >= 7 else 3 for b in model.bodies)
+    """``F = sum_bodies f_b - sum_joints u_g - n_drive_rows`` with f_b = 6 for a rigid body,
+    6 + n_q for a floating-frame elastic body (its elastic coordinates are freedoms too)
+    and 3 for a point mass."""
+    f = sum(b.n_coords - 1 if b.n_coords >= 7 else 3 for b in model.bodies)
     f -= sum(len(j.labels) for j in model.joints)
     f -= sum(len(d.labels) for d in model.drives)
     return int(f)
