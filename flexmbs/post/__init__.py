@@ -1,0 +1,20 @@
+"""flexmbs.post: trajectory and state -> linear models, modes, Campbell diagrams, recovery.
+
+* :mod:`~flexmbs.post.linearize`: ``linearize``, ``modes``, ``equilibrium``,
+  ``steady_state`` (relative equilibrium of a steadily driven system);
+* :mod:`~flexmbs.post.campbell`: ``campbell(model_factory, values)`` and ``plot_campbell``;
+* :mod:`~flexmbs.post.recovery`: deformed positions, displacements, von Mises stress.
+"""
+from flexmbs.post.campbell import CampbellTable, campbell, plot_campbell
+from flexmbs.post.linearize import (
+    LinearModel, ModalResult, State, elastic_indices, equilibrium, linearize, modes,
+    null_space, steady_state,
+)
+from flexmbs.post.recovery import (
+    deformed_positions, displacements, elastic_displacements, nodal_stress, von_mises_stress,
+)
+
+__all__ = ["CampbellTable", "LinearModel", "ModalResult", "State", "campbell",
+           "deformed_positions", "displacements", "elastic_displacements", "elastic_indices",
+           "equilibrium", "linearize", "modes", "nodal_stress", "null_space", "plot_campbell",
+           "steady_state", "von_mises_stress"]

@@ -1,0 +1,92 @@
+"""PNG plots of a result file: sensors, joint coordinates, joint reactions, energy.
+
+:func:`plot_results` reads a result file (``flexmbs.io.results`` layout) and writes one
+PNG per sensor and per joint (coordinates and reactions), plus the energy, with
+matplotlib's Agg backend (no display needed).  Column labels and units come from the
+datasets' ``columns`` and ``unit`` attributes.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+
+def _series(path: Path) -> tuple[np.ndarray, list[tuple[str, str, np.ndarray, list, str]]]:
+    """``(t, [(group, name, values (n, k), columns, unit)])`` from a result file."""
+    import h5py
+    out = []
+    with h5py.File(path, "r") as f:
+        t = np.array(f["time"]) if "time" in f else np.zeros(0)
+        for name, ds in (f["sensors"].items() if "sensors" in f else []):
+            out.append(("sensor", name, np.array(ds), _columns(ds), str(ds.attrs.get("unit", ""))))
+        for name, grp in (f["joints"].items() if "joints" in f else []):
+            for key in ("coordinates", "reaction"):
+                if key in grp and grp[key].shape[-1] > 0:
+                    ds = grp[key]
+                    out.append((f"joint_{key}", name, np.array(ds), _columns(ds),
+                                str(ds.attrs.get("unit", ""))))
+        if "energy" in f:
+            kinds = sorted(f["energy"])
+            vals = np.column_stack([np.array(f["energy"][k]) for k in kinds]) if kinds else None
+            if vals is not None:
+                out.append(("energy", "energy", vals, kinds, "J"))
+    return t, out
+
+
+def _columns(ds) -> list[str]:
+    cols = ds.attrs.get("columns")
+    n = ds.shape[1] if ds.ndim > 1 else 1
+    if cols is None or len(cols) != n:
+        return [str(i) for i in range(n)]
+    return [c.decode() if isinstance(c, bytes) else str(c) for c in cols]
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
+def plot_results(result_path: str | Path, out_dir: str | Path) -> list[Path]:
+    """Write the PNG plots of ``result_path`` into ``out_dir``; returns their paths."""
+    import matplotlib
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    result_path, out_dir = Path(result_path), Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    t, series = _series(result_path)
+    written = []
+    for group, name, vals, cols, unit in series:
+        vals = vals.reshape(len(vals), -1)
+        if len(t) == 0 or len(vals) != len(t):
+            continue
+        if group == "joint_reaction":
+            fig, axes = plt.subplots(2, 1, figsize=(7, 5.5), sharex=True)
+            units = ["N", "N m"]
+            for ax, idx, u in zip(axes, (slice(0, 3), slice(3, 6)), units):
+                for c, col in zip(vals[:, idx].T, cols[idx]):
+                    ax.plot(t, c, label=col)
+                ax.set_ylabel(f"[{u}]")
+                ax.legend(loc="best", fontsize=8)
+                ax.grid(True, alpha=0.3)
+            axes[0].set_title(f"joint '{name}': reaction on the second body (joint frame)")
+            axes[-1].set_xlabel("time [s]")
+        else:
+            fig, ax = plt.subplots(figsize=(7, 4))
+            for c, col in zip(vals.T, cols):
+                ax.plot(t, c, label=col)
+            title = {"sensor": f"sensor '{name}'", "joint_coordinates": f"joint '{name}': "
+                     "coordinates", "energy": "energy"}[group]
+            ax.set_title(title)
+            ax.set_xlabel("time [s]")
+            ax.set_ylabel(f"[{unit}]" if unit else "")
+            ax.legend(loc="best", fontsize=8)
+            ax.grid(True, alpha=0.3)
+        fig.tight_layout()
+        prefix = {"sensor": "sensor", "joint_coordinates": "joint", "joint_reaction": "reaction",
+                  "energy": ""}[group]
+        fname = out_dir / (f"{prefix}_{_safe(name)}.png" if prefix else "energy.png")
+        fig.savefig(fname, dpi=100)
+        plt.close(fig)
+        written.append(fname)
+    return written
