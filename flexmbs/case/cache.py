@@ -1,0 +1,89 @@
+"""Cache of reduced-body files for flexible bodies given by a mesh.
+
+The cache key is the SHA-256 of the mesh file's content, the material, the reduction
+settings, the mesh unit and the body-file version; the file is
+``<body_dir>/<body>-<key[:16]>.h5``.  Editing the mesh, the material or any setting
+changes the key, so a stale file is never reused; a cached file that cannot be read is
+rebuilt.  Files are written to a temporary name and renamed, so an interrupted
+preprocessing never leaves a half-written cache entry.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from pathlib import Path
+
+from flexmbs.errors import BodyFileError, CaseError, MeshError
+
+log = logging.getLogger(__name__)
+
+
+def reduction_settings(b: dict):
+    from flexmbs.reduction import InterfaceSpec, ReductionSettings
+    return ReductionSettings(
+        n_modes=b["modes"], interfaces=tuple(InterfaceSpec.parse(s) for s in b["interfaces"]),
+        frame=b["frame"], static_modes=b["static_modes"], damping=b["damping"],
+        eigensolver=b["eigensolver"], stiffening=b["stiffening"])
+
+
+def cache_key(b: dict) -> str:
+    """Hex SHA-256 over mesh content, material, settings, unit and body-file version."""
+    from flexmbs.io.bodyfile import VERSION
+    from flexmbs.reduction.reduce import file_sha256
+    settings = reduction_settings(b).as_dict()
+    settings.pop("eigensolver", None)            # does not change the result
+    mat = b["material"]
+    payload = {"mesh_sha256": file_sha256(b["mesh"]), "unit": b["unit"],
+               "material": {"E": mat.E, "nu": mat.nu, "rho": mat.rho},
+               "settings": settings, "body_file_version": VERSION}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def reduced_body_file(b: dict, body_dir: Path, *, progress=None) -> tuple[Path, str]:
+    """Path of the (possibly new) reduced-body file of body spec ``b`` and ``"cached"`` or
+    ``"new"``.  Preprocesses when the file is missing or unreadable."""
+    from flexmbs.fe.assemble import assemble
+    from flexmbs.io.bodyfile import load_body, save_body
+    from flexmbs.io.mesh import read_mesh
+    from flexmbs.reduction import reduce_model
+
+    key = cache_key(b)
+    path = Path(body_dir) / f"{b['name']}-{key[:16]}.h5"
+    if path.is_file():
+        try:
+            load_body(path)
+            return path, "cached"
+        except BodyFileError as exc:
+            log.warning("rebuilding unreadable cached body file %s: %s", path, exc)
+    where = f"{b['path']}"
+    t = time.perf_counter()
+    try:
+        mesh = read_mesh(b["mesh"], scale=1e-3 if b["unit"] == "mm" else 1.0)
+    except MeshError as exc:
+        raise CaseError(f"{where}.mesh: {exc}") from None
+    if progress:
+        progress(f"{b['name']}: read mesh ({mesh.cell_type}, {mesh.n_nodes} nodes)",
+                 time.perf_counter() - t)
+    t = time.perf_counter()
+    fe = assemble(mesh, b["material"])
+    if progress:
+        progress(f"{b['name']}: assemble M, K ({fe.n_dof} dofs)", time.perf_counter() - t)
+    try:
+        body = reduce_model(fe, reduction_settings(b), name=b["name"],
+                            progress=(lambda m, s: progress(f"{b['name']}: {m}", s))
+                            if progress else None,
+                            provenance={"cache_key": key})
+    except (ValueError, KeyError, MeshError) as exc:
+        raise CaseError(f"{where}: preprocessing failed: {exc}") from None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}.h5")
+    try:
+        save_body(tmp, body)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    return path, "new"

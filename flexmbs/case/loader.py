@@ -1,0 +1,574 @@
+"""Read and validate a TOML case file (format: :mod:`flexmbs.case.schema`).
+
+:func:`load_case` returns a :class:`CaseSpec`: every section with defaults filled in,
+values converted (vectors to tuples, paths made absolute relative to the case file) and
+cross references checked (bodies, markers, joints).  Every problem is a
+:class:`~flexmbs.errors.CaseError` naming the file, the key path (``joints[2].axis``),
+what was expected and what was found; all problems of a file are reported at once.
+"""
+from __future__ import annotations
+
+import difflib
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from flexmbs.case import schema as S
+from flexmbs.errors import CaseError
+
+
+@dataclass(frozen=True)
+class CaseSpec:
+    """A validated case: plain data, one dict per item (``path`` = its key path)."""
+
+    path: Path
+    name: str
+    model: dict
+    bodies: tuple
+    joints: tuple
+    drives: tuple
+    forces: tuple
+    sensors: tuple
+    solver: dict
+    output: dict
+    analysis: dict | None = None
+    raw: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def folder(self) -> Path:
+        return self.path.parent
+
+    def where(self, key_path: str) -> str:
+        return f"{self.path.name}: {key_path}"
+
+
+class _Bad(Exception):
+    """A value that does not fit: ``expected`` and the offending value."""
+
+    def __init__(self, expected: str, found=None, show_found: bool = True):
+        self.expected, self.found, self.show_found = expected, found, show_found
+
+
+def _show(v) -> str:
+    if isinstance(v, str):
+        return f'"{v}"'
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, dict):
+        return "a table"
+    if isinstance(v, list):
+        return "[" + ", ".join(_show(x) for x in v[:6]) + (", ..." if len(v) > 6 else "") + "]"
+    return repr(v)
+
+
+def _type_name(v) -> str:
+    return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
+            dict: "table"}.get(type(v), type(v).__name__)
+
+
+# -- value checks: each returns the converted value or raises _Bad ----------------------------
+def _num(v) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise _Bad("a number", f"{_type_name(v)} {_show(v)}")
+    return float(v)
+
+
+def _finite(v) -> float:
+    x = _num(v)
+    if not math.isfinite(x):
+        raise _Bad("a finite number", x)
+    return x
+
+
+def _vec(n: int):
+    def check(v):
+        if not isinstance(v, list) or len(v) != n:
+            what = f"{_type_name(v)} {_show(v)}" if not isinstance(v, list) else \
+                f"{len(v)} entries {_show(v)}"
+            raise _Bad(f"an array of {n} numbers", what)
+        try:
+            return tuple(_finite(x) for x in v)
+        except _Bad:
+            raise _Bad(f"an array of {n} finite numbers", _show(v)) from None
+    return check
+
+
+def _str(v):
+    if not isinstance(v, str):
+        raise _Bad("a string", f"{_type_name(v)} {_show(v)}")
+    return v
+
+
+def _name(v):
+    v = _str(v)
+    if not v or v.strip() != v or "." in v or v == "ground":
+        raise _Bad("a non-empty name without dots or spaces at the ends (not 'ground')", _show(v))
+    return v
+
+
+def _int(v):
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise _Bad("an integer", f"{_type_name(v)} {_show(v)}")
+    return v
+
+
+def _bool(v):
+    if not isinstance(v, bool):
+        raise _Bad("true or false", f"{_type_name(v)} {_show(v)}")
+    return v
+
+
+def _mat3(v):
+    if not (isinstance(v, list) and len(v) == 3 and all(isinstance(r, list) and len(r) == 3
+                                                        for r in v)):
+        raise _Bad("a 3x3 array of numbers", _show(v))
+    return tuple(tuple(_finite(x) for x in r) for r in v)
+
+
+def _axis(v):
+    if isinstance(v, str):
+        if v.strip().lower().lstrip("+-") not in ("x", "y", "z"):
+            raise _Bad("'x', 'y', 'z' (optionally signed) or an array of 3 numbers", _show(v))
+        return v
+    a = _vec(3)(v)
+    if math.hypot(*a) < 1e-12:
+        raise _Bad("a non-zero direction", _show(v))
+    return a
+
+
+def _orientation(v):
+    if isinstance(v, dict):
+        _no_unknown(v, {"axis": None, "angle": None})
+        if "axis" not in v or "angle" not in v:
+            raise _Bad("a table {axis = ..., angle = rad} with both keys", _show(sorted(v)))
+        return {"axis": _axis(v["axis"]), "angle": _finite(v["angle"])}
+    if isinstance(v, list):
+        return _mat3(v)
+    raise _Bad("a 3x3 rotation matrix or {axis = ..., angle = rad}", f"{_type_name(v)} {_show(v)}")
+
+
+def _inertia(v):
+    if isinstance(v, list) and v and isinstance(v[0], list):
+        return _mat3(v)
+    if isinstance(v, list) and len(v) in (3, 6):
+        return _vec(len(v))(v)
+    raise _Bad("[Ixx, Iyy, Izz], [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] or a 3x3 array", _show(v))
+
+
+def _ref(v):
+    v = _str(v)
+    parts = v.split(".")
+    if len(parts) > 2 or not all(parts) or (parts[0] == "ground" and len(parts) == 2):
+        raise _Bad("\"ground\", \"BODY\" or \"BODY.MARKER\"", _show(v))
+    return v
+
+
+def _markers(v):
+    if not isinstance(v, dict):
+        raise _Bad("a table of markers {name = {at = [x, y, z], axis = ...}}", _show(v))
+    out = {}
+    for name, spec in v.items():
+        if not isinstance(spec, dict):
+            raise _Bad(f"marker '{name}' as a table {{at = [x, y, z], axis = ...}}", _show(spec))
+        _no_unknown(spec, {"at": None, "axis": None}, f"markers.{name}")
+        out[name] = {"at": _vec(3)(spec.get("at", [0.0, 0.0, 0.0])),
+                     "axis": None if spec.get("axis") is None else _axis(spec["axis"])}
+    return out
+
+
+def _interfaces(v):
+    if not isinstance(v, list) or not all(isinstance(s, str) and s for s in v):
+        raise _Bad("an array of strings \"NAME\" or \"NAME:rbe2|rbe3\"", _show(v))
+    for s in v:
+        kind = s.partition(":")[2]
+        if kind and kind.lower() not in ("rbe2", "rbe3"):
+            raise _Bad("interface kind rbe2 or rbe3", _show(s))
+    return tuple(v)
+
+
+def _material(v):
+    from flexmbs.fe.material import Material, material_from_name
+    if isinstance(v, str):
+        try:
+            return material_from_name(v)
+        except ValueError as exc:
+            raise _Bad("a known material", str(exc).replace("unknown material ", ""),
+                       show_found=True) from None
+    if isinstance(v, dict):
+        _no_unknown(v, {"E": None, "nu": None, "rho": None, "name": None})
+        for k in ("E", "nu", "rho"):
+            if k not in v:
+                raise _Bad(f"a material table with E [Pa], nu, rho [kg/m^3] (missing {k})",
+                           _show(sorted(v)))
+        try:
+            return Material(E=_finite(v["E"]), nu=_finite(v["nu"]), rho=_finite(v["rho"]),
+                            name=str(v.get("name", "custom")))
+        except ValueError as exc:
+            raise _Bad("a valid material", str(exc)) from None
+    raise _Bad("a material name or {E, nu, rho}", f"{_type_name(v)} {_show(v)}")
+
+
+def _floats(v):
+    if not isinstance(v, list) or not v:
+        raise _Bad("a non-empty array of numbers", _show(v))
+    return tuple(_finite(x) for x in v)
+
+
+def _value(v):
+    """A scalar or a vector (loads)."""
+    if isinstance(v, list):
+        return _floats(v)
+    return _finite(v)
+
+
+def _coordinate(v):
+    if isinstance(v, bool) or not isinstance(v, (int, str)):
+        raise _Bad("a coordinate name or index", _show(v))
+    return v
+
+
+def _options(v):
+    if not isinstance(v, dict):
+        raise _Bad("a table of PETSc options", _show(v))
+    out = {}
+    for k, x in v.items():
+        if isinstance(x, dict | list):
+            raise _Bad(f"option '{k}' as a string, number or boolean", _show(x))
+        out[k.lstrip("-")] = x
+    return out
+
+
+_CHECKS = {
+    "str": _str, "name": _name, "float": _finite, "int": _int, "bool": _bool, "vec3": _vec(3),
+    "vec6": _vec(6), "axis": _axis, "orientation": _orientation, "inertia": _inertia,
+    "ref": _ref, "markers": _markers, "interfaces": _interfaces, "material": _material,
+    "floats": _floats, "value": _value, "coordinate": _coordinate, "options": _options,
+    "path": _str, "path_out": _str, "function": lambda v: v,   # checked in _function
+}
+
+
+class _Collector:
+    """Collects problems of one file; ``where`` strings are key paths."""
+
+    def __init__(self, path: Path):
+        self.path, self.problems = path, []
+
+    def add(self, where: str, msg: str) -> None:
+        self.problems.append(f"{where}: {msg}")
+
+    def bad(self, where: str, exc: _Bad) -> None:
+        msg = f"expected {exc.expected}"
+        if exc.show_found and exc.found is not None:
+            msg += f", got {exc.found}"
+        self.add(where, msg)
+
+    def raise_if_any(self) -> None:
+        if not self.problems:
+            return
+        if len(self.problems) == 1:
+            raise CaseError(f"{self.path}: {self.problems[0]}")
+        raise CaseError(f"{self.path}: {len(self.problems)} problems:\n"
+                        + "\n".join(f"  - {p}" for p in self.problems))
+
+
+def _no_unknown(table: dict, allowed: dict, where: str = "") -> None:
+    for k in table:
+        if k not in allowed:
+            raise _Bad(_unknown_msg(k, allowed, where), None)
+
+
+def _unknown_msg(key: str, allowed, where: str = "") -> str:
+    close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'? " if close else ""
+    at = f"{where}." if where else ""
+    return (f"a known key instead of unknown key '{at}{key}' ({hint}allowed: "
+            + ", ".join(allowed) + ")")
+
+
+def _section(col: _Collector, table, keys: dict, where: str, also: dict | None = None,
+             elsewhere: dict | None = None) -> dict:
+    """Check one table against ``keys``; unknown keys get a did-you-mean hint."""
+    out: dict = {}
+    if not isinstance(table, dict):
+        col.add(where, f"expected a table, got {_type_name(table)} {_show(table)}")
+        return out
+    for k, v in table.items():
+        if k not in keys:
+            close = difflib.get_close_matches(k, list(keys), n=1, cutoff=0.6)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            if not hint and elsewhere and k in elsewhere:
+                hint = f" (only valid for {elsewhere[k]})"
+            col.add(f"{where}.{k}", f"unknown key{hint}; allowed here: " + ", ".join(keys))
+            continue
+        key = keys[k]
+        try:
+            val = _CHECKS[key.kind](v)
+            _extra_check(key, val)
+            if key.choices and val not in key.choices:
+                close = difflib.get_close_matches(str(val), key.choices, n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise _Bad("one of " + ", ".join(key.choices), f"{_show(val)}{hint}")
+        except _Bad as exc:
+            col.bad(f"{where}.{k}", exc)
+            continue
+        out[k] = val
+    for key in keys.values():
+        if key.name not in out and key.name not in table:
+            if key.required:
+                col.add(f"{where}.{key.name}", f"missing required key ({key.doc}"
+                        + (f" [{key.unit}]" if key.unit != "-" else "") + ")")
+            else:
+                out[key.name] = key.default
+    return out
+
+
+def _extra_check(key: S.Key, val) -> None:
+    vals = val if isinstance(val, tuple) else (val,)
+    if key.check == "positive" and any(x <= 0 for x in vals):
+        raise _Bad(f"a positive value [{key.unit}]", _show(list(vals) if len(vals) > 1 else val))
+    if key.check == "nonneg" and any(x < 0 for x in vals):
+        raise _Bad(f"a value >= 0 [{key.unit}]", _show(val))
+    if key.check == "unit_interval" and not 0.0 <= val <= 1.0:
+        raise _Bad("a value in [0, 1]", _show(val))
+
+
+def _function(col: _Collector, v, where: str, vector: bool):
+    """A drive value or load: number, [x, y, z] or a time-function table."""
+    if isinstance(v, dict):
+        kind = v.get("type")
+        if kind not in S.FUNCTION_TYPES:
+            close = difflib.get_close_matches(str(kind), S.FUNCTION_TYPES, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            col.add(f"{where}.type", "expected a time function type, one of "
+                    + ", ".join(S.FUNCTION_TYPES) + f", got {_show(kind)}{hint}")
+            return None
+        body = {k: x for k, x in v.items() if k != "type"}
+        spec = _section(col, body, S.FUNCTION[kind], where)
+        spec["type"] = kind
+        return spec
+    try:
+        return _vec(3)(v) if vector else _finite(v)
+    except _Bad as exc:
+        exc.expected += " or a time-function table {type = ...}"
+        col.bad(where, exc)
+        return None
+
+
+def _item(col: _Collector, table, where: str, common: dict, by_type: dict) -> dict | None:
+    if not isinstance(table, dict):
+        col.add(where, f"expected a table, got {_type_name(table)}")
+        return None
+    kind = table.get("type")
+    types = tuple(by_type)
+    if kind not in by_type:
+        if "type" not in table:
+            col.add(f"{where}.type", "missing required key (one of " + ", ".join(types) + ")")
+        else:
+            close = difflib.get_close_matches(str(kind), types, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            col.add(f"{where}.type", f"expected one of {', '.join(types)}, got {_show(kind)}{hint}")
+        return None
+    keys = {**common, **by_type[kind]}
+    elsewhere = {}
+    for t, ks in by_type.items():
+        for k in ks:
+            elsewhere.setdefault(k, f"type = \"{t}\"")
+    spec = _section(col, table, keys, where, elsewhere=elsewhere)
+    spec["path"] = where
+    return spec
+
+
+def load_case(path: str | Path) -> CaseSpec:
+    """Read, check and normalise a case file; raises :class:`CaseError` on any problem."""
+    path = Path(path)
+    if not path.is_file():
+        raise CaseError(f"{path}: case file not found")
+    try:
+        with open(path, "rb") as f:
+            raw = tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise CaseError(f"{path}: not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CaseError(f"{path}: cannot read: {exc}") from None
+    col = _Collector(path)
+    for k in raw:
+        if k not in S.SECTIONS:
+            close = difflib.get_close_matches(k, list(S.SECTIONS), n=1, cutoff=0.6)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            col.add(k, f"unknown section{hint}; sections: " + ", ".join(S.SECTIONS))
+    model = _section(col, raw.get("model", {}), S.MODEL, "model")
+    lists = {}
+    for sec in S.ARRAYS:
+        val = raw.get(sec, [])
+        if not isinstance(val, list):
+            col.add(sec, f"expected an array of tables [[{sec}]], got {_type_name(val)}")
+            val = []
+        lists[sec] = val
+    bodies = [_item(col, b, f"bodies[{i}]", S.BODY_COMMON, S.BODY)
+              for i, b in enumerate(lists["bodies"])]
+    joints = [_section(col, j, S.JOINT, f"joints[{i}]") | {"path": f"joints[{i}]"}
+              for i, j in enumerate(lists["joints"])]
+    drives = [_item(col, d, f"drives[{i}]", S.DRIVE_COMMON, S.DRIVE)
+              for i, d in enumerate(lists["drives"])]
+    forces = [_item(col, f, f"forces[{i}]", S.FORCE_COMMON, S.FORCE)
+              for i, f in enumerate(lists["forces"])]
+    sensors = [_item(col, s, f"sensors[{i}]", S.SENSOR_COMMON, S.SENSOR)
+               for i, s in enumerate(lists["sensors"])]
+    if "solver" not in raw and "analysis" not in raw and not col.problems:
+        col.add("solver", "missing section [solver] (needs at least t_end [s] and dt [s])")
+        solver = {}
+    else:
+        solver = _section(col, raw.get("solver", {"t_end": 1.0, "dt": 1.0}) if "solver" in raw
+                          else {"t_end": 1.0, "dt": 1.0}, S.SOLVER, "solver")
+    output = _section(col, raw.get("output", {}), S.OUTPUT, "output")
+    analysis = _section(col, raw["analysis"], S.ANALYSIS, "analysis") if "analysis" in raw \
+        else None
+    bodies = [b for b in bodies if b is not None]
+    drives = [d for d in drives if d is not None]
+    forces = [f for f in forces if f is not None]
+    sensors = [s for s in sensors if s is not None]
+    for d in drives:
+        for key in ("angle", "s"):
+            if key in d and d[key] is not None:
+                d[key] = _function(col, d[key], f"{d['path']}.{key}", vector=False)
+    for f in forces:
+        for key in ("force", "torque"):
+            if key in f and f[key] is not None:
+                f[key] = _function(col, f[key], f"{f['path']}.{key}", vector=True)
+    if solver and "t_end" in solver and "t0" in solver and solver["t_end"] <= solver["t0"]:
+        col.add("solver.t_end", f"expected t_end > t0 = {solver['t0']} s, got {solver['t_end']}")
+    elif solver.get("dt") and solver.get("t_end") and solver["dt"] > solver["t_end"] - solver.get(
+            "t0", 0.0):
+        col.add("solver.dt", f"expected dt <= t_end - t0, got dt = {solver['dt']} s")
+    _check_bodies(col, bodies, path.parent)
+    _check_references(col, bodies, joints, drives, forces, sensors)
+    col.raise_if_any()
+    name = model.get("name") or (path.parent.name if path.name == "case.toml" else path.stem)
+    return CaseSpec(path=path.resolve(), name=name, model=model, bodies=tuple(bodies),
+                    joints=tuple(joints), drives=tuple(drives), forces=tuple(forces),
+                    sensors=tuple(sensors), solver=solver, output=output, analysis=analysis,
+                    raw=raw)
+
+
+def _check_bodies(col: _Collector, bodies: list, folder: Path) -> None:
+    for b in bodies:
+        w = b["path"]
+        if any(p.startswith(f"{w}.") for p in col.problems):
+            continue              # a misspelt key would only cause follow-up errors here
+        if b["type"] == "rigid":
+            has_shape, has_mass = b.get("shape") is not None, b.get("m") is not None
+            if has_shape and (has_mass or b.get("inertia") is not None):
+                col.add(w, "give either `shape` + `density` or `m` + `inertia`, not both")
+            elif has_shape:
+                need = {"box": ("size",), "cylinder": ("radius", "length"),
+                        "sphere": ("radius",)}[b["shape"]] + ("density",)
+                for k in need:
+                    if b.get(k) is None:
+                        col.add(f"{w}.{k}", f"missing required key for shape = "
+                                f"\"{b['shape']}\" ({S.BODY['rigid'][k].doc} "
+                                f"[{S.BODY['rigid'][k].unit}])")
+            elif not has_mass or b.get("inertia") is None:
+                miss = "m" if not has_mass else "inertia"
+                col.add(f"{w}.{miss}", "missing required key: a rigid body needs `m` [kg] and "
+                        "`inertia` [kg m^2], or `shape` + `density` [kg/m^3]")
+        if b["type"] == "flexible":
+            mesh, bfile = b.get("mesh"), b.get("body_file")
+            if (mesh is None) == (bfile is None):
+                col.add(w, "a flexible body needs exactly one of `mesh` (with `material` and "
+                        "`modes`) or `body_file`")
+                continue
+            key = "mesh" if mesh is not None else "body_file"
+            p = (folder / (mesh or bfile)).resolve()
+            if not p.is_file():
+                col.add(f"{w}.{key}", f"file not found: {p}")
+            b[key] = p
+            if mesh is not None:
+                for k in ("material", "modes"):
+                    if b.get(k) is None:
+                        col.add(f"{w}.{k}", f"missing required key with `mesh` "
+                                f"({S.BODY['flexible'][k].doc.split(';')[0]})")
+            if b["frame"] != "mean_axis":
+                itf = b["frame"].partition(":")[2]
+                names = [s.partition(":")[0] for s in b["interfaces"]]
+                if not b["frame"].startswith("interface:") or (mesh and itf not in names):
+                    col.add(f"{w}.frame", f"expected mean_axis or interface:NAME with NAME in "
+                            f"interfaces {names}, got \"{b['frame']}\"")
+
+
+def body_markers(b: dict) -> list[str] | None:
+    """Marker names known from the case (None: only known after loading the body file)."""
+    if b["type"] == "rigid":
+        return list(b.get("markers") or {})
+    if b["type"] == "point_mass":
+        return []
+    if b.get("mesh") is not None:
+        return [s.partition(":")[0] for s in b["interfaces"]]
+    return None
+
+
+def _check_references(col, bodies, joints, drives, forces, sensors) -> None:
+    names: dict[str, str] = {}
+    for group, items in (("body", bodies), ("joint", joints), ("drive", drives),
+                         ("force element", forces), ("sensor", sensors)):
+        for it in items:
+            nm = it.get("name")
+            if nm is None:
+                continue
+            if nm in names:
+                col.add(f"{it['path']}.name", f"name \"{nm}\" already used by a {names[nm]}")
+            names[nm] = group
+    by_name = {b["name"]: b for b in bodies if "name" in b}
+    joint_names = [j["name"] for j in joints if "name" in j]
+
+    def ref(it, key):
+        v = it.get(key)
+        if v is None:
+            return
+        body, _, marker = v.partition(".")
+        if body == "ground":
+            return
+        if body not in by_name:
+            close = difflib.get_close_matches(body, list(by_name), n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            col.add(f"{it['path']}.{key}", f"unknown body \"{body}\"{hint}; bodies: "
+                    + (", ".join(by_name) or "none") + ", ground")
+            return
+        if marker:
+            known = body_markers(by_name[body])
+            if known is not None and marker not in known:
+                close = difflib.get_close_matches(marker, known, n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                col.add(f"{it['path']}.{key}", f"body \"{body}\" has no marker \"{marker}\""
+                        f"{hint}; markers: " + (", ".join(known) or "none"))
+
+    for j in joints:
+        ref(j, "first")
+        ref(j, "second")
+        if j.get("type") == "helical" and j.get("pitch") in (None, 0.0):
+            col.add(f"{j['path']}.pitch", "missing required key for a helical joint (advance "
+                    "per turn [m/turn], non-zero)")
+        elif j.get("type") not in (None, "helical") and j.get("pitch") is not None:
+            col.add(f"{j['path']}.pitch", "only valid for type = \"helical\"")
+        if j.get("first") is not None and j.get("first") == j.get("second"):
+            col.add(f"{j['path']}.second", f"expected a side other than first, got "
+                    f"\"{j['second']}\"")
+    for s in sensors:
+        ref(s, "first")
+        ref(s, "second")
+    for f in forces:
+        for key in ("first", "second", "at"):
+            ref(f, key)
+            v = f.get(key)
+            if f["type"] == "torque" and key == "at" and v:
+                b = by_name.get(v.partition(".")[0])
+                if b is not None and b["type"] == "point_mass":
+                    col.add(f"{f['path']}.at", f"a torque needs a body with rotations, "
+                            f"\"{b['name']}\" is a point mass")
+    for it in [*drives, *forces]:
+        jn = it.get("joint")
+        if jn is not None and jn not in joint_names:
+            close = difflib.get_close_matches(jn, joint_names, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            col.add(f"{it['path']}.joint", f"unknown joint \"{jn}\"{hint}; joints: "
+                    + (", ".join(joint_names) or "none"))

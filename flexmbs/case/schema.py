@@ -1,0 +1,320 @@
+"""The TOML case format: every section, key, type, unit and default.
+
+One table of :class:`Key` per section (and per ``type`` for bodies, drives, forces,
+sensors and time functions).  The loader validates against these tables and
+``docs/case_format.md`` is generated from them (:func:`markdown_tables`), so the format,
+its checks and its documentation cannot drift apart.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+REQUIRED = object()   #: marker default: the key must be given
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key: ``kind`` is the value type checked by the loader (see ``loader._CHECKS``),
+    ``unit`` its SI unit ("-" for none), ``default`` (``REQUIRED``/``None`` = not set),
+    ``check`` an extra condition ("positive", "nonneg", "unit_interval"), ``choices``."""
+
+    name: str
+    kind: str
+    unit: str = "-"
+    default: object = None
+    doc: str = ""
+    choices: tuple = ()
+    check: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+def _table(*keys: Key) -> dict[str, Key]:
+    return {k.name: k for k in keys}
+
+
+# -- [model] ------------------------------------------------------------------------------
+MODEL = _table(
+    Key("name", "str", default=None, doc="model name (default: the case file's folder name, "
+        "or its stem for a file not called case.toml)"),
+    Key("gravity", "vec3", "m/s^2", (0.0, 0.0, 0.0), "gravitational acceleration, inertial"),
+    Key("description", "str", default="", doc="free text, printed by `flexmbs check`"),
+)
+
+# -- [[bodies]] -------------------------------------------------------------------------------
+BODY_TYPES = ("rigid", "point_mass", "flexible")
+BODY_COMMON = _table(
+    Key("name", "name", default=REQUIRED, doc="unique body name (not 'ground')"),
+    Key("type", "str", default=REQUIRED, doc="body type", choices=BODY_TYPES),
+    Key("position", "vec3", "m", (0.0, 0.0, 0.0), "initial position of the body origin"),
+    Key("velocity", "vec3", "m/s", (0.0, 0.0, 0.0), "initial velocity of the body origin"),
+)
+_POSE = (
+    Key("orientation", "orientation", "-", None, "initial orientation: a 3x3 rotation matrix "
+        "(body axes as columns) or a table `{axis = \"z\" | [x, y, z], angle = rad}`; "
+        "default identity"),
+    Key("angular_velocity", "vec3", "rad/s", (0.0, 0.0, 0.0),
+        "initial angular velocity, inertial components"),
+)
+BODY = {
+    "rigid": _table(
+        *_POSE,
+        Key("shape", "str", default=None, doc="solid of uniform density instead of `m` and "
+            "`inertia`", choices=("box", "cylinder", "sphere")),
+        Key("density", "float", "kg/m^3", None, "density of `shape`", check="positive"),
+        Key("size", "vec3", "m", None, "box edge lengths along body x, y, z", check="positive"),
+        Key("radius", "float", "m", None, "cylinder or sphere radius", check="positive"),
+        Key("length", "float", "m", None, "cylinder length", check="positive"),
+        Key("axis", "str", default="z", doc="cylinder axis (body axis)", choices=("x", "y", "z")),
+        Key("m", "float", "kg", None, "mass (without `shape`)", check="positive"),
+        Key("inertia", "inertia", "kg m^2", None, "inertia about the centre of mass, body axes: "
+            "[Ixx, Iyy, Izz], [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] (I_xy = -int x y dm) or 3x3"),
+        Key("com", "vec3", "m", (0.0, 0.0, 0.0), "centre of mass in the body frame"),
+        Key("markers", "markers", "-", {}, "named markers: `name = {at = [x, y, z], "
+            "axis = \"z\" | [x, y, z]}` in the body frame (m); `axis` is the marker z axis"),
+    ),
+    "point_mass": _table(
+        Key("m", "float", "kg", REQUIRED, "mass", check="positive"),
+    ),
+    "flexible": _table(
+        *_POSE,
+        Key("mesh", "path", default=None, doc="solid mesh (gmsh .msh, .vtu, .inp), relative to "
+            "the case file; preprocessed and cached automatically"),
+        Key("body_file", "path", default=None, doc="a reduced-body file made by `flexmbs "
+            "preprocess` (instead of `mesh`)"),
+        Key("material", "material", default=None, doc="named material (steel, aluminium, "
+            "aluminium_kane, ...) or `{E = Pa, nu = -, rho = kg/m^3}`; required with `mesh`"),
+        Key("modes", "int", default=None, doc="number of free-free or fixed-interface modes; "
+            "required with `mesh`", check="positive"),
+        Key("interfaces", "interfaces", default=(), doc="mesh node sets that become markers: "
+            "\"NAME\" or \"NAME:rbe2\" / \"NAME:rbe3\" (Craig-Bampton when given)"),
+        Key("frame", "str", default="mean_axis", doc="reference-frame condition: mean_axis "
+            "or interface:NAME"),
+        Key("static_modes", "bool", default=False, doc="add the inertial static modes "
+            "(for geometric stiffening under large rotation rates)"),
+        Key("damping", "float", "-", 0.0, "modal damping ratio zeta of every mode",
+            check="nonneg"),
+        Key("stiffening", "bool", default=True, doc="geometric stiffening (K2, K3 computed in "
+            "preprocessing and used in the body)"),
+        Key("unit", "str", default="m", doc="length unit of the mesh file", choices=("m", "mm")),
+        Key("eigensolver", "str", default="auto", doc="eigensolver of preprocessing",
+            choices=("auto", "scipy", "slepc")),
+    ),
+}
+
+# -- [[joints]] -------------------------------------------------------------------------------
+JOINT_TYPES = ("revolute", "spherical", "fixed", "prismatic", "cylindrical", "universal",
+               "planar", "helical")
+JOINT = _table(
+    Key("name", "name", default=REQUIRED, doc="unique joint name"),
+    Key("type", "str", default=REQUIRED, doc="joint type", choices=JOINT_TYPES),
+    Key("first", "ref", default=REQUIRED, doc="side P: \"ground\", \"BODY\" or \"BODY.MARKER\""),
+    Key("second", "ref", default=REQUIRED, doc="side Q: \"ground\", \"BODY\" or \"BODY.MARKER\""),
+    Key("at", "vec3", "m", None, "joint point in the initial configuration, inertial "
+        "(default: the position of the marker side)"),
+    Key("axis", "axis", "-", None, "joint z axis, inertial: \"x\", \"-y\", ... or [x, y, z] "
+        "(default: the marker's z axis)"),
+    Key("pitch", "float", "m/turn", None, "helical joints only: advance per turn"),
+)
+
+# -- time functions (drive values and loads) ------------------------------------------------
+FUNCTION_TYPES = ("constant", "ramp", "polynomial", "sine", "spin_up")
+FUNCTION = {
+    "constant": _table(Key("value", "value", "unit of the quantity", REQUIRED, "f = value")),
+    "ramp": _table(Key("rate", "value", "unit/s", REQUIRED, "slope"),
+                   Key("f0", "value", "unit", 0.0, "value at t0"),
+                   Key("t0", "float", "s", 0.0, "start time: f = f0 + rate (t - t0)")),
+    "polynomial": _table(Key("coeffs", "floats", "unit/s^k", REQUIRED,
+                             "f = sum_k c_k t^k, lowest power first")),
+    "sine": _table(Key("amplitude", "value", "unit", REQUIRED, "amplitude"),
+                   Key("omega", "float", "rad/s", REQUIRED, "circular frequency"),
+                   Key("phase", "float", "rad", 0.0, "phase"),
+                   Key("offset", "value", "unit", 0.0,
+                       "f = offset + amplitude sin(omega t + phase)")),
+    "spin_up": _table(Key("Omega", "float", "rad/s", REQUIRED, "final rate"),
+                      Key("T", "float", "s", REQUIRED, "spin-up time (Kane et al. 1987)",
+                          check="positive"),
+                      Key("theta0", "float", "rad", 0.0, "initial angle")),
+}
+
+# -- [[drives]] ---------------------------------------------------------------------------------
+DRIVE_TYPES = ("angle", "angular_velocity", "displacement", "velocity")
+DRIVE_COMMON = _table(
+    Key("name", "name", default=REQUIRED, doc="unique drive name"),
+    Key("type", "str", default=REQUIRED, doc="drive type", choices=DRIVE_TYPES),
+    Key("joint", "str", default=REQUIRED, doc="name of the driven joint"),
+)
+DRIVE = {
+    "angle": _table(Key("angle", "function", "rad", REQUIRED,
+                        "prescribed angle of Q about z_P: number or time function")),
+    "angular_velocity": _table(
+        Key("omega", "float", "rad/s", REQUIRED, "constant rate: phi = phi0 + omega t"),
+        Key("phi0", "float", "rad", None, "angle at t = 0 (default: the initial angle)")),
+    "displacement": _table(Key("s", "function", "m", REQUIRED,
+                               "prescribed displacement of Q along z_P: number or time function")),
+    "velocity": _table(
+        Key("v", "float", "m/s", REQUIRED, "constant speed: s = s0 + v t"),
+        Key("s0", "float", "m", None, "displacement at t = 0 (default: the initial one)")),
+}
+
+# -- [[forces]] -----------------------------------------------------------------------------------
+FORCE_TYPES = ("spring_damper", "rotational_spring", "bushing", "force", "torque", "joint_stop")
+FORCE_COMMON = _table(
+    Key("name", "name", default=REQUIRED, doc="unique force-element name"),
+    Key("type", "str", default=REQUIRED, doc="force-element type", choices=FORCE_TYPES),
+)
+_JOINT_REF = Key("joint", "str", default=REQUIRED, doc="name of the joint it acts on")
+FORCE = {
+    "spring_damper": _table(
+        Key("first", "ref", default=REQUIRED, doc="side P: \"ground\", \"BODY\", \"BODY.MARKER\""),
+        Key("second", "ref", default=REQUIRED, doc="side Q"),
+        Key("first_at", "vec3", "m", None, "attachment point of P, inertial, initial "
+            "configuration (default: the marker or body origin)"),
+        Key("second_at", "vec3", "m", None, "attachment point of Q (as `first_at`)"),
+        Key("k", "float", "N/m", 0.0, "stiffness", check="nonneg"),
+        Key("d", "float", "N s/m", 0.0, "damping", check="nonneg"),
+        Key("l0", "float", "m", None, "free length (default: initial distance)",
+            check="nonneg")),
+    "rotational_spring": _table(
+        _JOINT_REF,
+        Key("k", "float", "N m/rad", 0.0, "torsion stiffness", check="nonneg"),
+        Key("d", "float", "N m s/rad", 0.0, "torsion damping", check="nonneg"),
+        Key("angle0", "float", "rad", 0.0, "free angle")),
+    "bushing": _table(
+        Key("first", "ref", default=REQUIRED, doc="side P (its axes are the bushing axes)"),
+        Key("second", "ref", default=REQUIRED, doc="side Q"),
+        Key("K", "vec6", "N/m (x3), N m/rad (x3)", (0.0,) * 6, "stiffnesses along/about P axes"),
+        Key("D", "vec6", "N s/m (x3), N m s/rad (x3)", (0.0,) * 6, "dampings")),
+    "force": _table(
+        Key("at", "ref", default=REQUIRED, doc="\"BODY\" or \"BODY.MARKER\""),
+        Key("point", "vec3", "m", None, "point of application, inertial, initial "
+            "configuration (default: the marker or body origin)"),
+        Key("force", "function", "N", REQUIRED, "[Fx, Fy, Fz] or a time function with "
+            "vector values"),
+        Key("frame", "str", default="inertial", doc="components of `force`",
+            choices=("inertial", "body"))),
+    "torque": _table(
+        Key("at", "ref", default=REQUIRED, doc="\"BODY\" or \"BODY.MARKER\""),
+        Key("torque", "function", "N m", REQUIRED, "[Mx, My, Mz] or a time function"),
+        Key("frame", "str", default="inertial", doc="components of `torque`",
+            choices=("inertial", "body"))),
+    "joint_stop": _table(
+        _JOINT_REF,
+        Key("coordinate", "coordinate", "-", 0, "joint coordinate: name (\"angle\", "
+            "\"displacement\", ...) or index"),
+        Key("lower", "float", "rad | m", float("-inf"), "lower limit"),
+        Key("upper", "float", "rad | m", float("inf"), "upper limit"),
+        Key("k", "float", "N/m | N m/rad", 0.0, "contact stiffness", check="nonneg"),
+        Key("d", "float", "N s/m | N m s/rad", 0.0, "contact damping", check="nonneg"),
+        Key("smoothing", "float", "m | rad", 0.0, "width of the smoothed engagement",
+            check="nonneg")),
+}
+
+# -- [[sensors]] -----------------------------------------------------------------------------------
+SENSOR_TYPES = ("position", "velocity", "acceleration", "orientation", "angular_velocity",
+                "angular_acceleration")
+SENSOR_COMMON = _table(
+    Key("name", "name", default=REQUIRED, doc="unique sensor name"),
+    Key("type", "str", default=REQUIRED, doc="measured quantity", choices=SENSOR_TYPES),
+    Key("first", "ref", default=REQUIRED, doc="marker measured (alone) or measured from"),
+    Key("second", "ref", default=None, doc="marker measured relative to `first`"),
+    Key("frame", "str", default="inertial", doc="components in", choices=("inertial", "first",
+                                                                          "second")),
+)
+SENSOR = {
+    "position": {}, "angular_velocity": {}, "angular_acceleration": {},
+    "velocity": _table(Key("derivative", "str", default="inertial", doc="time derivative "
+                           "taken in the inertial frame or in `frame`",
+                           choices=("inertial", "frame"))),
+    "acceleration": _table(Key("derivative", "str", default="inertial", doc="as for velocity",
+                               choices=("inertial", "frame"))),
+    "orientation": _table(Key("output", "str", default="rotvec", doc="rotation vector, Cardan "
+                              "angles x-y-z or the 9 matrix entries",
+                              choices=("rotvec", "xyz", "matrix"))),
+}
+
+# -- [solver], [output], [analysis] ------------------------------------------------------------------
+SOLVER = _table(
+    Key("integrator", "str", default="genalpha", doc="generalized-alpha or PETSc TS",
+        choices=("genalpha", "ts")),
+    Key("t_end", "float", "s", REQUIRED, "end time", check="positive"),
+    Key("dt", "float", "s", REQUIRED, "time step (initial step if adaptive)", check="positive"),
+    Key("t0", "float", "s", 0.0, "start time", check="nonneg"),
+    Key("rho_inf", "float", "-", 0.9, "spectral radius at infinite frequency (1: no "
+        "numerical damping)", check="unit_interval"),
+    Key("adaptive", "bool", default=False, doc="error-controlled step size"),
+    Key("rtol", "float", "-", 1e-4, "relative error tolerance (adaptive, ts)", check="positive"),
+    Key("atol", "float", "-", 1e-6, "absolute error tolerance (adaptive, ts)", check="positive"),
+    Key("petsc_options", "options", "-", {}, "PETSc options without the `fmbs_` prefix, e.g. "
+        "`{ pc_factor_mat_solver_type = \"mumps\" }`; command-line options win"),
+)
+OUTPUT = _table(
+    Key("directory", "path_out", default="results", doc="output folder relative to the case "
+        "file (`flexmbs run --out` wins)"),
+    Key("dt", "float", "s", None, "output interval (default: every step)", check="positive"),
+    Key("xdmf", "bool", default=True, doc="XDMF + HDF5 time series of the flexible bodies"),
+    Key("xdmf_dt", "float", "s", None, "interval of the XDMF frames (default: every output "
+        "step)", check="positive"),
+    Key("plots", "bool", default=True, doc="PNG plots of sensors, joints and energy"),
+)
+ANALYSIS = _table(
+    Key("type", "str", default=REQUIRED, doc="analysis instead of a time simulation",
+        choices=("modal",)),
+    Key("n_modes", "int", "-", 6, "number of eigenvalues reported", check="positive"),
+    Key("state", "str", default="initial", doc="linearise about the consistent initial "
+        "state or the steady state of a steadily driven system (relative equilibrium)",
+        choices=("initial", "steady")),
+)
+
+SECTIONS = {"model": MODEL, "bodies": None, "joints": None, "drives": None, "forces": None,
+            "sensors": None, "solver": SOLVER, "output": OUTPUT, "analysis": ANALYSIS}
+ARRAYS = ("bodies", "joints", "drives", "forces", "sensors")
+
+
+# -- documentation ---------------------------------------------------------------------------------
+def _fmt_default(k: Key) -> str:
+    if k.required:
+        return "**required**"
+    if k.default is None:
+        return "–"
+    if isinstance(k.default, bool):
+        return str(k.default).lower()
+    if isinstance(k.default, str):
+        return f'"{k.default}"' if k.default else '""'
+    if isinstance(k.default, tuple):
+        return "[" + ", ".join(f"{v:g}" for v in k.default) + "]" if k.default else "[]"
+    if isinstance(k.default, dict):
+        return "{}"
+    return f"{k.default:g}" if isinstance(k.default, float) else str(k.default)
+
+
+def markdown_table(keys: dict[str, Key]) -> str:
+    rows = ["| key | type | unit | default | meaning |", "|---|---|---|---|---|"]
+    for k in keys.values():
+        doc = k.doc + (" (one of " + ", ".join(f"`{c}`" for c in k.choices) + ")"
+                       if k.choices else "")
+        rows.append(f"| `{k.name}` | {k.kind} | {k.unit} | {_fmt_default(k)} | {doc} |")
+    return "\n".join(rows)
+
+
+def markdown_tables() -> str:
+    """Every table of the format, as Markdown (pasted into docs/case_format.md)."""
+    out = ["### `[model]`", markdown_table(MODEL),
+           "### `[[bodies]]`: all types", markdown_table(BODY_COMMON)]
+    out += [s for t in BODY_TYPES for s in (f"#### `type = \"{t}\"`", markdown_table(BODY[t]))]
+    out += ["### `[[joints]]`", markdown_table(JOINT), "### `[[drives]]`: all types",
+            markdown_table(DRIVE_COMMON)]
+    out += [s for t in DRIVE_TYPES for s in (f"#### `type = \"{t}\"`", markdown_table(DRIVE[t]))]
+    out += ["### Time functions `{type = ...}`"]
+    out += [s for t in FUNCTION_TYPES
+            for s in (f"#### `type = \"{t}\"`", markdown_table(FUNCTION[t]))]
+    out += ["### `[[forces]]`: all types", markdown_table(FORCE_COMMON)]
+    out += [s for t in FORCE_TYPES for s in (f"#### `type = \"{t}\"`", markdown_table(FORCE[t]))]
+    out += ["### `[[sensors]]`: all types", markdown_table(SENSOR_COMMON)]
+    out += [s for t in SENSOR_TYPES if SENSOR[t]
+            for s in (f"#### `type = \"{t}\"`", markdown_table(SENSOR[t]))]
+    out += ["### `[solver]`", markdown_table(SOLVER), "### `[output]`", markdown_table(OUTPUT),
+            "### `[analysis]`", markdown_table(ANALYSIS)]
+    return "\n\n".join(out) + "\n"
