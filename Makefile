@@ -38,9 +38,9 @@ demo: venv
 # The whole test suite: serial tests, then the MPI tests under mpiexec -n 2.
 test: venv test-serial test-mpi
 test-serial: venv
-	$(PY) -m pytest -q -m "not mpi" tests
+	$(PY) -m pytest -q --color=no -m "not mpi" tests
 test-mpi: venv
-	mpiexec -n 2 --oversubscribe $(PY) -m pytest -q -m mpi -p no:cacheprovider tests
+	mpiexec -n 2 --oversubscribe $(PY) -m pytest -q --color=no -m mpi -p no:cacheprovider tests
 
 bench: venv
 	$(PY) benchmarks/run.py
