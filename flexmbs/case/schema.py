@@ -269,7 +269,8 @@ ANALYSIS = _table(
 )
 
 SECTIONS = {"model": MODEL, "bodies": None, "joints": None, "drives": None, "forces": None,
-            "sensors": None, "solver": SOLVER, "output": OUTPUT, "analysis": ANALYSIS}
+            "sensors": None, "solver": SOLVER, "output": OUTPUT, "analysis": ANALYSIS,
+            "sweep": None}   # [sweep] is read by `flexmbs sweep` (flexmbs.parallel), ignored by run
 ARRAYS = ("bodies", "joints", "drives", "forces", "sensors")
 
 

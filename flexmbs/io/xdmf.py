@@ -25,7 +25,10 @@ def write_time_series(path: str | Path, points: np.ndarray, cells: np.ndarray, c
     """Write the series; ``point_data(i)`` returns ``{name: (N,) or (N, k) array}`` at
     ``times[i]``.  Returns the path of the ``.xdmf`` file."""
     import meshio
-    path = Path(path).with_suffix(".xdmf").resolve()
+    path = Path(path)
+    if path.suffix != ".xdmf":             # names may hold dots (sweep variants): append
+        path = path.with_name(path.name + ".xdmf")
+    path = path.resolve()
     path.parent.mkdir(parents=True, exist_ok=True)
     ctype = MESHIO_TYPE.get(cell_type, cell_type)
     points = np.asarray(points, dtype=float)
