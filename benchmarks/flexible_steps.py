@@ -14,6 +14,7 @@ stiffening on (K2, K3), each model built and reduced before the clock starts:
     python benchmarks/flexible_steps.py            # table
     python benchmarks/flexible_steps.py --kane     # plus the 20 s Kane spin-up runs
     python benchmarks/flexible_steps.py --crank    # plus the slider-crank mode sequence
+    python benchmarks/flexible_steps.py -fmbs_pc_factor_mat_solver_type umfpack  # PETSc options
 """
 from __future__ import annotations
 
@@ -120,6 +121,11 @@ def crank_sequence(modes=(2, 4, 8, 12), revolutions=3, h=1e-4):
 
 
 def main(argv):
+    petsc = [a for i, a in enumerate(argv) if a.startswith("-fmbs_")
+             or (i > 0 and argv[i - 1].startswith("-fmbs_") and not a.startswith("-"))]
+    if petsc:
+        from flexmbs.integrate import petsc_options_from_args
+        petsc_options_from_args(petsc)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, build in (("cantilever", cantilever), ("pendulum", pendulum),

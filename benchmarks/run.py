@@ -1,6 +1,7 @@
 """flexmbs benchmarks: steps per second and solver effort, printed as a table and JSON.
 
     python benchmarks/run.py [--models rigid_pendulum,rigid_fourbar] [--json out.json]
+                             [--petsc "-fmbs_pc_factor_mat_solver_type umfpack"]
 
 Each model runs at h = 1e-3 s over 1 s (generalized-alpha, rho_inf = 0.9, the default
 direct LU) in a fresh subprocess, so the peak memory (max RSS) is the model's own.
@@ -44,10 +45,13 @@ def build(name):
     raise SystemExit(f"unknown benchmark model '{name}'")
 
 
-def run_one(name, t_end=1.0, h=1e-3):
+def run_one(name, t_end=1.0, h=1e-3, petsc=""):
     import logging
     logging.disable(logging.WARNING)
     import flexmbs as fm
+    if petsc:
+        from flexmbs.integrate import petsc_options_from_args
+        petsc_options_from_args(petsc.split())
     model = build(name)
     t0 = time.perf_counter()
     res = fm.simulate(model, t_end, h, rho_inf=0.9, output_dt=t_end)
@@ -65,15 +69,17 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default="rigid_pendulum,rigid_fourbar")
     ap.add_argument("--json", default=os.path.join(HERE, "results.json"))
+    ap.add_argument("--petsc", default="", help="PETSc options for the solver, e.g. "
+                    "'-fmbs_pc_factor_mat_solver_type umfpack' (quote them)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
-        print(json.dumps(run_one(args.one)))
+        print(json.dumps(run_one(args.one, petsc=args.petsc)))
         return 0
     rows = []
     for name in args.models.split(","):
-        out = subprocess.run([sys.executable, __file__, "--one", name], capture_output=True,
-                             text=True, check=False)
+        out = subprocess.run([sys.executable, __file__, "--one", name, f"--petsc={args.petsc}"],
+                             capture_output=True, text=True, check=False)
         if out.returncode != 0:
             print(f"{name}: failed\n{out.stderr[-2000:]}", file=sys.stderr)
             continue

@@ -143,7 +143,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
             try:
                 traj = integ.run(init.q, init.qd, init.qdd, init.lam, t0, t_end, h=dt,
                                  adaptive=adaptive, rtol=rtol, atol=atol, output_times=out_times,
-                                 callback=recorder, store=False)
+                                 callback=recorder, store=False,
+                                 callback_at_outputs=out_times is not None and progress is None)
             finally:
                 integ.destroy()
             stats = traj.stats

@@ -6,6 +6,22 @@ database (default: direct LU, see :mod:`options`).  Jacobian reuse is decided he
 ``-snes_lag_jacobian``: the Jacobian callback leaves the matrix (and hence PETSc's
 factorisation) untouched unless it is stale, and rebuilds it when the residual
 contraction ``|F_k| / |F_{k-1}|`` is worse than ``theta``.
+
+Convergence test.  By default SNES's own (``snes_rtol``, ``snes_stol``, ...).  With
+``increment_rtol = kappa`` (used by :mod:`genalpha`) a scale-aware increment test replaces
+it: the unknowns are split into blocks (e.g. ``q`` and the scaled multipliers), and the
+iteration stops when in every block ``b`` the estimated remaining error
+
+    err_k,b = rho_k / (1 - rho_k) * max|dx_k,b|,    rho_k = |F_k| / |F_{k-1}| < 1
+
+(the contraction of the simplified Newton iteration, Hairer & Wanner IV.8) is at most
+``kappa * max|dx_1,b|`` -- a fraction ``kappa`` of the first correction, which in a time
+step is the predictor error, itself of the order of the local discretisation error -- or
+at round-off level ``64 eps max|x_b|``.  The last ``n_algebraic`` rows of ``F`` (the
+position constraints ``g(q) = 0``, which no discretisation error excuses) must in
+addition satisfy ``|F_i| <= algebraic_tol * max(1, max|x_1|)`` with ``x_1`` the first
+block.  ``|F_k| = 0`` also counts as converged; ``snes_max_it`` and non-finite residuals
+end the iteration as before.
 """
 from __future__ import annotations
 
@@ -61,7 +77,9 @@ class NewtonSolver:
     """
 
     def __init__(self, n: int, *, prefix: str = "fmbs_", petsc_options: Mapping | None = None,
-                 comm=None, theta: float = 0.25):
+                 comm=None, theta: float = 0.25, increment_rtol: float | None = None,
+                 block_sizes: tuple[int, ...] | None = None, n_algebraic: int = 0,
+                 algebraic_tol: float = 1e-12):
         comm = PETSc.COMM_SELF if comm is None else comm
         if comm.getSize() != 1:
             raise NotImplementedError(
@@ -84,6 +102,18 @@ class NewtonSolver:
         self._snes.setFunction(self._function, self._f)
         self._snes.setMonitor(self._monitor)
         self._configured = False
+        self._kappa = increment_rtol
+        if increment_rtol is not None:
+            sizes = (n,) if not block_sizes else tuple(int(b) for b in block_sizes)
+            if sum(sizes) != n:
+                raise ValueError(f"NewtonSolver: block sizes {sizes} do not add up to {n}")
+            bounds = np.cumsum((0,) + sizes)
+            self._blocks = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+            self._d1: list[float] = []
+            self._alg = slice(n - int(n_algebraic), n) if n_algebraic else None
+            self._alg_tol = float(algebraic_tol)
+            self._max_it = 20
+            self._snes.setConvergenceTest(self._converged)
 
     # read-only handles, as in dolfinx
     @property
@@ -108,14 +138,48 @@ class NewtonSolver:
     # --- PETSc callbacks -------------------------------------------------------------
     def _function(self, snes, x, f):
         xa = x.getArray(readonly=True).copy()
-        try:
-            with np.errstate(all="ignore"):
-                fa = np.asarray(self._F_cb(xa), dtype=float)
+        try:  # floating-point errors are ignored (np.errstate) around the whole solve
+            fa = np.asarray(self._F_cb(xa), dtype=float)
         except ArithmeticError as exc:  # overflow, division by zero in a force law
             log.debug("residual evaluation failed: %s", exc)
             self._residual_error = str(exc)
             fa = np.full(self._n, np.nan)
         f.setArray(fa)
+
+    def _converged(self, snes, its, norms):
+        """The increment test of the module docstring (a SNES convergence test)."""
+        R = PETSc.SNES.ConvergedReason
+        fnorm = norms[2]
+        fn = self._fnorms
+        if not np.isfinite(fnorm):
+            return R.DIVERGED_FNORM_NAN
+        if fnorm == 0.0:
+            return R.CONVERGED_FNORM_ABS
+        if its == 0:
+            return R.ITERATING
+        dx = snes.getSolutionUpdate().getArray(readonly=True)
+        x = snes.getSolution().getArray(readonly=True)
+        d = [float(np.max(np.abs(dx[b]))) for b in self._blocks]
+        if its == 1:
+            self._d1 = d
+        rho = fnorm / fn[-2] if len(fn) >= 2 and fn[-2] > 0.0 else 1.0
+        eps64 = 64.0 * np.finfo(float).eps
+        small = all(di <= eps64 * float(np.max(np.abs(x[b])))
+                    for di, b in zip(d, self._blocks))
+        if small:
+            return R.CONVERGED_SNORM_RELATIVE
+        if self._alg is not None:
+            f = self._f.getArray(readonly=True)[self._alg]
+            scale = max(1.0, float(np.max(np.abs(x[self._blocks[0]]))))
+            if f.size and float(np.max(np.abs(f))) > self._alg_tol * scale:
+                return R.DIVERGED_MAX_IT if its >= self._max_it else R.ITERATING
+        if rho < 1.0:
+            eta = rho / (1.0 - rho)
+            if all(eta * di <= self._kappa * d1 for di, d1 in zip(d, self._d1)):
+                return R.CONVERGED_SNORM_RELATIVE
+        if its >= self._max_it:
+            return R.DIVERGED_MAX_IT
+        return R.ITERATING
 
     def _monitor(self, snes, its, fnorm):
         self._fnorms.append(float(fnorm))
@@ -127,8 +191,7 @@ class NewtonSolver:
             return  # matrix state unchanged: PETSc keeps the factorisation
         xa = x.getArray(readonly=True).copy()
         try:
-            with np.errstate(all="ignore"):
-                A = sp.csr_matrix(self._J_cb(xa))
+            A = sp.csr_matrix(self._J_cb(xa))
         except ArithmeticError as exc:
             self._abort = f"Jacobian evaluation failed ({exc})"
             raise _Abort from exc
@@ -145,6 +208,7 @@ class NewtonSolver:
         self._J = aij_from_csr(A0, self._comm)
         self._snes.setJacobian(self._jacobian, self._J, self._J)
         self._options.set_from_options(self._snes)
+        self._max_it = self._snes.getTolerances()[3]
         self._configured = True
 
     # --- solve -----------------------------------------------------------------------
@@ -168,7 +232,7 @@ class NewtonSolver:
         self._x.setArray(np.asarray(x0, dtype=float))
         err: Exception | None = None
         try:
-            with self._options.inserted():
+            with self._options.inserted(), np.errstate(all="ignore"):
                 self._snes.solve(None, self._x)
         except (_Abort, PETSc.Error) as exc:
             err = exc

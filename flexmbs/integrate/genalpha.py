@@ -124,12 +124,17 @@ class GeneralizedAlpha:
     jacobian_reuse : keep the Newton matrix across iterations and steps while Newton
         contracts well; rebuilt after a failure, a poor rate or a step-size change > 50 %
     project_velocity : report velocities projected onto ``G qd = -g_t`` (see module doc)
+    newton_rtol : Newton stops when its estimated remaining error is below this fraction
+        of the first Newton correction (per block ``q``, ``lam``), see
+        :mod:`flexmbs.integrate._newton`; ``None``: SNES's own tests (``snes_rtol``,
+        ``snes_stol``)
     comm : communicator of the PETSc objects (one rank)
     """
 
     def __init__(self, dae, *, rho_inf: float = 0.9, options_prefix: str = "fmbs_",
                  petsc_options: Mapping | None = None, jacobian_reuse: bool = True,
-                 project_velocity: bool = False, comm=None):
+                 project_velocity: bool = False, newton_rtol: float | None = 1e-5,
+                 comm=None):
         self.dae = dae
         self.params = GenAlphaParameters.from_rho_inf(rho_inf)
         self.jacobian_reuse = jacobian_reuse
@@ -137,7 +142,10 @@ class GeneralizedAlpha:
         self._n, self._m = dae.n_q, dae.n_lam
         self._newton = NewtonSolver(self._n + self._m, prefix=options_prefix,
                                     petsc_options=petsc_options,
-                                    comm=PETSc.COMM_SELF if comm is None else comm)
+                                    comm=PETSc.COMM_SELF if comm is None else comm,
+                                    increment_rtol=newton_rtol,
+                                    block_sizes=(self._n, self._m),
+                                    n_algebraic=self._m)
         self._h_jac: float | None = None
 
     @property
@@ -177,8 +185,11 @@ class GeneralizedAlpha:
         def J(x):
             q1, lam1 = split(x)
             _, qd1, qdd1 = self._kinematics(s, h, q1)
-            K, C, M = dae.tangent(q1, qd1, qdd1, lam1, t1)
-            S = sp.csr_matrix(M) + (gp / bp) * sp.csr_matrix(C) + sp.csr_matrix(K) / bp
+            if hasattr(dae, "iteration_matrix"):   # one COO assembly (AssembledSystem)
+                S = dae.iteration_matrix(q1, qd1, qdd1, lam1, t1, 1.0 / bp, gp / bp, 1.0)
+            else:
+                K, C, M = dae.tangent(q1, qd1, qdd1, lam1, t1)
+                S = sp.csr_matrix(M) + (gp / bp) * sp.csr_matrix(C) + sp.csr_matrix(K) / bp
             G = sp.csr_matrix(dae.constraint_jacobian(q1, t1), shape=(self._m, n))
             return saddle(S, G)
 
@@ -213,15 +224,17 @@ class GeneralizedAlpha:
             t0: float, t_end: float, *, h: float, adaptive: bool = False,
             rtol: float = 1e-4, atol: float = 1e-6, output_times: Sequence[float] | None = None,
             callback: Callback | None = None, store: bool = True, h_min: float | None = None,
-            h_max: float | None = None, max_cuts: int = 8) -> Trajectory:
+            h_max: float | None = None, max_cuts: int = 8,
+            callback_at_outputs: bool = False) -> Trajectory:
         """Integrate from consistent ``(q0, qd0, qdd0, lam0)`` at ``t0`` to ``t_end``.
 
         Fixed steps ``h`` (cut in halves on Newton failure, up to ``max_cuts`` times), or
         with ``adaptive`` the initial step ``h`` controlled by the local error estimate
         (``err <= 1`` with weights ``atol + rtol |q|``).  Steps land on ``output_times``.
         ``callback(t, q, qd, qdd, lam, stats)`` is called at ``t0`` and after every
-        accepted step; a true return value stops the integration.  With ``store`` the
-        states at ``output_times`` (or at every step if ``None``) are returned.
+        accepted step (with ``callback_at_outputs`` only at ``t0`` and the output times);
+        a true return value stops the integration.  With ``store`` the states at
+        ``output_times`` (or at every step if ``None``) are returned.
         """
         if not h > 0.0 or not t_end > t0:
             raise ValueError(f"generalized-alpha: need h > 0 and t_end > t0, got h = {h}, "
@@ -241,10 +254,16 @@ class GeneralizedAlpha:
         h_max = (t_end - t0) if h_max is None else h_max
 
         def emit(st: State) -> bool:
-            qd = self._output_qd(st)
-            if rec is not None and (outs is None or np.any(np.abs(outs - st.t) <= eps)):
+            at_output = outs is None or bool(np.any(np.abs(outs - st.t) <= eps))
+            record = rec is not None and at_output
+            call = callback is not None and (not callback_at_outputs or at_output
+                                             or st.t == t0)
+            if not (record or call):
+                return False
+            qd = self._output_qd(st)    # the projection costs a solve: only when used
+            if record:
                 rec(st.t, st.q, qd, st.qdd, st.lam)
-            if callback is not None:
+            if call:
                 return bool(callback(st.t, st.q.copy(), qd.copy(), st.qdd.copy(),
                                      st.lam.copy(), c.stats()))
             return False

@@ -81,8 +81,12 @@ def _vector_jet(e, u, n, off, order, with_r, A=None):
     return Jet(v, d, h)
 
 
-def frame_jet(marker, q_b: np.ndarray | None, n: int, offset: int, order: int = 2) -> FrameJet:
-    """Jets of ``marker``'s position and axes over an ``n``-long local vector."""
+def frame_jet(marker, q_b: np.ndarray | None, n: int, offset: int, order: int = 2,
+              rot: tuple[np.ndarray, np.ndarray] | None = None) -> FrameJet:
+    """Jets of ``marker``'s position and axes over an ``n``-long local vector.
+
+    ``rot``: ``rotation_data(q_b[3:7])`` if the caller already has it (shared by all the
+    markers of one body in one evaluation)."""
     body = marker.body
     R = marker.R
     if getattr(body, "is_ground", False):
@@ -92,9 +96,11 @@ def frame_jet(marker, q_b: np.ndarray | None, n: int, offset: int, order: int = 
         p = _vector_jet(None, marker.s, n, offset, order, (True, q_b[0:3]))
         axes = [Jet.constant(R[:, k], n, order) for k in range(3)]
         return FrameJet(p, *axes)
+    if rot is None:
+        rot = rotation_data(q_b[3:7])
     if _is_flexible(marker):
-        return _flexible_frame(q_b, marker, n, offset, order)
-    return _rigid_frame(q_b, marker, n, offset, order)
+        return _flexible_frame(q_b, marker, n, offset, order, rot)
+    return _rigid_frame(q_b, marker, n, offset, order, rot)
 
 
 def _is_flexible(marker) -> bool:
@@ -112,17 +118,42 @@ def _flexible_UW(marker, qe):
     return U, W
 
 
-def _flexible_frame(q_b, marker, n, off, order) -> FrameJet:
+def _flexible_UW_cached(marker, qe):
+    """``_flexible_UW`` with the constant ``W`` and the Phi, Psi arrays kept on the marker."""
+    c = marker.__dict__.get("_UW")
+    if c is None:
+        Phi = np.asarray(marker.Phi, float)
+        Psi = np.zeros_like(Phi) if marker.Psi is None else np.asarray(marker.Psi, float)
+        R = np.asarray(marker.R, float)
+        W = np.stack([Phi] + [-tilde(R[:, j]) @ Psi for j in range(3)])
+        U0 = np.column_stack([marker.s, R])
+        c = (Phi, Psi, R, W, U0)
+        marker.__dict__["_UW"] = c
+    Phi, Psi, R, W, U0 = c
+    th = Psi @ qe
+    U = U0.copy()
+    U[:, 0] += Phi @ qe
+    for j in range(1, 4):
+        U[:, j] += cross3(th, R[:, j - 1])
+    return U, W
+
+
+def _de_block(Te: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """``einsum('kla,lu->uka', Te, U)`` (4, 3, 4) as one small matrix product."""
+    return (U.T @ Te.transpose(1, 0, 2).reshape(3, 12)).reshape(U.shape[1], 3, 4)
+
+
+def _flexible_frame(q_b, marker, n, off, order, rot=None) -> FrameJet:
     """Position and axes of a marker with elastic rows ``Phi``, ``Psi`` (module docstring)."""
     nq = len(q_b) - 7
-    A, Te = rotation_data(q_b[3:7])
-    U, W = _flexible_UW(marker, q_b[7:])
+    A, Te = rotation_data(q_b[3:7]) if rot is None else rot
+    U, W = _flexible_UW_cached(marker, q_b[7:])
     V = A @ U
     V[:, 0] += q_b[0:3]
     D = np.zeros((4, 3, n))
     eo, qo = off + 3, off + 7
-    D[:, :, eo:eo + 4] = np.einsum("kla,lu->uka", Te, U)
-    D[:, :, qo:qo + nq] = np.einsum("kl,ulj->ukj", A, W)
+    D[:, :, eo:eo + 4] = _de_block(Te, U)
+    D[:, :, qo:qo + nq] = np.matmul(A, W)
     D[0, 0, off] = D[0, 1, off + 1] = D[0, 2, off + 2] = 1.0
     if order < 2:
         return FrameJet(*(Jet(V[:, k], D[k], None) for k in range(4)))
@@ -143,10 +174,10 @@ def rotation_data(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return 0.5 * (Te @ e), Te
 
 
-def _rigid_frame(q_b, marker, n, off, order) -> FrameJet:
+def _rigid_frame(q_b, marker, n, off, order, rot=None) -> FrameJet:
     """All four vectors (s and the three axes) of a rigid-body marker at once:
     ``V = A U + [r, 0, 0, 0]``, ``dV/de = Te . U``, ``d2V/de2 = 2 Q(U)``."""
-    A, Te = rotation_data(q_b[3:7])
+    A, Te = rotation_data(q_b[3:7]) if rot is None else rot
     U = marker.__dict__.get("_U")
     if U is None:
         U = np.column_stack([marker.s, marker.R])        # (3, 4): s, x, y, z
@@ -155,7 +186,7 @@ def _rigid_frame(q_b, marker, n, off, order) -> FrameJet:
     V[:, 0] += q_b[0:3]
     D = np.zeros((4, 3, n))
     eo = off + 3
-    D[:, :, eo:eo + 4] = np.einsum("kla,lu->uka", Te, U)
+    D[:, :, eo:eo + 4] = _de_block(Te, U)
     D[0, 0, off] = D[0, 1, off + 1] = D[0, 2, off + 2] = 1.0
     if order == 2:
         QU = np.einsum("klab,lu->ukab", T_A, U)          # (4, 3, 4, 4)

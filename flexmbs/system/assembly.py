@@ -118,7 +118,9 @@ class AssembledSystem:
         self.sensor_markers = {s.name: tuple(s.resolve()) for s in self.sensors}
         self.redundancy_tol = redundancy_tol
         self._cache = None
+        self._G_cache = None
         self._pattern_cache = None
+        self._grids: dict = {}
 
     @property
     def n_lam(self) -> int:
@@ -140,14 +142,25 @@ class AssembledSystem:
         return q
 
     # -- constraint jets ----------------------------------------------------------
-    def _frames(self, markers, offsets, q, idx, n, order):
+    def _frames(self, markers, offsets, q, idx, n, order, rot=None):
+        """Frame jets of ``markers``; ``rot`` ({body id: (A, Te)}) shares the rotation
+        data of a body between the markers of one evaluation."""
         out = []
         for mk, off in zip(markers, offsets):
-            qb = None if off is None else q[idx[off:off + mk.body.n_coords]]
-            out.append(F.frame_jet(mk, qb, n, 0 if off is None else off, order))
+            if off is None:
+                out.append(F.frame_jet(mk, None, n, 0, order))
+                continue
+            nb = mk.body.n_coords
+            qb = q[idx[off:off + nb]]
+            r = None
+            if rot is not None and nb >= 7:
+                r = rot.get(id(mk.body))
+                if r is None:
+                    r = rot[id(mk.body)] = F.rotation_data(qb[3:7])
+            out.append(F.frame_jet(mk, qb, n, off, order, r))
         return out
 
-    def _block_jets(self, blk: _Block, q, t, order) -> list[Jet]:
+    def _block_jets(self, blk: _Block, q, t, order, rot=None) -> list[Jet]:
         n = len(blk.idx) + 1
         if blk.kind == "normalization":
             e = q[blk.idx]
@@ -157,7 +170,7 @@ class AssembledSystem:
                 h = np.zeros((5, 5))
                 h[:4, :4] = 2.0 * np.eye(4)
             return [Jet(np.asarray(e @ e - 1.0), d, h)]
-        frames = self._frames(blk.markers, blk.offsets, q, blk.idx, n, order)
+        frames = self._frames(blk.markers, blk.offsets, q, blk.idx, n, order, rot)
         tj = Jet.variable(n - 1, t, n, order)
         return blk.owner.equations(frames[0], frames[1], tj)
 
@@ -174,9 +187,10 @@ class AssembledSystem:
         if cache is not None and cache[0] == key and cache[1] >= order:
             return cache[2]
         out = []
+        rot: dict = {}
         for bi, blk in enumerate(self.blocks):
             start = self._row_start[bi]
-            jets = self._block_jets(blk, q, t, order)
+            jets = self._block_jets(blk, q, t, order, rot)
             if len(jets) != len(blk.labels):
                 raise ModelError(f"{blk.kind} '{blk.name}': returned {len(jets)} equations, "
                                  f"expected {len(blk.labels)}")
@@ -184,7 +198,19 @@ class AssembledSystem:
                 if self.active[start + k]:
                     out.append((blk, jt))
         self._cache = (key, order, out)
+        self._G_cache = None
         return out
+
+    def _G_data(self, q, t):
+        """Values of ``G`` in the CSR order of :meth:`_pattern` (memoised with the rows)."""
+        entries = self._all_rows(q, t, 1)
+        if self._G_cache is not None and self._G_cache[0] is entries:
+            return self._G_cache[1]
+        _, _, perms = self._pattern()
+        data = np.concatenate([jt.d[:-1][p] for (_, jt), p in zip(entries, perms)]) \
+            if entries else np.zeros(0)
+        self._G_cache = (entries, data)
+        return data
 
     def _pattern(self):
         """CSR structure of ``G`` for the current active rows (rows keep ``blk.idx`` order)."""
@@ -215,11 +241,11 @@ class AssembledSystem:
             finally:
                 self.active = active
         entries = self._all_rows(q, t, 1)
-        indptr, indices, perms = self._pattern()
+        indptr, indices, _ = self._pattern()
         if not entries:
             return sp.csr_matrix((0, self.n_q))
-        data = np.concatenate([jt.d[:-1][p] for (_, jt), p in zip(entries, perms)])
-        return sp.csr_matrix((data, indices, indptr), shape=(len(entries), self.n_q))
+        return sp.csr_matrix((self._G_data(q, t), indices, indptr),
+                             shape=(len(entries), self.n_q))
 
     def constraint_rates(self, q, qd, t):
         g_t, gamma = [], []
@@ -229,14 +255,34 @@ class AssembledSystem:
             gamma.append(xd @ jt.h @ xd)
         return np.array(g_t), np.array(gamma)
 
-    def constraint_force_jacobian(self, q, mu, t):
-        rows, cols, vals = [], [], []
+    def _grid(self, key, idx):
+        """Row and column indices of the dense block ``idx x idx`` (cached per block)."""
+        g = self._grids.get(key)
+        if g is None:
+            rr, cc = np.meshgrid(idx, idx, indexing="ij")
+            g = self._grids[key] = (rr.ravel(), cc.ravel())
+        return g
+
+    def _constraint_force_blocks(self, q, mu, t):
+        """``sum_i mu_i h_i`` per constraint block, as (rows, cols, values) chunks."""
+        acc: dict = {}
         for i, (blk, jt) in enumerate(self._all_rows(q, t, 2)):
             if mu[i] == 0.0:
                 continue
             H = mu[i] * jt.h[:-1, :-1]
-            rr, cc = np.meshgrid(blk.idx, blk.idx, indexing="ij")
-            rows.append(rr.ravel()); cols.append(cc.ravel()); vals.append(H.ravel())
+            a = acc.get(id(blk))
+            if a is None:
+                acc[id(blk)] = [blk, H]
+            else:
+                a[1] = a[1] + H
+        rows, cols, vals = [], [], []
+        for blk, H in acc.values():
+            rr, cc = self._grid(("c", blk.name, blk.kind), blk.idx)
+            rows.append(rr); cols.append(cc); vals.append(H.ravel())
+        return rows, cols, vals
+
+    def constraint_force_jacobian(self, q, mu, t):
+        rows, cols, vals = self._constraint_force_blocks(q, mu, t)
         return _coo(rows, cols, vals, (self.n_q, self.n_q))
 
     def constraint_velocity_jacobian(self, q, v, t):
@@ -248,11 +294,12 @@ class AssembledSystem:
 
     # -- forces --------------------------------------------------------------------
     def _force_contributions(self, q, qd, t, order):
+        rot: dict = {}
         for fb in self.force_blocks:
             n = len(fb.idx) + 1
             x = np.append(q[fb.idx], t)
             xd = np.append(qd[fb.idx], 1.0)
-            frames = tuple(self._frames(fb.markers, fb.offsets, q, fb.idx, n, order))
+            frames = tuple(self._frames(fb.markers, fb.offsets, q, fb.idx, n, order, rot))
             q_b = tuple(None if o is None else q[fb.idx[o:o + m.body.n_coords]]
                         for m, o in zip(fb.markers, fb.offsets))
             qd_b = tuple(None if o is None else qd[fb.idx[o:o + m.body.n_coords]]
@@ -268,9 +315,10 @@ class AssembledSystem:
             r[s] += b.residual(q[s], qd[s], qdd[s], self.gravity)
         for fb, c in self._force_contributions(q, qd, t, 1):
             np.add.at(r, fb.idx, -c.Q[:-1])
-        if self.n_lam:
-            for (blk, jt), lm in zip(self._all_rows(q, t, 1), lam):
-                r[blk.idx] += lm * jt.d[:-1]
+        if self.n_lam:  # G^T lam, one scatter over the CSR pattern of G
+            indptr, indices, _ = self._pattern()
+            w = self._G_data(q, t) * np.repeat(np.asarray(lam, float), np.diff(indptr))
+            r += np.bincount(indices, weights=w, minlength=self.n_q)
         if not np.all(np.isfinite(r)):
             bad = self._nonfinite_source(q, qd, qdd, t)
             raise FloatingPointError(f"non-finite residual at t = {t:.6g} s from {bad}")
@@ -286,20 +334,24 @@ class AssembledSystem:
                 return f"force element '{fb.element.name}'"
         return "the constraints"
 
-    def tangent(self, q, qd, qdd, lam, t):
+    def _tangent_chunks(self, q, qd, qdd, t):
         rows, cols, vk, vc, vm = [], [], [], [], []
         for b in self.bodies:
             s = self.body_slices[b.name]
             K, C, M = b.tangent(q[s], qd[s], qdd[s], self.gravity)
-            ii = np.arange(s.start, s.stop)
-            rr, cc = np.meshgrid(ii, ii, indexing="ij")
-            rows.append(rr.ravel()); cols.append(cc.ravel())
+            rr, cc = self._grid(("b", b.name), np.arange(s.start, s.stop))
+            rows.append(rr); cols.append(cc)
             vk.append(K.ravel()); vc.append(C.ravel()); vm.append(M.ravel())
-        for fb, c in self._force_contributions(q, qd, t, 2):
-            rr, cc = np.meshgrid(fb.idx, fb.idx, indexing="ij")
-            rows.append(rr.ravel()); cols.append(cc.ravel())
+        for k, (fb, c) in enumerate(self._force_contributions(q, qd, t, 2)):
+            rr, cc = self._grid(("f", k), fb.idx)
+            rows.append(rr); cols.append(cc)
             vk.append(-c.dQ_dx[:-1, :-1].ravel()); vc.append(-c.dQ_dxd[:-1, :-1].ravel())
-            vm.append(np.zeros(rr.size))
+            vm.append(None)
+        return rows, cols, vk, vc, vm
+
+    def tangent(self, q, qd, qdd, lam, t):
+        rows, cols, vk, vc, vm = self._tangent_chunks(q, qd, qdd, t)
+        vm = [np.zeros(r.size) if v is None else v for r, v in zip(rows, vm)]
         shape = (self.n_q, self.n_q)
         K = _coo(rows, cols, vk, shape)
         C = _coo(rows, cols, vc, shape)
@@ -307,6 +359,18 @@ class AssembledSystem:
         if self.n_lam:
             K = K + self.constraint_force_jacobian(q, lam, t)
         return K.tocsr(), C.tocsr(), M.tocsr()
+
+    def iteration_matrix(self, q, qd, qdd, lam, t, c_K, c_C, c_M) -> sp.csr_matrix:
+        """``c_K K + c_C C + c_M M`` of :meth:`tangent` (``K`` with the constraint term
+        ``d(G^T lam)/dq``) as one CSR matrix, built from one COO array (no sums of
+        sparse matrices)."""
+        rows, cols, vk, vc, vm = self._tangent_chunks(q, qd, qdd, t)
+        vals = [c_K * k + c_C * c + (0.0 if m is None else c_M * m)
+                for k, c, m in zip(vk, vc, vm)]
+        if self.n_lam:
+            r2, c2, v2 = self._constraint_force_blocks(q, lam, t)
+            rows += r2; cols += c2; vals += [c_K * v for v in v2]
+        return _coo(rows, cols, vals, (self.n_q, self.n_q))
 
     # -- outputs -------------------------------------------------------------------
     def marker_kinematics(self, marker, q, qd, qdd):

@@ -28,7 +28,9 @@ def test_default_is_direct_lu():
     ga = run("fmbs_t1_")
     assert ga.snes.getKSP().getType() == "preonly"
     assert ga.snes.getKSP().getPC().getType() == "lu"
-    expected = ("umfpack" if PETSc.Sys.hasExternalPackage("umfpack") else
+    has_umf = any(PETSc.Sys.hasExternalPackage(p) for p in ("umfpack", "suitesparse"))
+    expected = ("superlu" if PETSc.Sys.hasExternalPackage("superlu") else
+                "umfpack" if has_umf else
                 "mumps" if PETSc.Sys.hasExternalPackage("mumps") else "petsc")
     assert factor_type(ga) == expected
     assert ga.snes.getType() == "newtonls"
