@@ -5,7 +5,8 @@ VENV  ?= .venv
 PY    := $(VENV)/bin/python
 SUDO  := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_PACKAGES := python3-petsc4py python3-slepc4py python3-mpi4py python3-venv \
-                python3-dev openmpi-bin libglu1-mesa libxcursor1 libxft2 libxinerama1
+                python3-dev openmpi-bin libopenblas0-pthread \
+                libglu1-mesa libxcursor1 libxft2 libxinerama1
 PETSC_PY := /usr/lib/petscdir/petsc3.18/x86_64-linux-gnu-real/lib/python3/dist-packages
 SLEPC_PY := /usr/lib/slepcdir/slepc3.18/x86_64-linux-gnu-real/lib/python3/dist-packages
 export OMPI_ALLOW_RUN_AS_ROOT=1

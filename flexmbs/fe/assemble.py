@@ -1,9 +1,21 @@
-"""Consistent mass and linear stiffness of a solid mesh (scikit-fem).
+"""Consistent mass and linear stiffness of a solid mesh, assembled in element chunks.
 
 ``M = int rho N^T N dV`` and ``K = int eps(v) : sigma(u) dV`` with
 ``sigma = lam tr(eps) I + 2 mu eps`` on the isoparametric Lagrange element of the mesh.
+
+Memory: the scikit-fem ``CellBasis`` stores every shape function and gradient at every
+quadrature point of every element (about 200 kB per hex27 element).  Here only the
+reference values ``N(xi_g)``, ``dN/dxi(xi_g)`` are stored; Jacobians and physical
+gradients are rebuilt per chunk of elements (:class:`ElementBasis`), and element
+matrices are summed straight into the 3 x 3 node blocks of a fixed sparsity pattern.
+The scikit-fem basis is built only on demand (``ElementBasis.skfem``), for the small
+meshes of the tests and the reference path :func:`assemble_forms`.
 """
 from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -11,6 +23,7 @@ from skfem import (BilinearForm, CellBasis, ElementHex1, ElementHex2, ElementTet
                    ElementTetP2, ElementVector, asm)
 from skfem.helpers import dot
 from skfem.models.elasticity import linear_elasticity
+from skfem.quadrature import get_quadrature
 
 from flexmbs.fe.material import Material
 from flexmbs.fe.model import FEModel
@@ -19,6 +32,8 @@ from flexmbs.io.mesh import Mesh, _skfem_local_order
 #: cell type -> (scalar element, polynomial degree per direction)
 ELEMENTS = {"tet4": (ElementTetP1, 1), "tet10": (ElementTetP2, 2),
             "hex8": (ElementHex1, 1), "hex27": (ElementHex2, 2)}
+#: floats per chunk temporary (about 64 MB); bounds every element loop
+CHUNK_FLOATS = 8_000_000
 
 
 def intorder(cell_type: str) -> int:
@@ -31,30 +46,131 @@ def intorder(cell_type: str) -> int:
     return 2 * ELEMENTS[cell_type][1]
 
 
+def element_chunks(n_elements: int, per_element: int,
+                   chunk_floats: int | None = None) -> Iterator[np.ndarray]:
+    """Consecutive element index ranges whose temporaries stay below ``chunk_floats``
+    (default :data:`CHUNK_FLOATS`) floats."""
+    limit = CHUNK_FLOATS if chunk_floats is None else chunk_floats
+    size = max(1, limit // max(per_element, 1))
+    for start in range(0, n_elements, size):
+        yield np.arange(start, min(start + size, n_elements))
+
+
+@dataclass(frozen=True)
+class ElementGeometry:
+    """Quadrature data of a chunk of elements (isoparametric map).
+
+    dx : (n_e, n_qp)            ``w_g |det J|``
+    X : (n_e, n_qp, 3)          physical coordinates of the quadrature points
+    G : (n_e, n_qp, n_loc, 3)   physical gradients ``dN_a / dX_i``
+    """
+
+    dx: np.ndarray
+    X: np.ndarray
+    G: np.ndarray
+
+
+class ElementBasis:
+    """Vector Lagrange basis of a mesh without per-element storage.
+
+    Attributes: ``N`` (n_qp, n_loc) and ``dN`` (n_qp, n_loc, 3) reference values at the
+    quadrature points ``Xq`` (3, n_qp) with weights ``Wq``; ``nodes`` (E, n_loc) mesh
+    nodes of each element in scikit-fem local order; ``dofs`` (E, n_loc, 3) their global
+    dofs (``3 b + k``, node-blocked, the numbering of scikit-fem's ``ElementVector``).
+    Any other attribute (``interpolate``, ``doflocs``, ...) is looked up on the
+    scikit-fem ``CellBasis``, built once on first use (:attr:`skfem`).
+    """
+
+    def __init__(self, mesh: Mesh, *, quadrature: tuple[np.ndarray, np.ndarray] | None = None):
+        self.mesh = mesh
+        self.cell_type = mesh.cell_type
+        self.elem = _vector_element(mesh.cell_type)
+        self.Xq, self.Wq = (get_quadrature(self.elem.elem.refdom, intorder(mesh.cell_type))
+                            if quadrature is None else quadrature)
+        scalar = self.elem.elem
+        n_loc = scalar.doflocs.shape[0]
+        vals = [scalar.lbasis(self.Xq, a) for a in range(n_loc)]
+        self.N = np.stack([v[0] for v in vals], axis=1)                  # (n_qp, n_loc)
+        self.dN = np.stack([v[1] for v in vals], axis=1).transpose(2, 1, 0).copy()
+        self.nodes = _skfem_local_order(mesh.cell_type, np.asarray(mesh.cells))
+        block = np.asarray(mesh.skfem_node_index())
+        self.block = block[self.nodes]                                    # (E, n_loc)
+        self.dof_of_node = 3 * block[:, None] + np.arange(3)[None, :]
+        self.dof_of_node.flags.writeable = False
+        self.N_dof = 3 * mesh.n_nodes
+        self.points = np.asarray(mesh.points, dtype=float)
+
+    # --- sizes
+    @property
+    def n_elements(self) -> int:
+        return self.nodes.shape[0]
+
+    @property
+    def n_qp(self) -> int:
+        return self.Xq.shape[1]
+
+    @property
+    def n_loc(self) -> int:
+        return self.nodes.shape[1]
+
+    def chunks(self, per_element: int) -> Iterator[np.ndarray]:
+        return element_chunks(self.n_elements, per_element)
+
+    def dofs(self, elems: np.ndarray) -> np.ndarray:
+        """(n_e, n_loc, 3) global dofs of the element nodes."""
+        return 3 * self.block[elems][:, :, None] + np.arange(3)
+
+    def geometry(self, elems: np.ndarray) -> ElementGeometry:
+        """Jacobians, ``dx`` and physical gradients of the elements ``elems``."""
+        xe = self.points[self.nodes[elems]]                        # (n_e, n_loc, 3)
+        J = np.einsum("eai,gaj->egij", xe, self.dN)                # dX_i / dxi_j
+        det = np.linalg.det(J)
+        Jinv = np.linalg.inv(J)                                    # dxi_j / dX_i
+        G = np.einsum("gaj,egji->egai", self.dN, Jinv)
+        X = np.einsum("ga,eai->egi", self.N, xe)
+        return ElementGeometry(dx=np.abs(det) * self.Wq[None, :], X=X, G=G)
+
+    def values(self, U: np.ndarray, elems: np.ndarray) -> np.ndarray:
+        """``phi`` (n_e, n_qp, 3, n_u) of the dof vectors ``U`` (n_dof, n_u)."""
+        Ue = U[self.dofs(elems)]                                   # (n_e, n_loc, 3, n_u)
+        return np.einsum("ga,eaiu->egiu", self.N, Ue, optimize=True)
+
+    def grads(self, U: np.ndarray, elems: np.ndarray, geo: ElementGeometry) -> np.ndarray:
+        """``grad phi`` (n_e, n_qp, 3, 3, n_u), ``[.., i, j, k] = d phi_k,i / d X_j``."""
+        Ue = U[self.dofs(elems)]
+        return np.einsum("egaj,eaiu->egiju", geo.G, Ue, optimize=True)
+
+    # --- scikit-fem fallback (small meshes only)
+    @cached_property
+    def skfem(self) -> CellBasis:
+        """The equivalent scikit-fem ``CellBasis`` (same quadrature and numbering)."""
+        return CellBasis(self.mesh.skfem(), self.elem, quadrature=(self.Xq, self.Wq))
+
+    def __getattr__(self, name):
+        if name.startswith("__") or name in ("mesh", "elem", "Xq", "Wq"):
+            raise AttributeError(name)
+        return getattr(self.skfem, name)
+
+
+def _vector_element(cell_type: str) -> ElementVector:
+    return ElementVector(ELEMENTS[cell_type][0]())
+
+
 def vector_basis(mesh: Mesh) -> CellBasis:
-    """3-component Lagrange basis over ``mesh.skfem()`` with the mass-exact quadrature."""
+    """3-component scikit-fem basis over ``mesh.skfem()`` with the mass-exact quadrature."""
     elem = ELEMENTS[mesh.cell_type][0]()
     return CellBasis(mesh.skfem(), ElementVector(elem), intorder=intorder(mesh.cell_type))
 
 
 def dof_of_node(mesh: Mesh, basis: CellBasis) -> np.ndarray:
-    """``(n_nodes, 3)`` global dof of node i (flexmbs numbering) in direction k.
-
-    Local scalar node ``a`` of element ``e`` carries the vector dofs
-    ``basis.element_dofs[3 a + k, e]`` (scikit-fem's ``ElementVector`` interleaves the
-    components), and is flexmbs node ``local[e, a]`` (cells in scikit-fem local order).
-    This covers vertex, mid-edge, mid-face and interior nodes alike.
-    """
+    """``(n_nodes, 3)`` global dof of node i (flexmbs numbering) in direction k, read
+    off a scikit-fem vector ``basis`` (reference for :attr:`ElementBasis.dof_of_node`)."""
     local = _skfem_local_order(mesh.cell_type, mesh.cells)  # (E, n_loc)
     ed = basis.element_dofs  # (3 n_loc, E)
     n_loc = local.shape[1]
     out = np.full((mesh.n_nodes, 3), -1, dtype=np.int64)
     for k in range(3):
         out[local.ravel(), k] = ed[3 * np.arange(n_loc) + k].T.ravel()
-    if (out < 0).any():
-        raise RuntimeError(f"mesh '{mesh.source}': {int((out < 0).sum())} node dofs "
-                           "not found in the basis")
-    out.flags.writeable = False
     return out
 
 
@@ -66,61 +182,110 @@ def _unit_mass(u, v, w):
 def assemble(mesh: Mesh, material: Material) -> FEModel:
     """Assemble the consistent mass ``M`` and the linear stiffness ``K`` (both CSR).
 
-    ``M = rho int N^T N dV``, ``K = int eps(N)^T C eps(N) dV``, element by element with
-    batched dense products (:func:`element_matrices`), the same quadrature as the
-    scikit-fem forms :func:`assemble_forms` (a test checks both agree).
+    ``M_e[a i, b j] = rho delta_ij int N_a N_b dV``,
+    ``K_e[a i, b j] = int lam N_a,i N_b,j + mu (delta_ij N_a,k N_b,k + N_a,j N_b,i) dV``,
+    element chunk by element chunk into the node-block pattern (:func:`block_pattern`).
+    The same quadrature as the scikit-fem forms of :func:`assemble_forms` (a test
+    checks both agree).
     """
-    basis = vector_basis(mesh)
-    M, K = _scatter(basis, *element_matrices(basis, material))
+    basis = ElementBasis(mesh)
+    M, K = assemble_blocks(basis, material)
     return FEModel(mesh=mesh, material=material, basis=basis, M=M, K=K,
-                   dof_of_node=dof_of_node(mesh, basis))
+                   dof_of_node=basis.dof_of_node)
 
 
 def assemble_forms(mesh: Mesh, material: Material) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """``(M, K)`` from scikit-fem's ``BilinearForm`` machinery and ``linear_elasticity``
-    (slower reference implementation of :func:`assemble`)."""
+    (slower, memory-hungry reference implementation of :func:`assemble`)."""
     basis = vector_basis(mesh)
     M = material.rho * asm(_unit_mass, basis)
     K = asm(linear_elasticity(material.lam, material.mu), basis)
     return sp.csr_matrix(M), sp.csr_matrix(K)
 
 
-def element_matrices(basis: CellBasis, material: Material):
-    """Element mass and stiffness ``(E, 3n, 3n)``, local dof ``3 a + i`` (node a, dir i).
-
-    With scalar shape functions ``N_a`` and ``dV = w_q det J``:
-    ``M_e[a i, b j] = rho delta_ij int N_a N_b dV`` and
-    ``K_e[a i, b j] = int lam N_a,i N_b,j + mu (delta_ij N_a,k N_b,k + N_a,j N_b,i) dV``.
-    """
-    scalar = CellBasis(basis.mesh, basis.elem.elem, quadrature=(basis.X, basis.W))
-    n = scalar.Nbfun
-    N = np.stack([np.asarray(scalar.basis[a][0]) for a in range(n)])  # (n, E, q)
-    G = np.stack([scalar.basis[a][0].grad for a in range(n)])  # (n, 3, E, q)
-    dx = scalar.dx  # (E, q)
-    n_cells = dx.shape[0]
-    Ms = np.einsum("aeq,beq->eab", N * dx[None], N)  # (E, n, n)
-    Gt = np.ascontiguousarray(G.transpose(2, 0, 1, 3).reshape(n_cells, 3 * n, -1))
-    P = np.matmul(Gt * dx[:, None, :], Gt.transpose(0, 2, 1))  # (E, 3n, 3n): [a i, b j]
-    P = P.reshape(n_cells, n, 3, n, 3)
-    lam, mu = material.lam, material.mu
-    K = lam * P + mu * P.transpose(0, 1, 4, 3, 2)
-    K += mu * np.einsum("eakbk->eab", P)[:, :, None, :, None] * np.eye(3)[None, None, :,
-                                                                            None, :]
-    M = material.rho * Ms[:, :, None, :, None] * np.eye(3)[None, None, :, None, :]
-    shape = (n_cells, 3 * n, 3 * n)
-    return M.reshape(shape), K.reshape(shape)
+def block_pattern(block: np.ndarray, n_blocks: int):
+    """Node-graph CSR pattern ``(indptr, indices)`` and the position ``pos`` (E, n, n)
+    of every element node pair in it."""
+    E, n = block.shape
+    b = block.astype(np.int64)
+    keys = (b[:, :, None] * n_blocks + b[:, None, :]).ravel()
+    uniq, pos = np.unique(keys, return_inverse=True)
+    del keys
+    rows, cols = np.divmod(uniq, n_blocks)
+    indptr = np.zeros(n_blocks + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_blocks), out=indptr[1:])
+    return indptr, cols.astype(np.int32), pos.reshape(E, n, n)
 
 
-def _scatter(basis: CellBasis, *element_mats):
-    """Global CSR matrices from element matrices over ``basis.element_dofs``."""
-    ed = basis.element_dofs.T  # (E, 3n)
-    rows = np.broadcast_to(ed[:, :, None], element_mats[0].shape).ravel()
-    cols = np.broadcast_to(ed[:, None, :], element_mats[0].shape).ravel()
-    out = []
-    for A in element_mats:
-        A = sp.csr_matrix((A.ravel(), (rows, cols)), shape=(basis.N, basis.N))
-        out.append(sp.csr_matrix(0.5 * (A + A.T)))  # exactly symmetric despite round-off
-    return out
+def element_blocks(basis: ElementBasis, elems: np.ndarray, material: Material):
+    """Scalar element mass ``m`` (n_e, n, n) and stiffness blocks ``k`` (n_e, n, n, 3, 3)
+    (``k[e, a, b, i, j] = K_e[a i, b j]``)."""
+    geo = basis.geometry(elems)
+    n_e, n = len(elems), basis.n_loc
+    m = material.rho * np.einsum("ga,gb,eg->eab", basis.N, basis.N, geo.dx, optimize=True)
+    Gt = geo.G.transpose(0, 2, 3, 1).reshape(n_e, 3 * n, -1)     # (e, (a i), g)
+    P = np.matmul(Gt * geo.dx[:, None, :], Gt.transpose(0, 2, 1)).reshape(n_e, n, 3, n, 3)
+    k = material.lam * P.transpose(0, 1, 3, 2, 4) + material.mu * P.transpose(0, 1, 3, 4, 2)
+    tr = np.einsum("eakbk->eab", P)
+    for i in range(3):
+        k[:, :, :, i, i] += material.mu * tr
+    return m, k
+
+
+def assemble_blocks(basis: ElementBasis, material: Material
+                    ) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """``(M, K)`` CSR in the node-blocked dof numbering of ``basis``."""
+    nb = basis.mesh.n_nodes
+    indptr, indices, pos = block_pattern(basis.block, nb)
+    nnz = len(indices)
+    m_data = np.zeros(nnz)
+    k_data = np.zeros((9, nnz))
+    n = basis.n_loc
+    for e in basis.chunks(4 * 9 * n * n + 3 * n * basis.n_qp):
+        m, k = element_blocks(basis, e, material)
+        p = pos[e].ravel()
+        np.add.at(m_data, p, m.ravel())
+        k = k.reshape(-1, 9)
+        for c in range(9):
+            np.add.at(k_data[c], p, k[:, c])
+    del pos
+    k_data = np.ascontiguousarray(k_data.T).reshape(nnz, 3, 3)
+    K = sp.bsr_matrix((k_data, indices, indptr), shape=(3 * nb, 3 * nb)).tocsr()
+    del k_data
+    K = _symmetrized(K)
+    M = _kron_eye3(indptr, indices, m_data, nb)
+    return M, K
+
+
+def _symmetrized(A: sp.csr_matrix) -> sp.csr_matrix:
+    """``(A + A^T) / 2`` in place on the (structurally symmetric) pattern of ``A``."""
+    A.sort_indices()
+    At = A.T.tocsr()
+    At.sort_indices()
+    if not (np.array_equal(A.indptr, At.indptr) and np.array_equal(A.indices, At.indices)):
+        return sp.csr_matrix(0.5 * (A + At))
+    A.data += At.data
+    A.data *= 0.5
+    return A
+
+
+def _kron_eye3(indptr, indices, data, nb) -> sp.csr_matrix:
+    """``m_hat (x) E_3`` as CSR (the mass has no coupling between directions): row
+    ``3 b + k`` holds the entries ``3 c + k`` of row ``b`` of ``m_hat``."""
+    m = sp.csr_matrix((data, indices, indptr), shape=(nb, nb))
+    m = _symmetrized(m)
+    counts = np.diff(m.indptr)
+    indptr3 = np.zeros(3 * nb + 1, dtype=np.int64)
+    np.cumsum(np.repeat(counts, 3), out=indptr3[1:])
+    rows = np.repeat(np.arange(nb), counts)
+    offset = np.arange(m.nnz) - m.indptr[rows]
+    idx = np.empty(3 * m.nnz, dtype=np.int32)
+    vals = np.empty(3 * m.nnz)
+    for k in range(3):
+        at = 3 * m.indptr[rows] + k * counts[rows] + offset
+        idx[at] = 3 * m.indices + k
+        vals[at] = m.data
+    return sp.csr_matrix((vals, idx, indptr3), shape=(3 * nb, 3 * nb))
 
 
 def rigid_modes(fe: FEModel, about: np.ndarray | None = None) -> np.ndarray:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from skfem import BilinearForm, CellBasis, Functional, LinearForm, asm
+from skfem import BilinearForm, Functional, LinearForm, asm
 from skfem.helpers import ddot, eye, grad, mul, trace, transpose
 
 from flexmbs.fe.model import FEModel
@@ -16,37 +16,74 @@ from flexmbs.io.mesh import _skfem_local_order
 VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))
 
 
+def _nodal_B(fe: FEModel):
+    """Yield ``(elems, nodes, B)`` per element chunk: ``B`` (n_e, n_loc, 6, n_loc, 3) maps
+    the element dofs ``(a, k)`` to the engineering Voigt strain at element node ``q``
+    (``nodes`` (n_e, n_loc), the mesh node of each ``q``).
+
+    The gradients at the element nodes come from the reference element evaluated at its
+    own nodes (an :class:`~flexmbs.fe.assemble.ElementBasis` with that "quadrature"), so
+    no second per-element basis is stored.
+    """
+    from flexmbs.fe.assemble import ElementBasis
+    X = fe.basis.elem.elem.doflocs.T          # reference nodes, scikit-fem local order
+    nb = ElementBasis(fe.mesh, quadrature=(X, np.ones(X.shape[1])))
+    n = nb.n_loc
+    for e in nb.chunks(n * n * 18 * 3):
+        G = nb.geometry(e).G                   # (n_e, q, a, 3): dN_a / dX_j at node q
+        B = np.zeros((len(e), n, 6, n, 3))
+        for c, (i, j) in enumerate(VOIGT):
+            B[:, :, c, :, i] += G[..., j]
+            if i != j:
+                B[:, :, c, :, j] += G[..., i]
+        yield e, nb.nodes[e], B, nb.dofs(e)
+
+
 def nodal_stress_operator(fe: FEModel) -> sp.csr_matrix:
     """``S`` (6 N, n_dof): nodal-averaged small-strain Cauchy stress, ``s = S u``.
 
     Row ``6 i + c`` is Voigt component ``c`` at node ``i``: the mean over the elements
     touching node ``i`` of ``C eps(u_h)`` evaluated at that node,
     ``eps = [u_x,x, u_y,y, u_z,z, u_y,z + u_z,y, u_x,z + u_z,x, u_x,y + u_y,x]``.
+    Memory grows like ``36 n_loc^2`` entries per element; for stress *modes* of a large
+    mesh use :func:`nodal_stress_modes`.
     """
     mesh = fe.mesh
-    elem = fe.basis.elem
-    X = elem.elem.doflocs.T  # reference nodes of the scalar element, local order
-    nb = CellBasis(mesh.skfem(), elem, quadrature=(X, np.ones(X.shape[1])))
-    local = _skfem_local_order(mesh.cell_type, mesh.cells)  # (E, n_loc)
-    n_cells, n_loc = local.shape
-    count = np.bincount(local.ravel(), minlength=mesh.n_nodes).astype(float)
+    count = _node_count(fe)
     C = np.asarray(fe.material.C)
-    rows, cols, vals = [], [], []
-    row_base = 6 * local  # (E, n_loc)
-    for j in range(nb.Nbfun):
-        g = nb.basis[j][0].grad  # (3, 3, E, n_loc): d phi_j,i / d x_k
-        eps = np.stack([g[i, k] + (g[k, i] if i != k else 0.0) for i, k in VOIGT])
-        sig = np.einsum("cd,deq->ceq", C, eps) / count[local][None]  # (6, E, n_loc)
-        col = np.broadcast_to(nb.element_dofs[j][:, None], (n_cells, n_loc))
-        for c in range(6):
-            rows.append((row_base + c).ravel())
-            cols.append(col.ravel())
-            vals.append(sig[c].ravel())
-    S = sp.coo_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
-                      shape=(6 * mesh.n_nodes, fe.n_dof))
-    S = S.tocsr()
+    S = sp.csr_matrix((6 * mesh.n_nodes, fe.n_dof))
+    for _, nodes, B, dofs in _nodal_B(fe):
+        sig = np.einsum("cd,eqdak->eqcak", C, B) / count[nodes][:, :, None, None, None]
+        rows = np.broadcast_to((6 * nodes)[:, :, None, None, None]
+                               + np.arange(6)[None, None, :, None, None], sig.shape)
+        cols = np.broadcast_to(dofs[:, None, None, :, :], sig.shape)
+        S = S + sp.csr_matrix((sig.ravel(), (rows.ravel(), cols.ravel())), shape=S.shape)
     S.eliminate_zeros()
     return S
+
+
+def nodal_stress_modes(fe: FEModel, Phi: np.ndarray) -> np.ndarray:
+    """``nodal_stress_operator(fe) @ Phi`` reshaped (N, 6, n_q), computed element chunk
+    by element chunk without forming the operator (memory ``6 N n_q``)."""
+    Phi = np.asarray(Phi, dtype=float)
+    n_q = Phi.shape[1]
+    C = np.asarray(fe.material.C)
+    N = fe.mesh.n_nodes
+    out = np.zeros((N, 6 * n_q))
+    for _, nodes, B, dofs in _nodal_B(fe):
+        CB = np.einsum("cd,eqdak->eqcak", C, B)
+        sig = np.einsum("eqcak,eaku->eqcu", CB, Phi[dofs], optimize=True)
+        A = sp.csr_matrix((np.ones(nodes.size), (nodes.ravel(), np.arange(nodes.size))),
+                          shape=(N, nodes.size))
+        out += A @ sig.reshape(nodes.size, 6 * n_q)
+    out /= _node_count(fe)[:, None]
+    return out.reshape(N, 6, n_q)
+
+
+def _node_count(fe: FEModel) -> np.ndarray:
+    """Number of elements touching each node."""
+    local = _skfem_local_order(fe.mesh.cell_type, np.asarray(fe.mesh.cells))
+    return np.bincount(local.ravel(), minlength=fe.mesh.n_nodes).astype(float)
 
 
 def von_mises(s: np.ndarray) -> np.ndarray:
@@ -67,7 +104,7 @@ def von_mises(s: np.ndarray) -> np.ndarray:
 def _kinematics(fe: FEModel, u: np.ndarray):
     """``F = I + H``, ``E`` and ``S = C E`` at the quadrature points, (3, 3, E, n_q)."""
     lam, mu = fe.material.lam, fe.material.mu
-    H = fe.basis.interpolate(u).grad
+    H = _skfem_basis(fe).interpolate(u).grad
     I = np.eye(3)[:, :, None, None] * np.ones(H.shape[2:])
     Ht = np.swapaxes(H, 0, 1)
     E = 0.5 * (H + Ht + np.einsum("ki...,kj...->ij...", H, H))  # H^T H
@@ -101,7 +138,7 @@ def green_lagrange_internal_force(fe: FEModel, u: np.ndarray) -> np.ndarray:
     ``f . v = int (I + H) S : grad v dV``.
     """
     F, _, S = _kinematics(fe, _check_u(fe, u))
-    return asm(_force, fe.basis, F=F, S=S)
+    return asm(_force, _skfem_basis(fe), F=F, S=S)
 
 
 def green_lagrange_tangent(fe: FEModel, u: np.ndarray) -> sp.csr_matrix:
@@ -109,13 +146,18 @@ def green_lagrange_tangent(fe: FEModel, u: np.ndarray) -> sp.csr_matrix:
     initial-stress part ``dH S : grad v``."""
     F, _, S = _kinematics(fe, _check_u(fe, u))
     lam, mu = fe.material.lam, fe.material.mu
-    return sp.csr_matrix(asm(_tangent, fe.basis, F=F, S=S, lam=lam, mu=mu))
+    return sp.csr_matrix(asm(_tangent, _skfem_basis(fe), F=F, S=S, lam=lam, mu=mu))
 
 
 def green_lagrange_energy(fe: FEModel, u: np.ndarray) -> float:
     """Strain energy ``int E : C : E / 2 dV`` of the St. Venant-Kirchhoff material."""
     _, E, S = _kinematics(fe, _check_u(fe, u))
-    return float(asm(_energy, fe.basis, E=E, S=S))
+    return float(asm(_energy, _skfem_basis(fe), E=E, S=S))
+
+
+def _skfem_basis(fe: FEModel):
+    """The scikit-fem ``CellBasis`` of ``fe`` (built on first use for an ElementBasis)."""
+    return getattr(fe.basis, "skfem", fe.basis)
 
 
 def _check_u(fe: FEModel, u: np.ndarray) -> np.ndarray:

@@ -179,6 +179,36 @@ class InterfaceTransformation:
     n_kept: int
     interfaces: tuple[Interface, ...]
 
+    def project(self, A: sp.spmatrix, *, blocks: bool = False):
+        """``T^T A T`` for a symmetric sparse ``A`` without the products ``A T``.
+
+        With ``T = S + D`` (``S`` selects the kept dofs, ``D`` has rows only at the few
+        dependent dofs ``d``): ``T^T A T = A[kept, kept] + Q + Q^T + D_d^T A_dd D_d``,
+        ``Q = S^T A[:, d] D_d``.  The one large piece ``A[kept, kept]`` is taken by index
+        mapping (:func:`submatrix`).  ``blocks=True`` returns ``(A_ii, A_ib, A_bb)`` with
+        ``i`` the kept and ``b`` the marker coordinates instead of the whole matrix.
+        """
+        A = sp.csr_matrix(A)
+        n_dof, n_z = self.T.shape
+        nk = self.n_kept
+        dep = np.setdiff1d(np.arange(n_dof), self.kept)
+        Td = self.T[dep]                                    # (n_dep, n_z)
+        AD = (A[:, dep] @ Td).tocsr()                       # (n_dof, n_z), thin
+        Q = AD[self.kept]                                   # (nk, n_z)
+        R = (Td.T @ AD[dep]).tocsr()                        # (n_z, n_z)
+        A_ii = submatrix(A, self.kept)
+        small = (Q[:, :nk] + Q[:, :nk].T + R[:nk, :nk]).tocsr()
+        small.eliminate_zeros()
+        if small.nnz:
+            A_ii = (A_ii + small).tocsr()
+        A_ib = (Q[:, nk:] + R[:nk, nk:]).tocsr()
+        A_bb = R[nk:, nk:].toarray()
+        if blocks:
+            return A_ii, A_ib, A_bb
+        if n_z == nk:
+            return A_ii
+        return sp.bmat([[A_ii, A_ib], [A_ib.T, sp.csr_matrix(A_bb)]], format="csr")
+
     def marker_slice(self, name: str) -> slice:
         for j, itf in enumerate(self.interfaces):
             if itf.name == name:
@@ -232,6 +262,28 @@ def interface_transformation(n_dof: int, points: np.ndarray,
     T = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
                       shape=(n_dof, n_kept + 6 * len(interfaces)))
     return InterfaceTransformation(T=T, kept=kept, n_kept=n_kept, interfaces=tuple(interfaces))
+
+
+def submatrix(A: sp.csr_matrix, keep: np.ndarray) -> sp.csr_matrix:
+    """``A[keep][:, keep]`` of a CSR matrix in one pass (``keep`` sorted, unique): one
+    boolean mask and one prefix sum over the nonzeros instead of two sliced copies."""
+    n = A.shape[0]
+    new = -np.ones(n, dtype=np.int64)
+    new[keep] = np.arange(len(keep))
+    rows_kept = np.zeros(n, dtype=bool)
+    rows_kept[keep] = True
+    mask = new[A.indices] >= 0
+    mask &= np.repeat(rows_kept, np.diff(A.indptr))
+    cs = np.zeros(A.nnz + 1, dtype=np.int64)
+    np.cumsum(mask, out=cs[1:])
+    counts = (cs[A.indptr[1:]] - cs[A.indptr[:-1]])[keep]
+    del cs
+    indptr = np.zeros(len(keep) + 1, dtype=np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    indices = new[A.indices[mask]].astype(A.indices.dtype)
+    out = sp.csr_matrix((A.data[mask], indices, indptr), shape=(len(keep), len(keep)))
+    out.has_sorted_indices = A.has_sorted_indices
+    return out
 
 
 def rigid_modes(points: np.ndarray, dof_of_node: np.ndarray, n_dof: int,

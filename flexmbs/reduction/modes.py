@@ -23,7 +23,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from flexmbs.reduction.eigen import choose_backend, eigh_sparse, factorize
+from flexmbs.reduction.eigen import eigh_sparse, factorize
 from flexmbs.reduction.interfaces import InterfaceTransformation, tilde
 
 log = logging.getLogger(__name__)
@@ -47,9 +47,15 @@ class ModalBasis:
     n_static: int = 0
 
 
-def normalize_signs(X: np.ndarray) -> np.ndarray:
-    """Flip each column so that its largest-magnitude component is positive."""
-    idx = np.argmax(np.abs(X), axis=0)
+def normalize_signs(X: np.ndarray, rel_tie: float = 1e-6) -> np.ndarray:
+    """Flip each column so that its largest-magnitude component is positive.
+
+    Symmetric parts have mirror nodes of equal magnitude; round-off decides which one
+    ``argmax`` picks.  The pivot is therefore the *first* component within ``rel_tie``
+    of the column's maximum, which is the same for every eigen backend.
+    """
+    A = np.abs(X)
+    idx = np.argmax(A >= (1.0 - rel_tie) * A.max(axis=0), axis=0)
     s = np.sign(X[idx, np.arange(X.shape[1])])
     s[s == 0] = 1.0
     return X * s
@@ -105,33 +111,36 @@ def free_free_modes(K, M, rigid: np.ndarray, n: int, *, backend: str = "auto"):
     Shift-invert with a small negative shift ``sigma = -1e-8 tr(K)/tr(M)`` (any
     ``sigma < 0`` makes ``K - sigma M`` positive definite)."""
     sigma = -1e-8 * K.diagonal().sum() / M.diagonal().sum()
-    lam, X = eigh_sparse(K, M, n + 6, sigma=sigma, backend=backend)
+    lam, X = eigh_sparse(K, M, n + 6, sigma=sigma, backend=backend, near_null=rigid)
     Rn = m_orthonormalize(rigid, M)
     X = m_orthonormalize(X[:, 6:], M, against=Rn)
     return ritz(X, K, M)
 
 
-def craig_bampton_basis(Kz, Mz, tr: InterfaceTransformation, n_fixed: int, frame: str, *,
-                        backend: str = "auto") -> np.ndarray:
+def craig_bampton_basis(K_ii, M_ii, K_ib, tr: InterfaceTransformation, n_fixed: int,
+                        frame: str, *, backend: str = "auto",
+                        near_null: np.ndarray | None = None) -> np.ndarray:
     """CB basis in z: ``[[Phi_ii, -K_ii^-1 K_ib], [0, E]]`` (n_z, n_fixed + 6 n_b), the
-    frame interface's constraint modes left out for ``frame='interface:NAME'``."""
+    frame interface's constraint modes left out for ``frame='interface:NAME'``.
+
+    ``K_ii, M_ii, K_ib`` are the blocks of ``T^T K T``, ``T^T M T``
+    (:meth:`InterfaceTransformation.project`).  One factor of ``K_ii`` serves both the
+    shift-invert eigen solve and the constraint modes and is released right after.
+    """
     nk = tr.n_kept
-    Kz, Mz = sp.csr_matrix(Kz), sp.csr_matrix(Mz)
-    Kii, Mii, Kib = Kz[:nk, :nk], Mz[:nk, :nk], Kz[:nk, nk:]
-    if choose_backend(backend, nk) == "scipy":   # one SuperLU factor for both solves
-        solve = factorize(Kii.tocsc(), backend="scipy")
-        lam, Phi_i = eigh_sparse(Kii, Mii, n_fixed, sigma=0.0, backend="scipy", solve=solve)
-    else:                                         # one MUMPS factor alive at a time
-        lam, Phi_i = eigh_sparse(Kii, Mii, n_fixed, sigma=0.0, backend=backend)
-        solve = factorize(Kii.tocsc(), backend=backend, spd=True)
-    log.info("fixed-interface frequencies [Hz]: %s",
-             np.array2string(np.sqrt(np.abs(lam)) / 2 / np.pi, precision=4))
-    boundary = list(range(Kz.shape[0] - nk))
+    n_b = K_ib.shape[1]
+    boundary = list(range(n_b))
     if frame.startswith("interface:"):
         sl = tr.marker_slice(frame.split(":", 1)[1])
         boundary = [b for b in boundary if not (sl.start <= nk + b < sl.stop)]
-    Xc = -solve(Kib[:, boundary].toarray())
-    V = np.zeros((Kz.shape[0], n_fixed + len(boundary)))
+    rhs = -sp.csr_matrix(K_ib)[:, boundary].toarray() if boundary else None
+    out = eigh_sparse(K_ii, M_ii, n_fixed, sigma=0.0, backend=backend, rhs=rhs,
+                      near_null=near_null)
+    lam, Phi_i = out[0], out[1]
+    Xc = out[2] if boundary else np.zeros((nk, 0))
+    log.info("fixed-interface frequencies [Hz]: %s",
+             np.array2string(np.sqrt(np.abs(lam)) / 2 / np.pi, precision=4))
+    V = np.zeros((nk + n_b, n_fixed + len(boundary)))
     V[:nk, :n_fixed] = Phi_i
     V[:nk, n_fixed:] = Xc
     V[nk + np.array(boundary, dtype=int), n_fixed + np.arange(len(boundary))] = 1.0
@@ -208,13 +217,17 @@ def compute_basis(fe, interfaces: tuple, n_modes: int, frame: str = "mean_axis",
         _, V = free_free_modes(K, M, rigid, n_modes, backend=backend)
     else:
         method = "craig_bampton"
-        T = tr.T
-        Kz, Mz = (T.T @ K @ T).tocsr(), (T.T @ M @ T).tocsr()
-        V = T @ craig_bampton_basis(Kz, Mz, tr, n_modes, frame, backend=backend)
+        K_ii, K_ib, _ = tr.project(K, blocks=True)
+        M_ii, _, _ = tr.project(M, blocks=True)
+        Vz = craig_bampton_basis(K_ii, M_ii, K_ib, tr, n_modes, frame, backend=backend,
+                                 near_null=rigid[tr.kept])
+        del K_ii, M_ii, K_ib
+        V = tr.T @ Vz
     n_static = 0
     if static_modes:
         F = inertial_loads(points, dofs, M)
         if interfaces:
+            Kz, Mz = tr.project(K), tr.project(M)
             Z = static_modes_z(Kz, Mz, tr.T.T @ F, tr, frame, rigid_modes_z(tr, rigid),
                                backend=backend)
             S = tr.T @ Z

@@ -1,17 +1,16 @@
 """Element-quadrature loops over a reduction basis (THEORY §2.8.3).
 
 Everything is evaluated at the quadrature points of the FE basis (the rule that is
-exact for the mass matrix), chunked over elements to bound memory.  No nodal masses
+exact for the mass matrix), chunked over elements to bound memory: the Jacobians and
+shape-function gradients of a chunk are rebuilt from the reference element
+(:class:`flexmbs.fe.assemble.ElementBasis`) and dropped after use.  No nodal masses
 are used anywhere (tet10 corner nodes have negative ``int N_i dm``; PEER_EXUDYN).
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-
-CHUNK_FLOATS = 2_000_000  # floats per chunk array (about 16 MB)
 
 
 @dataclass(frozen=True)
@@ -34,54 +33,31 @@ class ShapeIntegrals:
     J2: np.ndarray
 
 
-def _value(field) -> np.ndarray:
-    """The values of a scikit-fem DiscreteField (an ndarray subclass in recent versions)."""
-    return np.asarray(field) if isinstance(field, np.ndarray) else field.value
-
-
-def element_chunks(n_elements: int, per_element: int) -> Iterator[np.ndarray]:
-    size = max(1, CHUNK_FLOATS // max(per_element, 1))
-    for start in range(0, n_elements, size):
-        yield np.arange(start, min(start + size, n_elements))
-
-
-def values_at_qp(basis, U: np.ndarray, elems: np.ndarray) -> np.ndarray:
-    """``phi`` (3, n_e, n_qp, n_q): the fields with dof vectors ``U`` (n_dof, n_q)."""
-    ed = basis.element_dofs[:, elems]  # (Nbfun, n_e)
-    out = 0.0
-    for j in range(basis.Nbfun):
-        out = out + _value(basis.basis[j][0])[:, elems, :, None] * U[ed[j]][None, :, None, :]
-    return out
-
-
-def grads_at_qp(basis, U: np.ndarray, elems: np.ndarray) -> np.ndarray:
-    """``grad phi`` (3, 3, n_e, n_qp, n_q), ``[i, j] = d phi_i / d X_j``."""
-    ed = basis.element_dofs[:, elems]
-    out = 0.0
-    for j in range(basis.Nbfun):
-        out = out + basis.basis[j][0].grad[:, :, elems, :, None] * U[ed[j]][None, None, :, None, :]
-    return out
-
-
 def shape_integrals(basis, rho: float, Phi: np.ndarray) -> ShapeIntegrals:
-    """Shape integrals of the basis ``Phi`` (n_dof, n_q) by element quadrature."""
+    """Shape integrals of the basis ``Phi`` (n_dof, n_q) by element quadrature.
+
+    ``basis`` is a :class:`flexmbs.fe.assemble.ElementBasis` (``fe.basis``); the
+    quadrature data are rebuilt chunk by chunk, so memory stays bounded.
+    """
+    Phi = np.asarray(Phi, dtype=float)
     n_q = Phi.shape[1]
-    X_all = _value(basis.global_coordinates())  # (3, E, n_qp)
-    n_el, n_qp = basis.dx.shape
     m, s0, S = 0.0, np.zeros(3), np.zeros((3, n_q))
-    J0, J1, J2 = np.zeros((3, 3)), np.zeros((n_q, 3, 3)), np.zeros((n_q, n_q, 3, 3))
-    for e in element_chunks(n_el, n_qp * 3 * (n_q + 1)):
-        dm = rho * basis.dx[e]                                   # (n_e, n_qp)
-        X = X_all[:, e]                                          # (3, n_e, n_qp)
-        phi = values_at_qp(basis, Phi, e)                        # (3, n_e, n_qp, n_q)
+    J0, J1 = np.zeros((3, 3)), np.zeros((n_q, 3, 3))
+    J2 = np.zeros((3 * n_q, 3 * n_q))
+    n_qp, n_loc = basis.n_qp, basis.n_loc
+    for e in basis.chunks(n_qp * (9 * n_q + 40) + 3 * n_loc * n_q):
+        geo = basis.geometry(e)
+        dm = rho * geo.dx                                        # (n_e, n_qp)
+        X = geo.X                                                # (n_e, n_qp, 3)
+        phi = basis.values(Phi, e)                               # (n_e, n_qp, 3, n_q)
         m += dm.sum()
-        s0 += np.einsum("ieg,eg->i", X, dm)
-        S += np.einsum("iegk,eg->ik", phi, dm)
-        J0 += np.einsum("ieg,jeg,eg->ij", X, X, dm)
-        J1 += np.einsum("ieg,jegk,eg->kij", X, phi, dm)
-        w = (phi * dm[None, :, :, None]).reshape(3, -1, n_q)
-        p = phi.reshape(3, -1, n_q)
-        J2 += np.einsum("igk,jgl->klij", w, p, optimize=True)
+        s0 += np.einsum("egi,eg->i", X, dm)
+        S += np.einsum("egik,eg->ik", phi, dm)
+        J0 += np.einsum("egi,egj,eg->ij", X, X, dm)
+        J1 += np.einsum("egi,egjk,eg->kij", X, phi, dm, optimize=True)
+        p = phi.reshape(-1, 3 * n_q)                             # (g, (i k))
+        J2 += (p * dm.reshape(-1, 1)).T @ p
+    J2 = J2.reshape(3, n_q, 3, n_q).transpose(1, 3, 0, 2).copy()
     return ShapeIntegrals(m=float(m), s0=s0, S=S, J0=J0, J1=J1, J2=J2)
 
 

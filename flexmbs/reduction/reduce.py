@@ -38,8 +38,14 @@ class ReductionSettings:
     frame : 'mean_axis' or 'interface:NAME'
     static_modes : add the 12 inertial static modes (geometric stiffening, THEORY §8.1)
     damping : modal damping ratio zeta for every mode (``D_e = diag(2 zeta omega)``)
-    eigensolver : 'auto', 'scipy' or 'slepc'
+    eigensolver : 'auto', 'scipy', 'slepc' (MUMPS), 'slepc-amg' or 'lobpcg' (iterative)
     stiffening : compute ``K2``, ``K3`` (skipped above ``max_q_stiffening`` coordinates)
+    modal_derivatives : add the static modal derivatives of the lowest ``n`` basis vectors
+        (all pairs i <= j, ``flexmbs.reduction.derivatives``): the axial "shortening" that
+        bending induces, without which the exact Green--Lagrange terms over-stiffen the
+        bending of slender bodies (docs/stiffening.md)
+    derivative_axis : None: the first ``n`` vectors; 0/1/2: the first ``n`` vectors that
+        move mainly along x/y/z (e.g. the in-plane bending vectors of a strip)
     """
 
     n_modes: int
@@ -50,10 +56,16 @@ class ReductionSettings:
     eigensolver: str = "auto"
     stiffening: bool = True
     max_q_stiffening: int = 80
+    modal_derivatives: int = 0
+    derivative_axis: int | None = None
 
     def __post_init__(self):
         if self.n_modes < 1:
             raise ValueError(f"n_modes must be >= 1, got {self.n_modes}")
+        if self.modal_derivatives < 0:
+            raise ValueError(f"modal_derivatives must be >= 0, got {self.modal_derivatives}")
+        if self.derivative_axis not in (None, 0, 1, 2):
+            raise ValueError(f"derivative_axis must be None, 0, 1 or 2, got {self.derivative_axis}")
         if not 0.0 <= self.damping < 1.0:
             raise ValueError(f"damping ratio must be in [0, 1), got {self.damping}")
         names = [i.name for i in self.interfaces]
@@ -116,6 +128,8 @@ def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
     itfs = tuple(resolve_interface(s, mesh, fe.dof_of_node) for s in settings.interfaces)
     basis = compute_basis(fe, itfs, settings.n_modes, settings.frame,
                           static_modes=settings.static_modes, backend=settings.eigensolver)
+    if settings.modal_derivatives:
+        basis = _with_modal_derivatives(fe, basis, itfs, settings)
     Phi, n_q = basis.Phi, basis.Phi.shape[1]
     steps.done(f"modes ({basis.method}, {n_q} coordinates)")
     inv = invariants_from_shape_integrals(shape_integrals(fe.basis, fe.material.rho, Phi))
@@ -166,9 +180,8 @@ def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
 
 def _stress_modes(fe, Phi: np.ndarray) -> np.ndarray:
     """``S = nodal_stress_operator @ Phi`` reshaped (N, 6, n_q) [Pa per unit q]."""
-    from flexmbs.fe.stress import nodal_stress_operator
-    S = nodal_stress_operator(fe) @ Phi
-    return S.reshape(-1, 6, Phi.shape[1])
+    from flexmbs.fe.stress import nodal_stress_modes
+    return nodal_stress_modes(fe, Phi)
 
 
 def _marker(itf, Phi: np.ndarray, frame: str, n_dof: int) -> Marker:
@@ -181,3 +194,25 @@ def _marker(itf, Phi: np.ndarray, frame: str, n_dof: int) -> Marker:
         PP = np.zeros_like(PP)
     return Marker(name=itf.name, kind=itf.kind, R=itf.R, Phi=PP[:3], Psi=PP[3:],
                   nodes=itf.nodes, weights=itf.weights)
+
+
+def _with_modal_derivatives(fe, basis, itfs, settings):
+    """Enrich the basis with static modal derivatives (see ``derivatives.enrich_basis``).
+
+    With an ``interface:NAME`` frame on an RBE2 interface the derivatives are computed
+    with that interface's dofs clamped; otherwise with the mean-axis condition."""
+    from flexmbs.reduction.derivatives import dominant_axis_modes, enrich_basis
+    fixed = None
+    if settings.frame.startswith("interface:"):
+        name = settings.frame.split(":", 1)[1]
+        itf = next(i for i in itfs if i.name == name)
+        kind = next(s.kind for s in settings.interfaces if s.name == name)
+        if kind != "rbe2":
+            raise ValueError(f"modal_derivatives: the frame interface '{name}' must be RBE2 "
+                             f"(got {kind})")
+        fixed = np.asarray(itf.dofs).ravel()
+    n = settings.modal_derivatives
+    idx = (list(range(n)) if settings.derivative_axis is None
+           else dominant_axis_modes(fe, basis.Phi, settings.derivative_axis, n))
+    Phi, omega = enrich_basis(fe, basis.Phi, idx, fixed_dofs=fixed, backend=settings.eigensolver)
+    return dataclasses.replace(basis, Phi=Phi, omega=omega)

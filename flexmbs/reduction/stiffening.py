@@ -16,37 +16,45 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmbs.reduction.quadrature import element_chunks, grads_at_qp, voigt_strain
+from flexmbs.reduction.quadrature import voigt_strain
 
 
 def stiffening_tensors(basis, C: np.ndarray, Phi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``K2`` (n_q, n_q, n_q) and ``K3`` (n_q, n_q, n_q, n_q) by element quadrature."""
+    """``K2`` (n_q, n_q, n_q) and ``K3`` (n_q, n_q, n_q, n_q) by element quadrature.
+
+    ``P_ab = P_ba``, so only the ``n_p = n_q (n_q + 1) / 2`` pairs ``a <= b`` are formed:
+    ``T[k, p] = int sig_k . P_p dV`` gives both terms of ``K2`` and the Gram matrix
+    ``H[p, r] = int P_p . C P_r dV`` (n_p x n_p) all of ``K3``, a quarter of the work of
+    the full ``n_q^2 x n_q^2`` product.
+    """
     n_q = Phi.shape[1]
     C = np.asarray(C, dtype=float)
-    n_el, n_qp = basis.dx.shape
-    K2 = np.zeros((n_q, n_q, n_q))
-    K3 = np.zeros((n_q, n_q, n_q, n_q))
-    for e in element_chunks(n_el, n_qp * (30 * n_q + 30 * n_q * n_q)):
-        G = grads_at_qp(basis, Phi, e)                      # (3, 3, n_e, n_qp, n_q)
-        w = basis.dx[e].ravel()                             # (g,)
-        G = G.reshape(3, 3, -1, n_q)                        # (3, 3, g, n_q)
-        eps = voigt_strain(G)                               # (6, g, n_q)
+    ia, ib = np.triu_indices(n_q)
+    n_p = len(ia)
+    pair = np.empty((n_q, n_q), dtype=int)
+    pair[ia, ib] = pair[ib, ia] = np.arange(n_p)
+    T = np.zeros((n_q, n_p))
+    H = np.zeros((n_p, n_p))
+    for e in basis.chunks(basis.n_qp * (30 * n_q + 16 * n_p)):
+        geo = basis.geometry(e)
+        G = basis.grads(Phi, e, geo)                        # (n_e, n_qp, 3, 3, n_q)
+        w = geo.dx.ravel()                                  # (g,)
+        G = G.reshape(-1, 3, 3, n_q)                        # (g, m, i, a)
+        eps = voigt_strain(G.transpose(1, 2, 0, 3))         # (6, g, n_q)
         sig = np.einsum("uv,vgk->ugk", C, eps)              # (6, g, n_q)
-        # F[i, j, g, a, b] = (G_a^T G_b)_ij = sum_m G[m, i, g, a] G[m, j, g, b]  (batched matmul)
-        A = G.transpose(2, 0, 1, 3).reshape(-1, 3, 3 * n_q)         # (g, m, (i, a))
+        # F[g, (i, a), (j, b)] = (G_a^T G_b)_ij = sum_m G[g, m, i, a] G[g, m, j, b]
+        A = G.reshape(-1, 3, 3 * n_q)
         F = np.matmul(A.transpose(0, 2, 1), A).reshape(-1, 3, n_q, 3, n_q)
-        F = F.transpose(1, 3, 0, 2, 4)                              # (i, j, g, a, b)
-        P = voigt_strain(F)                                 # sym(G_a^T G_b), eng. Voigt
-        CP = np.einsum("uv,vgab->ugab", C, P)
-        Pw = P * w[None, :, None, None]
-        # K2 term 1: 1/2 sum_g w sig_k . P_ab
-        K2 += 0.5 * np.einsum("ugk,ugab->kab", sig, Pw, optimize=True)
-        # K2 term 2: sum_g w P_ak . sig_b
-        K2 += np.einsum("ugak,ugb->kab", Pw, sig, optimize=True)
-        # K3: 1/2 sum_g w P_ak . C P_bc  (as one matrix product)
-        A = Pw.reshape(-1, n_q * n_q).T                     # ((a,k), (u,g))
-        B = CP.reshape(-1, n_q * n_q)                       # ((u,g), (b,c))
-        K3 += 0.5 * (A @ B).reshape(n_q, n_q, n_q, n_q).transpose(1, 0, 2, 3)
+        F = F[:, :, ia, :, ib]                              # (n_p, g, i, j)
+        P = voigt_strain(F.transpose(2, 3, 1, 0))           # (6, g, n_p) sym(G_a^T G_b)
+        del F
+        Pw = (P * w[None, :, None]).reshape(-1, n_p)        # ((u, g), p)
+        T += sig.reshape(-1, n_q).T @ Pw
+        H += Pw.T @ np.einsum("uv,vgp->ugp", C, P).reshape(-1, n_p)
+    # K2[k, a, b] = 1/2 int sig_k . P_ab + int P_ak . sig_b
+    K2 = 0.5 * T[:, pair] + T[:, pair].transpose(2, 1, 0)
+    # K3[k, a, b, c] = 1/2 int P_ak . C P_bc
+    K3 = 0.5 * H[pair[:, :, None, None], pair[None, None, :, :]].transpose(1, 0, 2, 3)
     return K2, K3
 
 

@@ -1,6 +1,7 @@
 """Mass and stiffness identities on the shipped box-shaped beam meshes."""
 from __future__ import annotations
 
+import importlib
 from pathlib import Path
 
 import numpy as np
@@ -100,3 +101,16 @@ def test_batched_assembly_matches_skfem_forms(name):
     M, K = assemble_forms(mesh, MAT)
     assert abs(fe.M - M).max() < 1e-13 * abs(M).max()
     assert abs(fe.K - K).max() < 1e-13 * abs(K).max()
+
+
+def test_chunked_assembly_independent_of_chunk_size(monkeypatch):
+    """Element chunks of 1 element and of all elements give the same M and K."""
+    A = importlib.import_module("flexmbs.fe.assemble")  # the package exports a function of that name
+    mesh = read_mesh(MESHES / "beam_tet10_10x1x1.msh")
+    mat = Material(E=210e9, nu=0.3, rho=7850.0)
+    monkeypatch.setattr(A, "CHUNK_FLOATS", 1)
+    fe1 = A.assemble(mesh, mat)
+    monkeypatch.setattr(A, "CHUNK_FLOATS", 10**9)
+    fe2 = A.assemble(mesh, mat)
+    assert abs(fe1.K - fe2.K).max() <= 1e-12 * abs(fe2.K).max()
+    assert abs(fe1.M - fe2.M).max() <= 1e-12 * abs(fe2.M).max()

@@ -114,3 +114,11 @@ def test_rigid_rotation_is_stress_free(fe):
     u = _linear_field(fe, R - np.eye(3), np.array([0.1, 0.2, 0.3]))
     f = green_lagrange_internal_force(fe, u)
     assert np.abs(f).max() < 1e-6 * MAT.E * 1e-4
+
+
+def test_nodal_stress_modes_equal_operator_times_modes(fe):
+    """The chunked stress modes (no operator formed) equal ``S @ Phi`` reshaped."""
+    from flexmbs.fe.stress import nodal_stress_modes
+    Phi = np.random.default_rng(0).standard_normal((fe.n_dof, 3))
+    ref = (nodal_stress_operator(fe) @ Phi).reshape(-1, 6, 3)
+    np.testing.assert_allclose(nodal_stress_modes(fe, Phi), ref, atol=1e-12 * np.abs(ref).max())
