@@ -26,7 +26,9 @@ def reduction_settings(b: dict):
     return ReductionSettings(
         n_modes=b["modes"], interfaces=tuple(InterfaceSpec.parse(s) for s in b["interfaces"]),
         frame=b["frame"], static_modes=b["static_modes"], damping=b["damping"],
-        eigensolver=b["eigensolver"], stiffening=b["stiffening"])
+        eigensolver=b["eigensolver"], stiffening=b["stiffening"],
+        modal_derivatives=b.get("modal_derivatives", 0),
+        derivative_axis={"": None, "x": 0, "y": 1, "z": 2}[b.get("derivative_axis", "")])
 
 
 def cache_key(b: dict) -> str:

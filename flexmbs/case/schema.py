@@ -94,13 +94,20 @@ BODY = {
             "or interface:NAME"),
         Key("static_modes", "bool", default=False, doc="add the inertial static modes "
             "(for geometric stiffening under large rotation rates)"),
+        Key("modal_derivatives", "int", default=0, doc="add the static modal derivatives of "
+            "the lowest N basis vectors (all pairs): needed for geometric stiffening of "
+            "slender bodies bending by more than ~1 % of their length (docs/stiffening.md)",
+            check="nonneg"),
+        Key("derivative_axis", "str", default="", doc="take the N vectors that move mainly "
+            "along this axis: \"x\", \"y\", \"z\" (empty: the first N)",
+            choices=("", "x", "y", "z")),
         Key("damping", "float", "-", 0.0, "modal damping ratio zeta of every mode",
             check="nonneg"),
         Key("stiffening", "bool", default=True, doc="geometric stiffening (K2, K3 computed in "
             "preprocessing and used in the body)"),
         Key("unit", "str", default="m", doc="length unit of the mesh file", choices=("m", "mm")),
         Key("eigensolver", "str", default="auto", doc="eigensolver of preprocessing",
-            choices=("auto", "scipy", "slepc")),
+            choices=("auto", "scipy", "slepc", "slepc-amg", "lobpcg")),
     ),
 }
 

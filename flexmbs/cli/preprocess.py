@@ -31,7 +31,12 @@ def add_parser(subparsers) -> None:
                    help="add the inertial static modes (needed for geometric stiffening)")
     p.add_argument("--damping", type=float, default=0.0, help="modal damping ratio zeta")
     p.add_argument("--unit", choices=["m", "mm"], default="m", help="length unit of MESH")
-    p.add_argument("--eigensolver", choices=["auto", "scipy", "slepc"], default="auto")
+    p.add_argument("--eigensolver", choices=["auto", "scipy", "slepc", "slepc-amg", "lobpcg"],
+                   default="auto")
+    p.add_argument("--modal-derivatives", type=int, default=0, metavar="N",
+                   help="add the static modal derivatives of the lowest N basis vectors")
+    p.add_argument("--derivative-axis", choices=["x", "y", "z"], default=None,
+                   help="take the N vectors that move mainly along this axis")
     p.add_argument("--no-stiffening", action="store_true",
                    help="skip the geometric-stiffening tensors K2, K3")
     p.add_argument("-o", "--output", required=True, help="reduced-body file to write (.h5)")
@@ -72,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
             n_modes=args.modes,
             interfaces=tuple(InterfaceSpec.parse(s) for s in args.interface),
             frame=args.frame, static_modes=args.static_modes == "inertial",
+            modal_derivatives=args.modal_derivatives,
+            derivative_axis=None if args.derivative_axis is None else "xyz".index(args.derivative_axis),
             damping=args.damping, eigensolver=args.eigensolver,
             stiffening=not args.no_stiffening)
     except ValueError as exc:

@@ -29,7 +29,8 @@ def box_beam_mesh(path, size, n, cell="hex27", faces=("clamp", "tip")):
 
 
 def reduce_cb(mesh, material, n_modes, interfaces=("clamp",), frame=None,
-              static_modes=True, name="body", damping=0.0, stiffening=True):
+              static_modes=True, name="body", damping=0.0, stiffening=True,
+              modal_derivatives=0, derivative_axis=None):
     """Craig–Bampton reduction with RBE2 interfaces (frame: first interface);
     ``stiffening`` computes K2, K3."""
     fe = assemble(mesh, material)
@@ -37,7 +38,8 @@ def reduce_cb(mesh, material, n_modes, interfaces=("clamp",), frame=None,
     settings = ReductionSettings(n_modes=n_modes,
                                  interfaces=tuple(InterfaceSpec(i, "rbe2") for i in interfaces),
                                  frame=frame, static_modes=static_modes, damping=damping,
-                                 stiffening=stiffening)
+                                 stiffening=stiffening, modal_derivatives=modal_derivatives,
+                                 derivative_axis=derivative_axis)
     return reduce_model(fe, settings, name=name)
 
 

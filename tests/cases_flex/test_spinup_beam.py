@@ -39,8 +39,10 @@ W1 = 3.516 * np.sqrt(E * I / (RHO * A * L**4))          # 2.91 rad/s
 @pytest.fixture(scope="module")
 def kane():
     mat = material_from_name("aluminium_kane")
+    # modal derivatives of the 3 lowest in-plane (y) bending vectors: without them the
+    # exact Green-Lagrange terms lock the bending of the strip (docs/stiffening.md)
     body = reduce_cb(read_mesh(MESHES / "kane_hex27_40x1x1.msh"), mat, 6, static_modes=True,
-                     name="kane")
+                     name="kane", modal_derivatives=3, derivative_axis=1)
     tip = nearest_node(body.points, (L, body.points[:, 1].max() / 2, body.points[:, 2].max() / 2))
     return body, tip
 
@@ -77,10 +79,6 @@ def test_quasi_static_linear_model_matches_euler_bernoulli(kane, t):
     assert quasi_static(body, tip, t, False) == pytest.approx(euler_bernoulli(t), rel=0.01)
 
 
-@pytest.mark.xfail(strict=True, reason="membrane locking: with K2/K3 the reduced basis "
-                   "(fixed-interface + inertial static modes) cannot shorten axially under "
-                   "bending, so a 0.14 m tip deflection of the 8 m strip is 5x too stiff; "
-                   "needs modal derivatives or SID-type linear geometric stiffness")
 def test_quasi_static_stiffened_model_matches_euler_bernoulli_at_low_speed(kane):
     body, tip = kane
     assert quasi_static(body, tip, 2.0, True) == pytest.approx(euler_bernoulli(2.0), rel=0.05)
@@ -99,7 +97,12 @@ def test_spinup_bounded_with_stiffening_divergent_without(kane):
     res = fm.simulate(spinup_model(body, True), 9.5, 0.05, rho_inf=0.8, output_dt=0.1)
     d = tip_y(body, tip, res.body_q("beam")[:, 7:])
     assert res.t[-1] == pytest.approx(9.5)
-    assert np.all(np.isfinite(d)) and np.abs(d).max() < 0.5       # bounded
+    # bounded, near the quasi-static in-plane deflection at T/2: EB tip deflection under the
+    # inertial load alpha m x with alpha = 2 Omega_s / T, alpha m L^5 (11/120) / EI = 0.86 m,
+    # times the in-plane Southwell factor w0^2 / (w0^2 + 0.193 thetad^2) = 0.83 -> 0.71 m
+    qs = 2 * 6.0 / 15.0 * RHO * A * L**5 * 11 / 120 / (E * I)
+    qs *= W1**2 / (W1**2 + 0.193 * 3.0**2)
+    assert np.all(np.isfinite(d)) and 0.8 * qs < np.abs(d).max() < 1.25 * qs
     diverged = False
     try:
         res0 = fm.simulate(spinup_model(body, False), 9.5, 0.05, rho_inf=0.8, output_dt=0.1)
@@ -110,8 +113,6 @@ def test_spinup_bounded_with_stiffening_divergent_without(kane):
     assert diverged
 
 
-@pytest.mark.xfail(strict=True, reason="membrane locking of K2/K3 (see above): the stiffened "
-                   "run peaks at ~0.06 m instead of a few tenths of a metre")
 def test_spinup_peak_deflection_magnitude(kane):
     body, tip = kane
     res = fm.simulate(spinup_model(body, True), 8.0, 0.04, rho_inf=0.8, output_dt=0.2)
