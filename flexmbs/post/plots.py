@@ -72,16 +72,23 @@ def plot_results(result_path: str | Path, out_dir: str | Path) -> list[Path]:
             axes[0].set_title(f"joint '{name}': reaction on the second body (joint frame)")
             axes[-1].set_xlabel("time [s]")
         else:
-            fig, ax = plt.subplots(figsize=(7, 4))
-            for c, col in zip(vals.T, cols):
-                ax.plot(t, c, label=col)
             title = {"sensor": f"sensor '{name}'", "joint_coordinates": f"joint '{name}': "
                      "coordinates", "energy": "energy"}[group]
-            ax.set_title(title)
-            ax.set_xlabel("time [s]")
-            ax.set_ylabel(f"[{unit}]" if unit else "")
-            ax.legend(loc="best", fontsize=8)
-            ax.grid(True, alpha=0.3)
+            # sensors: one axis per component, so a millimetre deflection is not flattened
+            # by a 0.4 m offset of another component on a shared scale
+            n_ax = vals.shape[1] if group == "sensor" and 1 < vals.shape[1] <= 6 else 1
+            fig, axes = plt.subplots(n_ax, 1, figsize=(7, 2.2 + 1.5 * n_ax), sharex=True,
+                                     squeeze=False)
+            axes = axes[:, 0]
+            for k, (c, col) in enumerate(zip(vals.T, cols)):
+                ax = axes[k if n_ax > 1 else 0]
+                ax.plot(t, c, label=col)
+            for ax in axes:
+                ax.set_ylabel(f"[{unit}]" if unit else "")
+                ax.legend(loc="best", fontsize=8)
+                ax.grid(True, alpha=0.3)
+            axes[0].set_title(title)
+            axes[-1].set_xlabel("time [s]")
         fig.tight_layout()
         prefix = {"sensor": "sensor", "joint_coordinates": "joint", "joint_reaction": "reaction",
                   "energy": ""}[group]
