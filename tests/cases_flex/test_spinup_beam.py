@@ -118,3 +118,15 @@ def test_spinup_peak_deflection_magnitude(kane):
     res = fm.simulate(spinup_model(body, True), 8.0, 0.04, rho_inf=0.8, output_dt=0.2)
     d = tip_y(body, tip, res.body_q("beam")[:, 7:])
     assert 0.15 < np.abs(d).max() < 1.0
+
+
+def test_millimetres_after_spinup(kane):
+    """Kane, Ryan & Banerjee (1987): with geometric stiffening the tip deflection is a few
+    tenths of a metre during the spin-up and millimetres once the hub turns at constant
+    speed.  Measured over the full 20 s: peak 0.747 m at t = 6.5 s (dt = 0.02 and 0.01
+    agree), max |deflection| after t = 17 s 7.1 mm (dt = 0.02) and 7.0 mm (dt = 0.01)."""
+    body, tip = kane
+    res = fm.simulate(spinup_model(body, True), 20.0, 0.02, rho_inf=0.8, output_dt=0.1)
+    d = tip_y(body, tip, res.body_q("beam")[:, 7:])
+    assert 0.15 < np.abs(d).max() < 1.0
+    assert np.abs(d[res.t >= 17.0]).max() < 1e-2
