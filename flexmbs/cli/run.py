@@ -27,13 +27,9 @@ class RunError(FlexmbsError):
     """Invalid command-line arguments of ``flexmbs run``."""
 
 
-def add_parser(subparsers) -> None:
-    p = subparsers.add_parser(
-        "run", help="simulate a case file and write results, XDMF and plots",
-        description="Simulate CASE.toml: preprocess flexible bodies (cached), check the "
-                    "model, integrate with a progress bar, write DIR/<case>.h5, an XDMF "
-                    "time series per flexible body and PNG plots.  Unknown arguments are "
-                    "PETSc options, e.g. -fmbs_pc_factor_mat_solver_type mumps.")
+def add_case_arguments(p) -> None:
+    """Arguments shared by ``flexmbs run`` and ``flexmbs sweep``: the case, the output
+    folder and the overrides of the case's solver/output settings."""
     p.add_argument("case", help="case file (TOML)")
     p.add_argument("--out", default=None, help="output folder (default: [output] directory "
                    "of the case, 'results' next to the case file)")
@@ -42,6 +38,16 @@ def add_parser(subparsers) -> None:
     p.add_argument("--output-dt", type=float, default=None, help="override [output] dt [s]")
     p.add_argument("--body-dir", default=None, help="cache folder of reduced flexible bodies "
                    "(default: bodies/ next to the case file)")
+
+
+def add_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "run", help="simulate a case file and write results, XDMF and plots",
+        description="Simulate CASE.toml: preprocess flexible bodies (cached), check the "
+                    "model, integrate with a progress bar, write DIR/<case>.h5, an XDMF "
+                    "time series per flexible body and PNG plots.  Unknown arguments are "
+                    "PETSc options, e.g. -fmbs_pc_factor_mat_solver_type mumps.")
+    add_case_arguments(p)
     p.add_argument("--no-xdmf", action="store_true", help="skip the XDMF time series")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -26,6 +26,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flexmbs.cli.run import add_case_arguments
 from flexmbs.errors import CaseError
 from flexmbs.parallel import distribute, outputs, table, variants
 from flexmbs.parallel.keypath import check_key_paths
@@ -40,20 +41,13 @@ def add_parser(subparsers) -> None:
                     "mpiexec/srun -n N; serial without).  Writes DIR/<case>__<key>=<value>"
                     "....h5 (+ .toml, .log) per variant and DIR/<case>_sweep.csv.  Unknown "
                     "arguments are PETSc options, as for `flexmbs run`.")
-    p.add_argument("case", help="case file (TOML)")
+    add_case_arguments(p)
     p.add_argument("--vary", action="append", default=[], metavar="KEY=v1,v2,...",
                    help="case-file key path and its values, e.g. 'drives[0].omega=100,150' "
                    "(repeat for a Cartesian product; replaces the [sweep] vary table)")
-    p.add_argument("--out", default=None, help="output folder (default: [output] directory "
-                   "of the case, 'results' next to the case file)")
     p.add_argument("--outputs", default=None, metavar="EXPR,...",
                    help="table columns, e.g. 't_final,wall_time,max_abs(sensors/*)' "
                    "(default: " + ",".join(outputs.DEFAULT_OUTPUTS) + ")")
-    p.add_argument("--t-end", type=float, default=None, help="override [solver] t_end [s]")
-    p.add_argument("--dt", type=float, default=None, help="override [solver] dt [s]")
-    p.add_argument("--output-dt", type=float, default=None, help="override [output] dt [s]")
-    p.add_argument("--body-dir", default=None, help="cache folder of reduced flexible bodies "
-                   "(default: bodies/ next to the case file)")
     p.add_argument("--force", action="store_true", help="re-run complete variants too")
     p.add_argument("--dry-run", action="store_true", help="list the variants and exit")
     p.set_defaults(func=run)
