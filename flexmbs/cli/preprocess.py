@@ -60,17 +60,43 @@ def parse_material(text: str):
         raise PreprocessError(f"--material: {exc}") from None
 
 
+def world():
+    """PETSc's ``COMM_WORLD`` when started by ``mpiexec``/``srun`` with more than one
+    rank, else None (serial)."""
+    try:
+        from petsc4py import PETSc
+    except ImportError:
+        return None
+    return PETSc.COMM_WORLD if PETSc.COMM_WORLD.getSize() > 1 else None
+
+
 def run(args: argparse.Namespace) -> int:
+    comm = world()
+    if comm is None:
+        return _run(args, None)
+    try:
+        return _run(args, comm)
+    except Exception as exc:     # one rank failing must not leave the others waiting
+        msg = str(exc) if isinstance(exc, FlexmbsError) else f"{type(exc).__name__}: {exc}"
+        print(f"flexmbs preprocess (rank {comm.getRank()} of {comm.getSize()}): error: "
+              f"{msg}", file=sys.stderr, flush=True)
+        comm.tompi4py().Abort(2)
+        return 2
+
+
+def _run(args: argparse.Namespace, comm) -> int:
     from flexmbs.cli.info import summary
-    from flexmbs.fe.assemble import assemble
+    from flexmbs.fe.assemble import assemble, fe_model_unassembled
     from flexmbs.io.bodyfile import save_body
     from flexmbs.io.mesh import read_mesh
     from flexmbs.reduction import InterfaceSpec, ReductionSettings, reduce_model
 
     t0 = time.perf_counter()
+    root = comm is None or comm.getRank() == 0
 
     def step(msg: str, t: float) -> None:
-        print(f"  {msg:<45s} {t:8.2f} s", file=sys.stderr, flush=True)
+        if root:
+            print(f"  {msg:<45s} {t:8.2f} s", file=sys.stderr, flush=True)
 
     try:
         settings = ReductionSettings(
@@ -84,21 +110,27 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise PreprocessError(str(exc)) from None
     material = parse_material(args.material)
-    print(f"flexmbs preprocess {args.mesh}", file=sys.stderr)
+    if root:
+        ranks = "" if comm is None else f" on {comm.getSize()} MPI ranks"
+        print(f"flexmbs preprocess {args.mesh}{ranks}", file=sys.stderr)
     t = time.perf_counter()
     mesh = read_mesh(args.mesh, scale=1e-3 if args.unit == "mm" else 1.0)
     step(f"read mesh ({mesh.cell_type}, {mesh.n_nodes} nodes)", time.perf_counter() - t)
     t = time.perf_counter()
-    fe = assemble(mesh, material)
-    step(f"assemble M, K ({fe.n_dof} dofs)", time.perf_counter() - t)
+    if comm is None:
+        fe = assemble(mesh, material)
+        step(f"assemble M, K ({fe.n_dof} dofs)", time.perf_counter() - t)
+    else:
+        fe = fe_model_unassembled(mesh, material)   # each rank assembles its own rows
     try:
         body = reduce_model(fe, settings, name=Path(args.mesh).stem, progress=step,
-                            provenance={"command": " ".join(sys.argv)})
+                            provenance={"command": " ".join(sys.argv)}, comm=comm)
     except ValueError as exc:
         raise PreprocessError(str(exc)) from None
-    t = time.perf_counter()
-    save_body(args.output, body)
-    step(f"write {args.output}", time.perf_counter() - t)
-    print(f"  total {time.perf_counter() - t0:.2f} s", file=sys.stderr)
-    print(summary(body))
+    if root:
+        t = time.perf_counter()
+        save_body(args.output, body)
+        step(f"write {args.output}", time.perf_counter() - t)
+        print(f"  total {time.perf_counter() - t0:.2f} s", file=sys.stderr)
+        print(summary(body))
     return 0

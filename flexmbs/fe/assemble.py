@@ -81,8 +81,12 @@ class ElementBasis:
     scikit-fem ``CellBasis``, built once on first use (:attr:`skfem`).
     """
 
-    def __init__(self, mesh: Mesh, *, quadrature: tuple[np.ndarray, np.ndarray] | None = None):
+    def __init__(self, mesh: Mesh, *, quadrature: tuple[np.ndarray, np.ndarray] | None = None,
+                 elements: np.ndarray | None = None):
         self.mesh = mesh
+        #: the elements this basis loops over (``None``: all); a distributed run gives
+        #: each rank its own part, so that element sums become partial sums
+        self.elements = None if elements is None else np.asarray(elements, dtype=np.int64)
         self.cell_type = mesh.cell_type
         self.elem = _vector_element(mesh.cell_type)
         self.Xq, self.Wq = (get_quadrature(self.elem.elem.refdom, intorder(mesh.cell_type))
@@ -114,7 +118,19 @@ class ElementBasis:
         return self.nodes.shape[1]
 
     def chunks(self, per_element: int) -> Iterator[np.ndarray]:
-        return element_chunks(self.n_elements, per_element)
+        """Element index arrays, chunk by chunk, over :attr:`elements` (all by default)."""
+        if self.elements is None:
+            yield from element_chunks(self.n_elements, per_element)
+            return
+        for idx in element_chunks(len(self.elements), per_element):
+            yield self.elements[idx]
+
+    def restricted(self, elements: np.ndarray) -> ElementBasis:
+        """The same basis looping only over ``elements`` (shares all arrays)."""
+        out = object.__new__(ElementBasis)
+        out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "skfem"})
+        out.elements = np.asarray(elements, dtype=np.int64)
+        return out
 
     def dofs(self, elems: np.ndarray) -> np.ndarray:
         """(n_e, n_loc, 3) global dofs of the element nodes."""
@@ -194,6 +210,14 @@ def assemble(mesh: Mesh, material: Material) -> FEModel:
                    dof_of_node=basis.dof_of_node)
 
 
+def fe_model_unassembled(mesh: Mesh, material: Material) -> FEModel:
+    """The FE model of ``mesh`` without ``M``, ``K``: a distributed reduction assembles
+    them rank by rank (``flexmbs.reduction.distributed``)."""
+    basis = ElementBasis(mesh)
+    return FEModel(mesh=mesh, material=material, basis=basis, M=None, K=None,
+                   dof_of_node=basis.dof_of_node)
+
+
 def assemble_forms(mesh: Mesh, material: Material) -> tuple[sp.csr_matrix, sp.csr_matrix]:
     """``(M, K)`` from scikit-fem's ``BilinearForm`` machinery and ``linear_elasticity``
     (slower, memory-hungry reference implementation of :func:`assemble`)."""
@@ -234,16 +258,20 @@ def element_blocks(basis: ElementBasis, elems: np.ndarray, material: Material):
 
 def assemble_blocks(basis: ElementBasis, material: Material
                     ) -> tuple[sp.csr_matrix, sp.csr_matrix]:
-    """``(M, K)`` CSR in the node-blocked dof numbering of ``basis``."""
+    """``(M, K)`` CSR in the node-blocked dof numbering of ``basis``, summed over the
+    elements of ``basis`` (all of them, or ``basis.elements``)."""
     nb = basis.mesh.n_nodes
-    indptr, indices, pos = block_pattern(basis.block, nb)
+    elems = (np.arange(basis.n_elements) if basis.elements is None else basis.elements)
+    where = np.full(basis.n_elements, -1, dtype=np.int64)
+    where[elems] = np.arange(len(elems))
+    indptr, indices, pos = block_pattern(basis.block[elems], nb)
     nnz = len(indices)
     m_data = np.zeros(nnz)
     k_data = np.zeros((9, nnz))
     n = basis.n_loc
     for e in basis.chunks(4 * 9 * n * n + 3 * n * basis.n_qp):
         m, k = element_blocks(basis, e, material)
-        p = pos[e].ravel()
+        p = pos[where[e]].ravel()
         np.add.at(m_data, p, m.ravel())
         k = k.reshape(-1, 9)
         for c in range(9):

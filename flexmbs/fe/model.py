@@ -20,10 +20,11 @@ class FEModel:
         Isotropic material (E [Pa], nu [-], rho [kg/m^3]).
     basis : skfem.CellBasis
         Vector (3-component) basis over the mesh; quadrature exact for the mass matrix.
-    M : scipy.sparse.csr_matrix, (n_dof, n_dof)
-        Consistent mass matrix, ``M = int rho N^T N dV``.
-    K : scipy.sparse.csr_matrix, (n_dof, n_dof)
-        Linear stiffness, ``K = int B_L^T C B_L dV``.
+    M : scipy.sparse.csr_matrix, (n_dof, n_dof), or None
+        Consistent mass matrix, ``M = int rho N^T N dV``; ``None`` in a distributed
+        run, where each rank assembles its own rows (``flexmbs.reduction.distributed``).
+    K : scipy.sparse.csr_matrix, (n_dof, n_dof), or None
+        Linear stiffness, ``K = int B_L^T C B_L dV`` (``None`` as ``M``).
     dof_of_node : ndarray[int], (n_nodes, 3)
         Global dof index of node ``i`` in direction ``k`` (x, y, z).
     """
@@ -31,10 +32,10 @@ class FEModel:
     mesh: Any
     material: Any
     basis: Any
-    M: sp.csr_matrix
-    K: sp.csr_matrix
+    M: sp.csr_matrix | None
+    K: sp.csr_matrix | None
     dof_of_node: np.ndarray
 
     @property
     def n_dof(self) -> int:
-        return self.M.shape[0]
+        return int(np.asarray(self.dof_of_node).size)

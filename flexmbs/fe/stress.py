@@ -16,7 +16,7 @@ from flexmbs.io.mesh import _skfem_local_order
 VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))
 
 
-def _nodal_B(fe: FEModel):
+def _nodal_B(fe: FEModel, elements: np.ndarray | None = None):
     """Yield ``(elems, nodes, B)`` per element chunk: ``B`` (n_e, n_loc, 6, n_loc, 3) maps
     the element dofs ``(a, k)`` to the engineering Voigt strain at element node ``q``
     (``nodes`` (n_e, n_loc), the mesh node of each ``q``).
@@ -27,7 +27,7 @@ def _nodal_B(fe: FEModel):
     """
     from flexmbs.fe.assemble import ElementBasis
     X = fe.basis.elem.elem.doflocs.T          # reference nodes, scikit-fem local order
-    nb = ElementBasis(fe.mesh, quadrature=(X, np.ones(X.shape[1])))
+    nb = ElementBasis(fe.mesh, quadrature=(X, np.ones(X.shape[1])), elements=elements)
     n = nb.n_loc
     for e in nb.chunks(n * n * 18 * 3):
         G = nb.geometry(e).G                   # (n_e, q, a, 3): dN_a / dX_j at node q
@@ -49,7 +49,7 @@ def nodal_stress_operator(fe: FEModel) -> sp.csr_matrix:
     mesh use :func:`nodal_stress_modes`.
     """
     mesh = fe.mesh
-    count = _node_count(fe)
+    count = node_count(fe)
     C = np.asarray(fe.material.C)
     S = sp.csr_matrix((6 * mesh.n_nodes, fe.n_dof))
     for _, nodes, B, dofs in _nodal_B(fe):
@@ -62,25 +62,31 @@ def nodal_stress_operator(fe: FEModel) -> sp.csr_matrix:
     return S
 
 
-def nodal_stress_modes(fe: FEModel, Phi: np.ndarray) -> np.ndarray:
+def nodal_stress_modes(fe: FEModel, Phi: np.ndarray, *, elements: np.ndarray | None = None,
+                       averaged: bool = True) -> np.ndarray:
     """``nodal_stress_operator(fe) @ Phi`` reshaped (N, 6, n_q), computed element chunk
-    by element chunk without forming the operator (memory ``6 N n_q``)."""
+    by element chunk without forming the operator (memory ``6 N n_q``).
+
+    ``elements``: sum only over these elements; ``averaged=False``: return the sum over
+    the elements touching each node before the division by their number
+    (:func:`node_count`), so that partial sums of a distributed run can be added."""
     Phi = np.asarray(Phi, dtype=float)
     n_q = Phi.shape[1]
     C = np.asarray(fe.material.C)
     N = fe.mesh.n_nodes
     out = np.zeros((N, 6 * n_q))
-    for _, nodes, B, dofs in _nodal_B(fe):
+    for _, nodes, B, dofs in _nodal_B(fe, elements):
         CB = np.einsum("cd,eqdak->eqcak", C, B)
         sig = np.einsum("eqcak,eaku->eqcu", CB, Phi[dofs], optimize=True)
         A = sp.csr_matrix((np.ones(nodes.size), (nodes.ravel(), np.arange(nodes.size))),
                           shape=(N, nodes.size))
         out += A @ sig.reshape(nodes.size, 6 * n_q)
-    out /= _node_count(fe)[:, None]
+    if averaged:
+        out /= node_count(fe)[:, None]
     return out.reshape(N, 6, n_q)
 
 
-def _node_count(fe: FEModel) -> np.ndarray:
+def node_count(fe: FEModel) -> np.ndarray:
     """Number of elements touching each node."""
     local = _skfem_local_order(fe.mesh.cell_type, np.asarray(fe.mesh.cells))
     return np.bincount(local.ravel(), minlength=fe.mesh.n_nodes).astype(float)

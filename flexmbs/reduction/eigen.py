@@ -79,6 +79,11 @@ def _petsc_aij(A: sp.spmatrix, bsize: int | None = None):
     index types match PETSc's); keep ``arrays`` alive while ``P`` is used."""
     from petsc4py import PETSc
     A = sp.csr_matrix(A)
+    # PETSc needs sorted column indices; scipy's flag can be stale after index
+    # arithmetic (it was for T^T K T with RBE3 interfaces: MUMPS Cholesky then read a
+    # wrong upper triangle), so sort unconditionally (in place, a no-op when sorted)
+    A.has_sorted_indices = False
+    A.sort_indices()
     csr = (A.indptr.astype(PETSc.IntType, copy=False),
            A.indices.astype(PETSc.IntType, copy=False),
            np.ascontiguousarray(A.data, dtype=PETSc.ScalarType))

@@ -120,26 +120,40 @@ def library_versions() -> dict:
 
 def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
                  progress: Callable[[str, float], None] | None = None,
-                 provenance: dict | None = None) -> ReducedBody:
-    """Reduce the FE model ``fe`` (:class:`flexmbs.fe.model.FEModel`) to a body."""
+                 provenance: dict | None = None, comm=None) -> ReducedBody:
+    """Reduce the FE model ``fe`` (:class:`flexmbs.fe.model.FEModel`) to a body.
+
+    ``comm``: a PETSc communicator of several ranks runs the reduction distributed
+    (``flexmbs.reduction.distributed``; ``fe`` may then come without ``M``, ``K``, from
+    ``fe_model_unassembled``); every rank returns the same body."""
+    from flexmbs.reduction.distributed import Distributed, is_distributed
     steps = _Steps(progress)
     mesh = fe.mesh
     points = np.asarray(mesh.points)
     itfs = tuple(resolve_interface(s, mesh, fe.dof_of_node) for s in settings.interfaces)
-    basis = compute_basis(fe, itfs, settings.n_modes, settings.frame,
-                          static_modes=settings.static_modes, backend=settings.eigensolver)
-    if settings.modal_derivatives:
-        basis = _with_modal_derivatives(fe, basis, itfs, settings)
+    dist = Distributed.create(fe, comm) if is_distributed(comm) else None
+    if dist is not None:
+        _check_distributable(settings)
+        steps.done(f"partition over {dist.part.size} ranks (PT-Scotch)")
+        db = _distributed_basis(fe, itfs, settings, dist)
+        basis, K_e = db.basis, db.K_e
+        local, total = fe.basis.restricted(dist.part.elements), dist.sum
+    else:
+        basis = compute_basis(fe, itfs, settings.n_modes, settings.frame,
+                              static_modes=settings.static_modes, backend=settings.eigensolver)
+        if settings.modal_derivatives:
+            basis = _with_modal_derivatives(fe, basis, itfs, settings)
+        K_e = basis.Phi.T @ (fe.K @ basis.Phi)
+        K_e = 0.5 * (K_e + K_e.T)
+        local, total = fe.basis, (lambda x: x)
     Phi, n_q = basis.Phi, basis.Phi.shape[1]
     steps.done(f"modes ({basis.method}, {n_q} coordinates)")
-    inv = invariants_from_shape_integrals(shape_integrals(fe.basis, fe.material.rho, Phi))
-    K_e = Phi.T @ (fe.K @ Phi)
-    K_e = 0.5 * (K_e + K_e.T)
+    inv = invariants_from_shape_integrals(total(shape_integrals(local, fe.material.rho, Phi)))
     zeta = np.full(n_q, float(settings.damping))
     D_e = np.diag(2.0 * zeta * basis.omega)
     steps.done("invariants")
     if settings.stiffening and n_q <= settings.max_q_stiffening:
-        K2, K3 = stiffening_tensors(fe.basis, fe.material.C, Phi)
+        K2, K3 = (total(K) for K in stiffening_tensors(local, fe.material.C, Phi))
         steps.done("geometric stiffening K2, K3")
     else:
         if settings.stiffening:
@@ -148,7 +162,7 @@ def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
         K2, K3 = np.zeros((0, 0, 0)), np.zeros((0, 0, 0, 0))
     dofs = np.asarray(fe.dof_of_node)
     modes = Phi[dofs]                                   # (N, 3, n_q)
-    stress_modes = _stress_modes(fe, Phi)
+    stress_modes = _stress_modes(fe, Phi, dist)
     steps.done("stress modes")
     markers = tuple(_marker(itf, Phi, settings.frame, fe.n_dof) for itf in itfs)
     faces = tuple(Face(**dataclasses.asdict(face_integrals(k, v, points, modes)))
@@ -159,6 +173,7 @@ def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
             "mesh_file": str(getattr(mesh, "source", "")),
             "mesh_scale": getattr(mesh, "scale", 1.0),
             "n_dof": int(fe.n_dof), "n_static_modes": basis.n_static,
+            "n_ranks": 1 if dist is None else dist.part.size,
             "timings_s": {k: round(v, 3) for k, v in steps.timings.items()}}
     src = getattr(mesh, "source", "")
     if src and Path(src).is_file():
@@ -178,10 +193,38 @@ def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
     return body
 
 
-def _stress_modes(fe, Phi: np.ndarray) -> np.ndarray:
-    """``S = nodal_stress_operator @ Phi`` reshaped (N, 6, n_q) [Pa per unit q]."""
-    from flexmbs.fe.stress import nodal_stress_modes
-    return nodal_stress_modes(fe, Phi)
+def _check_distributable(settings: ReductionSettings) -> None:
+    from flexmbs.reduction.distributed import DistributedError
+    missing = [k for k, v in (("static_modes", settings.static_modes),
+                              ("modal_derivatives", settings.modal_derivatives))
+               if v]
+    if missing:
+        raise DistributedError(
+            f"distributed preprocessing: {', '.join(missing)} not available on several "
+            f"ranks yet (expected {', '.join(f'{k} off' for k in missing)}); run this "
+            "body serially (without mpiexec) or leave them out")
+    if settings.eigensolver not in ("auto", "slepc"):
+        raise DistributedError(
+            f"distributed preprocessing: eigensolver must be 'auto' or 'slepc' (SLEPc with "
+            f"parallel MUMPS), got {settings.eigensolver!r}")
+
+
+def _distributed_basis(fe, itfs, settings, dist):
+    from flexmbs.reduction.distributed import distributed_basis
+    return distributed_basis(fe.basis, fe.material, np.asarray(fe.mesh.points),
+                             np.asarray(fe.dof_of_node), dist.part, itfs,
+                             settings.n_modes, settings.frame, dist.comm)
+
+
+def _stress_modes(fe, Phi: np.ndarray, dist=None) -> np.ndarray:
+    """``S = nodal_stress_operator @ Phi`` reshaped (N, 6, n_q) [Pa per unit q]; with
+    ``dist`` the nodal sums of each rank's elements are added over the ranks before the
+    averaging."""
+    from flexmbs.fe.stress import node_count, nodal_stress_modes
+    if dist is None:
+        return nodal_stress_modes(fe, Phi)
+    S = dist.sum(nodal_stress_modes(fe, Phi, elements=dist.part.elements, averaged=False))
+    return S / node_count(fe)[:, None, None]
 
 
 def _marker(itf, Phi: np.ndarray, frame: str, n_dof: int) -> Marker:

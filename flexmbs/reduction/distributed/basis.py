@@ -1,0 +1,196 @@
+"""The reduction basis computed over MPI ranks (free--free or Craig--Bampton).
+
+Same mathematics as :func:`flexmbs.reduction.modes.compute_basis` (THEORY §2.8.7):
+
+* ``M``, ``K`` are assembled rank by rank into PETSc MPIAIJ matrices (each rank computes
+  the element matrices of its halo elements and keeps its own rows);
+* interfaces: ``u = T z`` with ``T`` an MPIAIJ matrix, ``K_z = T^T K T`` by PETSc's
+  ``PtAP``; the fixed-interface problem ``K_ii x = lam M_ii x`` is solved by SLEPc
+  Krylov--Schur, shift-invert with a parallel MUMPS Cholesky factor, and the same factor
+  gives the constraint modes ``-K_ii^-1 K_ib``;
+* free--free: the same on ``K``, ``M`` with the shift ``sigma = -1e-8 tr K / tr M``;
+* the basis vectors (a few tens) are then gathered on every rank and the serial
+  Gram--Schmidt / Rayleigh--Ritz / sign normalisation run on them, with the products by
+  ``K_z``, ``M_z`` done in parallel (:class:`DistOperator`).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import numpy as np
+
+from flexmbs.errors import FlexmbsError
+from flexmbs.fe.assemble import assemble_blocks
+from flexmbs.reduction.distributed.linalg import (DistOperator, Layout, aij, gather_rows,
+                                                  permuted_rows)
+from flexmbs.reduction.distributed.partition import Partition
+from flexmbs.reduction.eigen import EigenError, _ksp_solve, start_vector
+from flexmbs.reduction.interfaces import interface_transformation, rigid_modes
+from flexmbs.reduction.modes import (ModalBasis, m_orthonormalize, normalize_signs,
+                                     rigid_modes_z, ritz)
+
+log = logging.getLogger(__name__)
+
+
+class DistributedError(FlexmbsError):
+    """A setting that the distributed preprocessing cannot do."""
+
+
+@dataclass
+class DistributedBasis:
+    """The basis and what the invariants need from the distributed matrices.
+
+    basis : the :class:`ModalBasis` (replicated, serial dof order)
+    K_e : (n_q, n_q) ``Phi^T K Phi`` computed with the distributed ``K``
+    """
+
+    basis: ModalBasis
+    K_e: np.ndarray
+
+
+def assemble_distributed(basis, material, part: Partition, comm):
+    """``(K, M, layout)``: MPIAIJ stiffness and mass in the partition's dof order."""
+    M_loc, K_loc = assemble_blocks(basis.restricted(part.halo), material)
+    rows = part.own_old
+    mpi = comm.tompi4py()
+    layout = Layout.from_local(rows, mpi)
+    Kp = aij(permuted_rows(K_loc, rows, part.dof_new), layout, layout, comm)
+    del K_loc
+    Mp = aij(permuted_rows(M_loc, rows, part.dof_new), layout, layout, comm)
+    return Kp, Mp, layout
+
+
+def _eps(A, B, n: int, sigma: float, v0_local: np.ndarray, comm, *, tol: float = 1e-12):
+    """SLEPc Krylov--Schur, shift-invert about ``sigma`` with a MUMPS Cholesky factor of
+    ``A - sigma B``; PETSc options prefix ``flexmbs_eps_``."""
+    from petsc4py import PETSc
+    from slepc4py import SLEPc
+    for P in (A, B):
+        P.setOption(PETSc.Mat.Option.SYMMETRIC, True)
+    A.setOption(PETSc.Mat.Option.SPD, True)
+    eps = SLEPc.EPS().create(comm=comm)
+    eps.setOptionsPrefix("flexmbs_eps_")
+    eps.setOperators(A, B)
+    eps.setProblemType(SLEPc.EPS.ProblemType.GHEP)
+    eps.setType(SLEPc.EPS.Type.KRYLOVSCHUR)
+    eps.setDimensions(nev=n, ncv=max(2 * n + 1, n + 15))
+    eps.setTarget(sigma)
+    eps.setWhichEigenpairs(SLEPc.EPS.Which.TARGET_MAGNITUDE)
+    eps.setTolerances(tol=tol, max_it=500)
+    st = eps.getST()
+    st.setType(SLEPc.ST.Type.SINVERT)
+    st.setShift(sigma)
+    ksp = st.getKSP()
+    ksp.setType("preonly")
+    pc = ksp.getPC()
+    pc.setType("cholesky")
+    pc.setFactorSolverType("mumps")
+    v0 = A.createVecRight()
+    v0.array[:] = v0_local
+    eps.setInitialSpace([v0])
+    eps.setFromOptions()
+    eps.solve()
+    nconv = eps.getConverged()
+    if nconv < n:
+        raise EigenError(f"SLEPc (distributed) converged {nconv} of {n} eigenpairs "
+                         f"(reason {eps.getConvergedReason()})")
+    lam = np.empty(nconv)
+    X = np.empty((v0.getLocalSize(), nconv))
+    for i in range(nconv):
+        lam[i] = eps.getEigenpair(i, v0).real
+        X[:, i] = v0.array
+    order = np.argsort(np.abs(lam - sigma))[:n]
+    log.info("SLEPc distributed: %d iterations, %d converged", eps.getIterationNumber(), nconv)
+    return lam[order], X[:, order], eps, v0
+
+
+def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, interfaces,
+                      n_modes: int, frame: str, comm) -> DistributedBasis:
+    """The reduction basis of the mesh of ``fe_basis`` (an ``ElementBasis``) over the
+    ranks of the PETSc communicator ``comm``; see the module docstring."""
+    from petsc4py import PETSc
+    mpi = comm.tompi4py()
+    names = [i.name for i in interfaces]
+    if frame != "mean_axis" and not frame.startswith("interface:"):
+        raise ValueError(f"frame must be 'mean_axis' or 'interface:NAME', got {frame!r}")
+    if frame.startswith("interface:") and frame.split(":", 1)[1] not in names:
+        raise ValueError(f"frame {frame!r}: no such interface among {names}")
+    Kp, Mp, u_layout = assemble_distributed(fe_basis, material, part, comm)
+    n_dof = u_layout.n
+    rigid = rigid_modes(points, dof_of_node, n_dof)
+    tr = interface_transformation(n_dof, points, tuple(interfaces))
+    if not interfaces:
+        method = "free_free"
+        K_op, M_op = DistOperator(Kp, u_layout, mpi), DistOperator(Mp, u_layout, mpi)
+        sigma = -1e-8 * K_op.diagonal_sum() / M_op.diagonal_sum()
+        v0 = start_vector(n_dof)[u_layout.serial]
+        lam, X, eps, _ = _eps(Kp, Mp, n_modes + 6, sigma, v0, comm)
+        eps.destroy()
+        X = gather_rows(X[:, np.argsort(lam)], u_layout, mpi)
+        Rn = m_orthonormalize(rigid, M_op)
+        Vz = m_orthonormalize(X[:, 6:], M_op, against=Rn)
+        T = None
+    else:
+        method = "craig_bampton"
+        nk = tr.n_kept
+        z_of_dof = -np.ones(n_dof, dtype=np.int64)
+        z_of_dof[tr.kept] = np.arange(nk)
+        own_z = z_of_dof[part.own_old]
+        own_z = own_z[own_z >= 0]
+        n_kept_local = len(own_z)
+        last = part.rank == part.size - 1
+        n_b = 6 * len(interfaces)
+        if last:
+            own_z = np.concatenate([own_z, nk + np.arange(n_b)])
+        z_layout = Layout.from_local(own_z, mpi)
+        z_new = np.empty(z_layout.n, dtype=np.int64)
+        z_new[z_layout.order] = np.arange(z_layout.n)
+        Tp = aij(permuted_rows(tr.T, part.own_old, z_new), u_layout, z_layout, comm)
+        Kz, Mz = Kp.PtAP(Tp), Mp.PtAP(Tp)
+        for obj in (Kp, Mp, Tp):
+            obj.destroy()
+        K_op, M_op = DistOperator(Kz, z_layout, mpi), DistOperator(Mz, z_layout, mpi)
+        is_i = PETSc.IS().createStride(n_kept_local, first=z_layout.start, step=1, comm=comm)
+        K_ii, M_ii = Kz.createSubMatrix(is_i, is_i), Mz.createSubMatrix(is_i, is_i)
+        boundary = list(range(n_b))
+        if frame.startswith("interface:"):
+            sl = tr.marker_slice(frame.split(":", 1)[1])
+            boundary = [b for b in boundary if not (sl.start <= nk + b < sl.stop)]
+        # K_ib columns: K_z e_b on the kept rows
+        E = np.zeros((z_layout.n, len(boundary)))
+        E[nk + np.array(boundary, dtype=int), np.arange(len(boundary))] = 1.0
+        K_ib = K_op.local(E)[:n_kept_local]
+        v0 = start_vector(nk)[z_layout.serial[:n_kept_local]]
+        lam, Phi_i, eps, _ = _eps(K_ii, M_ii, n_modes, 0.0, v0, comm)
+        log.info("fixed-interface frequencies [Hz]: %s",
+                 np.array2string(np.sqrt(np.abs(np.sort(lam))) / 2 / np.pi, precision=4))
+        # the shift-invert factor (sigma = 0) of K_ii solves for the constraint modes
+        Xc = (_ksp_solve(eps.getST().getKSP(), K_ii)(-K_ib) if boundary
+              else np.zeros((n_kept_local, 0)))
+        eps.destroy()
+        for obj in (K_ii, M_ii, is_i):
+            obj.destroy()
+        V_local = np.zeros((z_layout.n_local, n_modes + len(boundary)))
+        V_local[:n_kept_local, :n_modes] = Phi_i[:, np.argsort(lam)]
+        V_local[:n_kept_local, n_modes:] = Xc
+        Vz = gather_rows(V_local, z_layout, mpi)
+        Vz[nk + np.array(boundary, dtype=int), n_modes + np.arange(len(boundary))] = 1.0
+        # M-orthonormal before Rayleigh--Ritz, as in the serial compute_basis
+        Rn = m_orthonormalize(rigid_modes_z(tr, rigid), M_op) if frame == "mean_axis" else None
+        Vz = m_orthonormalize(Vz, M_op, against=Rn)
+        T = tr.T
+    lam, Phiz = ritz(Vz, K_op, M_op)
+    if np.any(lam <= 0):
+        raise ValueError(f"reduction basis has non-positive eigenvalues {lam[lam <= 0]}: "
+                         "rigid-body content left (check interfaces and frame)")
+    Phi = Phiz if T is None else T @ Phiz
+    Phi_n = normalize_signs(Phi)
+    s = np.sign(np.einsum("ij,ij->j", Phi_n, Phi))
+    Phiz = Phiz * s
+    K_e = Phiz.T @ (K_op @ Phiz)
+    K_e = 0.5 * (K_e + K_e.T)
+    K_op.destroy()
+    M_op.destroy()
+    return DistributedBasis(ModalBasis(Phi=Phi_n, omega=np.sqrt(lam), frame=frame,
+                                       method=method), K_e=K_e)
