@@ -7,6 +7,9 @@ groups of the file:
 * gmsh ``.msh``: every physical group becomes a node set; 2D groups also a facet set
   (node-index arrays of their faces), 3D groups a cell set;
 * Abaqus ``.inp``: ``*NSET`` become node sets, ``*ELSET`` of solid elements cell sets;
+  each ``*SURFACE`` (element faces ``S1``..``S6`` of C3D4, C3D10, C3D8) a facet set and
+  a node set of its name, laid out and oriented as gmsh's (read by
+  :mod:`flexmbs.io.abaqus_surface`, as meshio skips surfaces);
 * ``.vtu``: no groups.
 
 :func:`read_mesh` validates the mesh and raises :class:`~flexmbs.errors.MeshError`
@@ -24,6 +27,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from flexmbs.errors import MeshError
+from flexmbs.io.abaqus_surface import AbaqusSurfaces, read_surfaces
 
 logger = logging.getLogger(__name__)
 
@@ -186,15 +190,20 @@ def read_mesh(path: str | Path, *, scale: float = 1.0) -> Mesh:
     if not scale > 0:
         raise ValueError(f"read_mesh('{src}'): scale must be > 0, got {scale}")
     try:
-        m = meshio.read(path)
+        # name the format of .msh: meshio otherwise tries ANSYS first and prints its
+        # (empty) failure to stdout
+        m = meshio.read(path, file_format="gmsh" if path.suffix.lower() == ".msh" else None)
     except (Exception, SystemExit) as err:  # meshio raises many types, gmsh reader exits
         raise MeshError(f"mesh file '{src}' could not be read by meshio: "
                         f"{type(err).__name__}: {err}") from err
-    return mesh_from_meshio(m, source=src, scale=scale)
+    surfaces = read_surfaces(path, m) if path.suffix.lower() == ".inp" else None
+    return mesh_from_meshio(m, source=src, scale=scale, surfaces=surfaces)
 
 
-def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0) -> Mesh:
-    """Build and validate a :class:`Mesh` from a ``meshio.Mesh`` (see :func:`read_mesh`)."""
+def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
+                     surfaces: AbaqusSurfaces | None = None) -> Mesh:
+    """Build and validate a :class:`Mesh` from a ``meshio.Mesh`` (see :func:`read_mesh`);
+    ``surfaces`` (Abaqus, in the point numbering of ``m``) add or replace named sets."""
     found = [c.type for c in m.cells]
     volume = sorted({t for t in found if t in VOLUME_TYPES})
     supported = sorted(CELL_TYPE)
@@ -253,6 +262,9 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0) ->
             facet_sets[name] = np.concatenate(faces).astype(np.int64)
         if vcells:
             cell_sets[name] = np.concatenate(vcells)
+    if surfaces is not None:
+        node_sets.update(surfaces.node_sets)
+        facet_sets.update(surfaces.facet_sets)
 
     points, cells, node_sets, facet_sets = _drop_unused(
         points, cells, node_sets, facet_sets, source)
