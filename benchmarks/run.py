@@ -2,11 +2,19 @@
 
     python benchmarks/run.py [--models rigid_pendulum,rigid_fourbar] [--json out.json]
                              [--petsc "-fmbs_pc_factor_mat_solver_type umfpack"]
+    python benchmarks/run.py --exudyn [--models ...] [--repeat 2] [--exudyn-fast]
 
 Each model runs at h = 1e-3 s over 1 s (generalized-alpha, rho_inf = 0.9, the default
 direct LU) in a fresh subprocess, so the peak memory (max RSS) is the model's own.
-Exudyn 1.13.6 figures (C++, 2-core machine of the same kind, PEER_EXUDYN.md) are
-printed beside ours for comparison; they are not re-measured here.
+
+``--exudyn``: side by side with Exudyn, measured in the same run.  The five models
+(``benchmarks/exudyn/flexmbs_models.py``) are built in flexmbs, their data (nodes, our FE
+M and K, interfaces, bodies, joints, initial state) exported to ``.npz`` and rebuilt in
+Exudyn by ``benchmarks/exudyn/exudyn_models.py`` inside its own venv
+(``benchmarks/.exudyn-venv``, made by ``benchmarks/exudyn/make_env.sh`` if missing).
+Both sides run in subprocesses, interleaved model by model, ``--repeat`` times; the table
+gives the better steps/s of each side, the ratio flexmbs/Exudyn, and the key output at
+t_end from both codes with their difference (the proof that the models are the same).
 """
 from __future__ import annotations
 
@@ -19,8 +27,6 @@ import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-EXUDYN = {"rigid_pendulum": 86361, "rigid_fourbar": 23059, "cantilever_10": 8789,
-          "flexible_pendulum_8": 3140, "flexible_slider_crank_12": 1993}
 
 
 def build(name):
@@ -37,12 +43,25 @@ def build(name):
         from fourbar import build as fourbar
         model, _ = fourbar(np.deg2rad(30.0), 6.0, "RRRR")
         return model
-    flex = os.path.join(HERE, "flexible_steps.py")
-    if os.path.exists(flex):
-        sys.path.insert(0, HERE)
-        import flexible_steps
-        return flexible_steps.build(name)
-    raise SystemExit(f"unknown benchmark model '{name}'")
+    if name in FLEX_STEPS:
+        return _flexible_steps_model(name)
+    raise SystemExit(f"unknown benchmark model '{name}'; known: rigid_pendulum, rigid_fourbar, "
+                     f"{', '.join(FLEX_STEPS)}")
+
+
+FLEX_STEPS = {"cantilever_10": "cantilever", "flexible_pendulum_8": "pendulum",
+              "flexible_slider_crank_12": "slider_crank"}
+
+
+def _flexible_steps_model(name):
+    """The flexible models of ``flexible_steps.py`` (stiffening on, crank at 150 rad/s)."""
+    import tempfile
+    sys.path.insert(0, HERE)
+    import flexible_steps
+    if name == "flexible_slider_crank_12":
+        with tempfile.TemporaryDirectory() as tmp:
+            return flexible_steps.slider_crank(tmp)[0]
+    return getattr(flexible_steps, FLEX_STEPS[name])()[0]
 
 
 def run_one(name, t_end=1.0, h=1e-3, petsc=""):
@@ -62,22 +81,71 @@ def run_one(name, t_end=1.0, h=1e-3, petsc=""):
             "newton_per_step": st.newton_iterations / steps,
             "jacobians": st.jacobian_evaluations,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
-            "n_q": int(res.q.shape[1]), "exudyn_steps_per_s": EXUDYN.get(name)}
+            "n_q": int(res.q.shape[1])}
+
+
+def run_one_exudyn(name, export, petsc=""):
+    """The flexmbs side of ``--exudyn``: build, export the data for Exudyn, time."""
+    import tempfile
+    if petsc:
+        from flexmbs.integrate import petsc_options_from_args
+        petsc_options_from_args(petsc.split())
+    sys.path.insert(0, os.path.join(HERE, "exudyn"))
+    import flexmbs_models
+    with tempfile.TemporaryDirectory() as tmp:
+        return flexmbs_models.run(name, tmp, export)
+
+
+def exudyn_main(args):
+    sys.path.insert(0, os.path.join(HERE, "exudyn"))
+    from compare import SideBySideError, print_table, side_by_side
+    from flexmbs_models import NAMES
+    names = args.models.split(",") if args.models else list(NAMES)
+    unknown = [n for n in names if n not in NAMES]
+    if unknown:
+        print(f"--exudyn: unknown model(s) {unknown}; known: {', '.join(NAMES)}", file=sys.stderr)
+        return 2
+    try:
+        rows = side_by_side(names, repeat=max(1, args.repeat), petsc=args.petsc,
+                            fast=args.exudyn_fast)
+    except SideBySideError as exc:
+        print(f"run.py --exudyn: {exc}", file=sys.stderr)
+        return 2
+    print_table(rows)
+    with open(args.json, "w") as f:
+        json.dump(rows, f, indent=2)
+    print(f"\nwritten {args.json}")
+    return 0
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default="rigid_pendulum,rigid_fourbar")
+    ap.add_argument("--models", default=None, help="comma-separated (default: "
+                    "rigid_pendulum,rigid_fourbar; with --exudyn: all five)")
     ap.add_argument("--json", default=os.path.join(HERE, "results.json"))
     ap.add_argument("--petsc", default="", help="PETSc options for the solver, e.g. "
                     "'-fmbs_pc_factor_mat_solver_type umfpack' (quote them)")
+    ap.add_argument("--exudyn", action="store_true",
+                    help="side by side with Exudyn, measured in the same run (all five models "
+                    "unless --models is given)")
+    ap.add_argument("--repeat", type=int, default=2,
+                    help="--exudyn: runs per side and model, interleaved; the better is shown")
+    ap.add_argument("--exudyn-fast", action="store_true",
+                    help="--exudyn: Exudyn's fast module (EXUDYN_MODULE=fast, no range checks)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--one-exudyn", help=argparse.SUPPRESS)
+    ap.add_argument("--export", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.one:
         print(json.dumps(run_one(args.one, petsc=args.petsc)))
         return 0
+    if args.one_exudyn:
+        print(json.dumps(run_one_exudyn(args.one_exudyn, args.export, petsc=args.petsc)))
+        return 0
+    if args.exudyn:
+        return exudyn_main(args)
     rows = []
-    for name in args.models.split(","):
+    for name in (args.models or "rigid_pendulum,rigid_fourbar").split(","):
         out = subprocess.run([sys.executable, __file__, "--one", name, f"--petsc={args.petsc}"],
                              capture_output=True, text=True, check=False)
         if out.returncode != 0:
@@ -85,14 +153,13 @@ def main(argv=None):
             continue
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     head = (f"{'model':28s} {'n_q':>5s} {'steps/s':>9s} {'Newton/step':>11s} {'Jacobians':>9s} "
-            f"{'peak MB':>8s} {'Exudyn steps/s':>14s} {'ratio':>6s}")
+            f"{'peak MB':>8s}")
     print(head)
     print("-" * len(head))
     for r in rows:
-        ex = r["exudyn_steps_per_s"]
-        ratio = f"{r['steps_per_s'] / ex:6.3f}" if ex else "     -"
-        print(f"{r['model']:28s} {r['n_q']:5d} {r['steps_per_s']:9.1f} {r['newton_per_step']:11.2f} "
-              f"{r['jacobians']:9d} {r['peak_rss_mb']:8.0f} {ex or '-':>14} {ratio}")
+        print(f"{r['model']:28s} {r['n_q']:5d} {r['steps_per_s']:9.1f} "
+              f"{r['newton_per_step']:11.2f} {r['jacobians']:9d} {r['peak_rss_mb']:8.0f}")
+    print("\n(Exudyn side by side, measured in the same run: python benchmarks/run.py --exudyn)")
     with open(args.json, "w") as f:
         json.dump(rows, f, indent=2)
     print(f"\nwritten {args.json}")
