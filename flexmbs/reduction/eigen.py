@@ -129,22 +129,35 @@ def factorize(A: sp.spmatrix, *, backend: str = "auto", spd: bool = False,
     from petsc4py import PETSc
     A = sp.csr_matrix(A)
     Ap, arrays = _petsc_aij(A)
-    ksp = PETSc.KSP().create(comm=PETSc.COMM_SELF)
-    ksp.setOptionsPrefix("flexmbs_factor_")
-    ksp.setOperators(Ap)
     if backend in ("slepc-amg", "lobpcg") and spd:
+        ksp = PETSc.KSP().create(comm=PETSc.COMM_SELF)
+        ksp.setOptionsPrefix("flexmbs_factor_")
+        ksp.setOperators(Ap)
         _near_null_space(Ap, near_null)
         _amg_ksp(ksp)
+        ksp.setFromOptions()
+        ksp.setUp()
     else:
-        if spd:
-            Ap.setOption(PETSc.Mat.Option.SPD, True)
-        ksp.setType("preonly")
-        pc = ksp.getPC()
-        pc.setType("cholesky" if spd else "lu")
-        pc.setFactorSolverType("mumps")
+        ksp = direct_ksp(Ap, spd=spd)
+    return _ksp_solve(ksp, Ap, owner=arrays)
+
+
+def direct_ksp(Ap, *, spd: bool, prefix: str = "flexmbs_factor_"):
+    """A set-up KSP that solves with a MUMPS factor of the PETSc matrix ``Ap`` (Cholesky
+    if ``spd``, else LU), on ``Ap``'s communicator; options under ``prefix``."""
+    from petsc4py import PETSc
+    if spd:
+        Ap.setOption(PETSc.Mat.Option.SPD, True)
+    ksp = PETSc.KSP().create(comm=Ap.getComm())
+    ksp.setOptionsPrefix(prefix)
+    ksp.setOperators(Ap)
+    ksp.setType("preonly")
+    pc = ksp.getPC()
+    pc.setType("cholesky" if spd else "lu")
+    pc.setFactorSolverType("mumps")
     ksp.setFromOptions()
     ksp.setUp()
-    return _ksp_solve(ksp, Ap, owner=arrays)
+    return ksp
 
 
 def _ksp_solve(ksp, Ap, owner=None):

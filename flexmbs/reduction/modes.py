@@ -191,6 +191,21 @@ def static_modes_z(Kz, Mz, Fz: np.ndarray, tr: InterfaceTransformation, frame: s
     return Z
 
 
+def nonzero_responses(S: np.ndarray, M, rel: float = 1e-8) -> np.ndarray:
+    """The columns of ``S`` whose M-norm exceeds ``rel`` times the largest one.
+
+    With inertia relief (mean axis) a uniform linear or angular acceleration of a free
+    body is balanced by rigid-body inertia alone: its static response is zero up to
+    round-off.  Normalised, such a column would put round-off noise into the basis (and
+    a different noise into every computation of it), so it is dropped here."""
+    norms = np.sqrt(np.maximum(np.einsum("ik,ik->k", S, M @ S), 0.0))
+    keep = norms > rel * norms.max(initial=0.0)
+    if not keep.all():
+        log.info("%d of %d static responses vanish (inertia relief); dropped",
+                 int((~keep).sum()), S.shape[1])
+    return S[:, keep]
+
+
 def compute_basis(fe, interfaces: tuple, n_modes: int, frame: str = "mean_axis", *,
                   static_modes: bool = False, backend: str = "auto") -> ModalBasis:
     """The reduction basis of ``fe`` (see module docstring).
@@ -234,7 +249,7 @@ def compute_basis(fe, interfaces: tuple, n_modes: int, frame: str = "mean_axis",
         else:
             S = static_modes_z(K, M, F, tr, frame, rigid, backend=backend)
         V0 = m_orthonormalize(V, M, against=Rn if frame == "mean_axis" else None)
-        S = m_orthonormalize(S, M, against=np.hstack([Rn, V0]) if frame == "mean_axis"
+        S = m_orthonormalize(nonzero_responses(S, M), M, against=np.hstack([Rn, V0]) if frame == "mean_axis"
                              else V0, drop_tol=1e-6)
         n_static = S.shape[1]
         V = np.hstack([V0, S])

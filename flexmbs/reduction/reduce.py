@@ -195,14 +195,11 @@ def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
 
 def _check_distributable(settings: ReductionSettings) -> None:
     from flexmbs.reduction.distributed import DistributedError
-    missing = [k for k, v in (("static_modes", settings.static_modes),
-                              ("modal_derivatives", settings.modal_derivatives))
-               if v]
-    if missing:
+    if settings.modal_derivatives:
         raise DistributedError(
-            f"distributed preprocessing: {', '.join(missing)} not available on several "
-            f"ranks yet (expected {', '.join(f'{k} off' for k in missing)}); run this "
-            "body serially (without mpiexec) or leave them out")
+            "distributed preprocessing: modal_derivatives not available on several ranks "
+            f"yet (expected 0, found {settings.modal_derivatives}); run this body serially "
+            "(without mpiexec) or leave them out")
     if settings.eigensolver not in ("auto", "slepc"):
         raise DistributedError(
             f"distributed preprocessing: eigensolver must be 'auto' or 'slepc' (SLEPc with "
@@ -213,7 +210,8 @@ def _distributed_basis(fe, itfs, settings, dist):
     from flexmbs.reduction.distributed import distributed_basis
     return distributed_basis(fe.basis, fe.material, np.asarray(fe.mesh.points),
                              np.asarray(fe.dof_of_node), dist.part, itfs,
-                             settings.n_modes, settings.frame, dist.comm)
+                             settings.n_modes, settings.frame, dist.comm,
+                             static_modes=settings.static_modes)
 
 
 def _stress_modes(fe, Phi: np.ndarray, dist=None) -> np.ndarray:

@@ -27,8 +27,10 @@ from flexmbs.reduction.distributed.linalg import (DistOperator, Layout, aij, gat
 from flexmbs.reduction.distributed.partition import Partition
 from flexmbs.reduction.eigen import EigenError, _ksp_solve, start_vector
 from flexmbs.reduction.interfaces import interface_transformation, rigid_modes
-from flexmbs.reduction.modes import (ModalBasis, m_orthonormalize, normalize_signs,
-                                     rigid_modes_z, ritz)
+from flexmbs.reduction.distributed.static import clamped_solve, mean_axis_solve
+from flexmbs.reduction.modes import (ModalBasis, inertial_loads, m_orthonormalize,
+                                     nonzero_responses, normalize_signs, rigid_modes_z,
+                                     ritz)
 
 log = logging.getLogger(__name__)
 
@@ -106,9 +108,12 @@ def _eps(A, B, n: int, sigma: float, v0_local: np.ndarray, comm, *, tol: float =
 
 
 def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, interfaces,
-                      n_modes: int, frame: str, comm) -> DistributedBasis:
+                      n_modes: int, frame: str, comm, *,
+                      static_modes: bool = False) -> DistributedBasis:
     """The reduction basis of the mesh of ``fe_basis`` (an ``ElementBasis``) over the
-    ranks of the PETSc communicator ``comm``; see the module docstring."""
+    ranks of the PETSc communicator ``comm``; see the module docstring.  ``static_modes``
+    adds the 12 inertial static modes (THEORY §8.1), solved with the frame condition
+    (:mod:`.static`), as the serial ``compute_basis`` does."""
     from petsc4py import PETSc
     mpi = comm.tompi4py()
     names = [i.name for i in interfaces]
@@ -131,6 +136,8 @@ def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, 
         Rn = m_orthonormalize(rigid, M_op)
         Vz = m_orthonormalize(X[:, 6:], M_op, against=Rn)
         T = None
+        Z = (mean_axis_solve(K_op, M_op, rigid, inertial_loads(points, dof_of_node, M_op), comm)
+             if static_modes else None)
     else:
         method = "craig_bampton"
         nk = tr.n_kept
@@ -147,6 +154,11 @@ def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, 
         z_new = np.empty(z_layout.n, dtype=np.int64)
         z_new[z_layout.order] = np.arange(z_layout.n)
         Tp = aij(permuted_rows(tr.T, part.own_old, z_new), u_layout, z_layout, comm)
+        Fz = None
+        if static_modes:                    # inertial loads M a, needed in u before PtAP
+            Mu = DistOperator(Mp, u_layout, mpi)
+            Fz = tr.T.T @ inertial_loads(points, dof_of_node, Mu)
+            Mu.destroy(matrix=False)
         Kz, Mz = Kp.PtAP(Tp), Mp.PtAP(Tp)
         for obj in (Kp, Mp, Tp):
             obj.destroy()
@@ -176,10 +188,23 @@ def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, 
         V_local[:n_kept_local, n_modes:] = Xc
         Vz = gather_rows(V_local, z_layout, mpi)
         Vz[nk + np.array(boundary, dtype=int), n_modes + np.arange(len(boundary))] = 1.0
-        # M-orthonormal before Rayleigh--Ritz, as in the serial compute_basis
-        Rn = m_orthonormalize(rigid_modes_z(tr, rigid), M_op) if frame == "mean_axis" else None
-        Vz = m_orthonormalize(Vz, M_op, against=Rn)
+        Rz = rigid_modes_z(tr, rigid)
+        Rn = m_orthonormalize(Rz, M_op) if frame == "mean_axis" else None
+        Z = None
+        if static_modes and frame == "mean_axis":
+            Z = mean_axis_solve(K_op, M_op, Rz, Fz, comm)
+        elif static_modes:
+            Z = clamped_solve(K_op, np.arange(sl.start, sl.stop), Fz, comm)
         T = tr.T
+    n_static = 0
+    if Z is not None:                       # as compute_basis: [V0, S] M-orthonormal
+        V0 = m_orthonormalize(Vz, M_op, against=Rn)
+        S = m_orthonormalize(nonzero_responses(Z, M_op), M_op, against=V0 if Rn is None else np.hstack([Rn, V0]),
+                             drop_tol=1e-6)
+        n_static = S.shape[1]
+        Vz = np.hstack([V0, S])
+    # M-orthonormal before Rayleigh--Ritz, as in the serial compute_basis
+    Vz = m_orthonormalize(Vz, M_op, against=Rn)
     lam, Phiz = ritz(Vz, K_op, M_op)
     if np.any(lam <= 0):
         raise ValueError(f"reduction basis has non-positive eigenvalues {lam[lam <= 0]}: "
@@ -193,4 +218,4 @@ def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, 
     K_op.destroy()
     M_op.destroy()
     return DistributedBasis(ModalBasis(Phi=Phi_n, omega=np.sqrt(lam), frame=frame,
-                                       method=method), K_e=K_e)
+                                       method=method, n_static=n_static), K_e=K_e)

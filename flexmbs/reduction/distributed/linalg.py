@@ -113,6 +113,7 @@ class DistOperator:
         d.destroy()
         return float(s)
 
-    def destroy(self) -> None:
-        for obj in (self.x, self.y, self.A):
+    def destroy(self, matrix: bool = True) -> None:
+        """Free the work vectors and (``matrix``) the matrix."""
+        for obj in (self.x, self.y, *((self.A,) if matrix else ())):
             obj.destroy()
