@@ -84,6 +84,22 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
+def _petsc_options(extra: list[str]) -> None:
+    """Arguments argparse did not know go to the PETSc options database (``-flexmbs_eps_
+    monitor``, ``-flexmbs_eps_st_mat_mumps_icntl_14 50``); a ``--long`` one is a typo."""
+    bad = [a for a in extra if a.startswith("--") and a != "--"]
+    if bad:
+        raise PreprocessError(f"unknown option(s) {bad}: expected the options of "
+                              "'flexmbs preprocess -h', or PETSc options with one dash "
+                              "(e.g. -flexmbs_eps_eps_monitor)")
+    if extra:
+        from flexmbs.integrate.options import petsc_options_from_args
+        try:
+            petsc_options_from_args(extra)
+        except ValueError as exc:
+            raise PreprocessError(f"PETSc options: {exc}") from None
+
+
 def _run(args: argparse.Namespace, comm) -> int:
     from flexmbs.cli.info import summary
     from flexmbs.fe.assemble import assemble, fe_model_unassembled
@@ -110,6 +126,7 @@ def _run(args: argparse.Namespace, comm) -> int:
     except ValueError as exc:
         raise PreprocessError(str(exc)) from None
     material = parse_material(args.material)
+    _petsc_options(getattr(args, "petsc_args", []))
     if root:
         ranks = "" if comm is None else f" on {comm.getSize()} MPI ranks"
         print(f"flexmbs preprocess {args.mesh}{ranks}", file=sys.stderr)

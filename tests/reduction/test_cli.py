@@ -49,3 +49,22 @@ def test_preprocess_errors_are_one_line(tmp_path, capsys):
                "--interface", "nope", "-o", str(tmp_path / "x.h5")])
     assert rc == 2 and "nope" in capsys.readouterr().err
     assert main(["info", str(tmp_path / "missing.h5")]) == 2
+
+
+def test_preprocess_passes_petsc_options_and_rejects_long_typos(tmp_path, capsys):
+    """Unknown single-dash arguments go to PETSc (here SLEPc's monitor, which then prints
+    its convergence lines); an unknown ``--long`` option is one error line, status 2."""
+    from petsc4py import PETSc
+    mesh = MESHES / "beam_hex27_10x1x1.msh"
+    out = tmp_path / "b.h5"
+    rc = main(["preprocess", str(mesh), "--material", "steel", "--mdoes", "4", "--modes", "3",
+               "-o", str(out)])
+    err = capsys.readouterr().err
+    assert rc == 2 and "unknown option(s) ['--mdoes']" in err and not out.exists()
+    try:
+        rc = main(["preprocess", str(mesh), "--material", "steel", "--modes", "3",
+                   "--eigensolver", "slepc", "-o", str(out), "-flexmbs_eps_eps_monitor"])
+        assert rc == 0
+        assert PETSc.Options().hasName("flexmbs_eps_eps_monitor")
+    finally:
+        PETSc.Options().delValue("flexmbs_eps_eps_monitor")
