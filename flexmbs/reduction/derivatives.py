@@ -64,6 +64,53 @@ def quadratic_force(fe, a: np.ndarray, b: np.ndarray | None = None) -> np.ndarra
     return (f(fe, p) + f(fe, -p) - f(fe, m) - f(fe, -m)) / (8.0 * sa * sb)
 
 
+def quadratic_force_elements(basis, C: np.ndarray, a: np.ndarray,
+                             b: np.ndarray | None = None) -> np.ndarray:
+    """``f2(a, b)`` (n_dof,) by element quadrature over the elements of ``basis`` (an
+    ``ElementBasis``, possibly restricted to a rank's elements: a partial sum).
+
+    With ``H_x = grad x`` (``[m, j] = d x_m / d X_j``), ``E2 = (H_a^T H_b + H_b^T H_a) / 4``
+    (the bilinear Green--Lagrange strain), ``tau_x = C : sym(H_x)`` and
+    ``sigma2 = C : E2``, the quadratic part of the St. Venant--Kirchhoff force is
+
+        f2_{a k} = int [sigma2 + (H_a tau_b + H_b tau_a) / 2]_{k j} dN_a / dX_j dV,
+
+    the same polynomial part that :func:`quadratic_force` isolates by polarisation (a
+    test checks both agree).  ``C`` is the 6x6 Voigt matrix (engineering shears)."""
+    from flexmbs.reduction.quadrature import voigt_strain
+    a = np.asarray(a, dtype=float)
+    b = a if b is None else np.asarray(b, dtype=float)
+    C = np.asarray(C, dtype=float)
+    out = np.zeros(a.shape[0])
+    U = np.column_stack([a, b])
+    idx = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))
+
+    def tensor(v):                       # Voigt (6, ...) -> symmetric (..., 3, 3)
+        t = np.empty(v.shape[1:] + (3, 3))
+        for c, (i, j) in enumerate(idx):
+            t[..., i, j] = t[..., j, i] = v[c]
+        return t
+
+    for e in basis.chunks(basis.n_qp * (60 + 6 * basis.n_loc)):
+        geo = basis.geometry(e)
+        G = basis.grads(U, e, geo)                      # (n_e, n_qp, 3, 3, 2)
+        Ha, Hb = G[..., 0], G[..., 1]                   # [m, j] = d x_m / d X_j
+        E2 = 0.25 * (np.einsum("egmi,egmj->egij", Ha, Hb)
+                     + np.einsum("egmi,egmj->egij", Hb, Ha))
+        s2 = tensor(np.einsum("uv,vg->ug", C,
+                              voigt_strain(E2.reshape(-1, 3, 3).transpose(1, 2, 0))))
+        ta = tensor(np.einsum("uv,vg->ug", C,
+                              voigt_strain(Ha.reshape(-1, 3, 3).transpose(1, 2, 0))))
+        tb = tensor(np.einsum("uv,vg->ug", C,
+                              voigt_strain(Hb.reshape(-1, 3, 3).transpose(1, 2, 0))))
+        P = s2 + 0.5 * (np.matmul(Ha.reshape(-1, 3, 3), tb)
+                        + np.matmul(Hb.reshape(-1, 3, 3), ta))
+        P = P.reshape(len(e), basis.n_qp, 3, 3)
+        fe_ = np.einsum("eg,egkj,egaj->eak", geo.dx, P, geo.G, optimize=True)
+        np.add.at(out, basis.dofs(e).ravel(), fe_.ravel())
+    return out
+
+
 def constrained_solver(fe, fixed_dofs: np.ndarray | None = None, *,
                        backend: str = "auto") -> Callable[[np.ndarray], np.ndarray]:
     """``solve(F)`` -> ``u`` (n_dof, ...) with ``K_c u = F`` (one sparse factorisation).
@@ -100,8 +147,12 @@ def constrained_solver(fe, fixed_dofs: np.ndarray | None = None, *,
 def modal_derivatives(fe, Phi_full: np.ndarray, which: Sequence[tuple[int, int]], *,
                       fixed_dofs: np.ndarray | None = None,
                       K_factor: Callable[[np.ndarray], np.ndarray] | None = None,
-                      dup_tol: float = 1e-3, backend: str = "auto") -> np.ndarray:
+                      dup_tol: float = 1e-3, backend: str = "auto", M=None,
+                      f2: Callable | None = None) -> np.ndarray:
     """Static modal derivatives ``theta_ij = -K_c^-1 f2(phi_i, phi_j)`` (n_dof, k).
+
+    ``M`` (default ``fe.M``) and ``f2(a, b)`` (default :func:`quadratic_force`) may be
+    given as operators, e.g. the distributed ones of ``flexmbs.reduction.distributed``.
 
     Parameters
     ----------
@@ -129,12 +180,13 @@ def modal_derivatives(fe, Phi_full: np.ndarray, which: Sequence[tuple[int, int]]
     if not pairs:
         return np.zeros((Phi_full.shape[0], 0))
     solve = K_factor or constrained_solver(fe, fixed_dofs, backend=backend)
-    F2 = np.column_stack([quadratic_force(fe, Phi_full[:, i], None if i == j else
-                                          Phi_full[:, j]) for i, j in pairs])
+    f2 = f2 or (lambda a, b: quadratic_force(fe, a, b))
+    F2 = np.column_stack([f2(Phi_full[:, i], None if i == j else Phi_full[:, j])
+                          for i, j in pairs])
     if fixed_dofs is not None:
         F2[np.asarray(fixed_dofs, dtype=int).ravel()] = 0.0
     Theta = -solve(F2)
-    M = sp.csr_matrix(fe.M)
+    M = sp.csr_matrix(fe.M) if M is None else M
     norms = np.sqrt(np.maximum(np.einsum("ik,ik->k", Theta, M @ Theta), 0.0))
     keep, kept_orth = [], np.zeros((Theta.shape[0], 0))
     for k, (i, j) in enumerate(pairs):
@@ -158,12 +210,12 @@ def derivative_pairs(indices: Sequence[int]) -> list[tuple[int, int]]:
 
 
 def dominant_axis_modes(fe, Phi_full: np.ndarray, axis: int, n: int,
-                        share: float = 0.5) -> list[int]:
+                        share: float = 0.5, *, M=None) -> list[int]:
     """Indices of the first ``n`` columns of ``Phi_full`` whose displacement component
     ``axis`` (0, 1, 2 = x, y, z) carries more than ``share`` of the mass norm, e.g. the
     in-plane bending vectors (``axis=1``) of a strip bending about z."""
     Phi_full = np.asarray(Phi_full, dtype=float)
-    M = sp.csr_matrix(fe.M)
+    M = sp.csr_matrix(fe.M) if M is None else M
     mask = np.zeros(Phi_full.shape[0])
     mask[np.asarray(fe.dof_of_node)[:, axis]] = 1.0
     Pa = Phi_full * mask[:, None]
@@ -179,7 +231,8 @@ def enrich_basis(fe, Phi_full: np.ndarray, n_d: int | Sequence[int], *,
                  fixed_dofs: np.ndarray | None = None,
                  K_factor: Callable[[np.ndarray], np.ndarray] | None = None,
                  dup_tol: float = 1e-3, drop_tol: float = 1e-6,
-                 backend: str = "auto") -> tuple[np.ndarray, np.ndarray]:
+                 backend: str = "auto", M=None, K=None,
+                 f2: Callable | None = None) -> tuple[np.ndarray, np.ndarray]:
     """``Phi_full`` enriched with the modal derivatives of its vectors ``n_d``.
 
     ``n_d``: an int means the first ``n_d`` columns, a sequence those column indices; the
@@ -196,9 +249,11 @@ def enrich_basis(fe, Phi_full: np.ndarray, n_d: int | Sequence[int], *,
     """
     Phi_full = np.asarray(Phi_full, dtype=float)
     idx = list(range(int(n_d))) if np.isscalar(n_d) else [int(i) for i in n_d]
+    M = sp.csr_matrix(fe.M) if M is None else M
+    K = sp.csr_matrix(fe.K) if K is None else K
     Theta = modal_derivatives(fe, Phi_full, derivative_pairs(idx), fixed_dofs=fixed_dofs,
-                              K_factor=K_factor, dup_tol=dup_tol, backend=backend)
-    M, K = sp.csr_matrix(fe.M), sp.csr_matrix(fe.K)
+                              K_factor=K_factor, dup_tol=dup_tol, backend=backend, M=M,
+                              f2=f2)
     against = None
     if fixed_dofs is None:
         R = rigid_modes(np.asarray(fe.mesh.points), np.asarray(fe.dof_of_node), fe.n_dof)

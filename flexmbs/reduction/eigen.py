@@ -42,6 +42,8 @@ OUT_OF_CORE_THRESHOLD = 700_000
 #: than MUMPS at 61k dofs (docs/preprocessing.md), so 'auto' never picks it today.
 ITERATIVE_THRESHOLD = 10**12
 BACKENDS = ("auto", "scipy", "slepc", "slepc-amg", "lobpcg")
+#: MUMPS ICNTL(14) (extra workspace, %) for the LU factors of saddle-point systems
+LU_WORKSPACE_PERCENT = 100
 #: relative residual of the inner CG solves of the iterative backends
 INNER_RTOL = 1e-11
 
@@ -155,6 +157,12 @@ def direct_ksp(Ap, *, spd: bool, prefix: str = "flexmbs_factor_"):
     pc = ksp.getPC()
     pc.setType("cholesky" if spd else "lu")
     pc.setFactorSolverType("mumps")
+    if not spd:
+        # LU of the bordered saddle points (zero diagonal block, six dense rows) delays
+        # pivots beyond MUMPS's default 20 % workspace margin (INFOG(1) = -9 on a strip
+        # 8 m x 37 mm x 2 mm); <prefix>mat_mumps_icntl_14 still overrides
+        pc.setFactorSetUpSolverType()
+        pc.getFactorMatrix().setMumpsIcntl(14, LU_WORKSPACE_PERCENT)
     ksp.setFromOptions()
     ksp.setUp()
     return ksp
@@ -172,12 +180,25 @@ def _ksp_solve(ksp, Ap, owner=None):
             ksp.solve(b, x)
             if ksp.getConvergedReason() < 0:
                 raise EigenError(f"linear solve diverged (KSP reason "
-                                 f"{ksp.getConvergedReason()}, {ksp.getIterationNumber()} it)")
+                                 f"{ksp.getConvergedReason()}, {ksp.getIterationNumber()} it"
+                                 f"{_mumps_status(ksp)})")
             out[:, j] = x.array
         return out.reshape(rhs.shape)
 
     solve.keep = (owner, Ap, ksp)
     return solve
+
+
+def _mumps_status(ksp) -> str:
+    """``, MUMPS INFOG(1) = ..`` of a failed MUMPS factor, else ``''``."""
+    try:
+        pc = ksp.getPC()
+        if pc.getFactorSolverType() != "mumps":
+            return ""
+        F = pc.getFactorMatrix()
+        return f"; MUMPS INFOG(1) = {F.getMumpsInfog(1)}, INFOG(2) = {F.getMumpsInfog(2)}"
+    except Exception:              # no factor (iterative PC) or not a MUMPS build
+        return ""
 
 
 def eigh_sparse(K: sp.spmatrix, M: sp.spmatrix, n: int, *, sigma: float = 0.0,

@@ -195,11 +195,6 @@ def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
 
 def _check_distributable(settings: ReductionSettings) -> None:
     from flexmbs.reduction.distributed import DistributedError
-    if settings.modal_derivatives:
-        raise DistributedError(
-            "distributed preprocessing: modal_derivatives not available on several ranks "
-            f"yet (expected 0, found {settings.modal_derivatives}); run this body serially "
-            "(without mpiexec) or leave them out")
     if settings.eigensolver not in ("auto", "slepc"):
         raise DistributedError(
             f"distributed preprocessing: eigensolver must be 'auto' or 'slepc' (SLEPc with "
@@ -207,11 +202,37 @@ def _check_distributable(settings: ReductionSettings) -> None:
 
 
 def _distributed_basis(fe, itfs, settings, dist):
+    """The basis on several ranks; modal derivatives with the distributed ``K``, ``M``,
+    the quadratic forces summed rank by rank and the parallel constrained solves."""
+    from flexmbs.reduction.derivatives import quadratic_force_elements
     from flexmbs.reduction.distributed import distributed_basis
-    return distributed_basis(fe.basis, fe.material, np.asarray(fe.mesh.points),
-                             np.asarray(fe.dof_of_node), dist.part, itfs,
-                             settings.n_modes, settings.frame, dist.comm,
-                             static_modes=settings.static_modes)
+    from flexmbs.reduction.distributed.static import clamped_solve, mean_axis_solve
+    from flexmbs.reduction.interfaces import rigid_modes
+    db = distributed_basis(fe.basis, fe.material, np.asarray(fe.mesh.points),
+                           np.asarray(fe.dof_of_node), dist.part, itfs,
+                           settings.n_modes, settings.frame, dist.comm,
+                           static_modes=settings.static_modes,
+                           keep_u=bool(settings.modal_derivatives))
+    if not settings.modal_derivatives:
+        return db
+    K, M, comm = db.K_u, db.M_u, dist.comm
+    local = fe.basis.restricted(dist.part.elements)
+
+    def f2(a, b=None):
+        return dist.sum(quadratic_force_elements(local, fe.material.C, a, b))
+
+    def solver(fixed):
+        if fixed is None:
+            R = rigid_modes(np.asarray(fe.mesh.points), np.asarray(fe.dof_of_node), fe.n_dof)
+            return lambda F: mean_axis_solve(K, M, R, F, comm)
+        return lambda F: clamped_solve(K, fixed, F, comm)
+
+    basis = _with_modal_derivatives(fe, db.basis, itfs, settings,
+                                    ops={"M": M, "K": K, "f2": f2, "solver": solver})
+    K_e = basis.Phi.T @ (K @ basis.Phi)
+    K.destroy()
+    M.destroy()
+    return dataclasses.replace(db, basis=basis, K_e=0.5 * (K_e + K_e.T), K_u=None, M_u=None)
 
 
 def _stress_modes(fe, Phi: np.ndarray, dist=None) -> np.ndarray:
@@ -237,11 +258,13 @@ def _marker(itf, Phi: np.ndarray, frame: str, n_dof: int) -> Marker:
                   nodes=itf.nodes, weights=itf.weights)
 
 
-def _with_modal_derivatives(fe, basis, itfs, settings):
+def _with_modal_derivatives(fe, basis, itfs, settings, ops: dict | None = None):
     """Enrich the basis with static modal derivatives (see ``derivatives.enrich_basis``).
 
     With an ``interface:NAME`` frame on an RBE2 interface the derivatives are computed
-    with that interface's dofs clamped; otherwise with the mean-axis condition."""
+    with that interface's dofs clamped; otherwise with the mean-axis condition.
+    ``ops`` (distributed run): the operators ``M``, ``K``, ``f2(a, b)`` and
+    ``solver(fixed_dofs) -> solve(F)`` to use instead of ``fe``'s matrices."""
     from flexmbs.reduction.derivatives import dominant_axis_modes, enrich_basis
     fixed = None
     if settings.frame.startswith("interface:"):
@@ -253,7 +276,11 @@ def _with_modal_derivatives(fe, basis, itfs, settings):
                              f"(got {kind})")
         fixed = np.asarray(itf.dofs).ravel()
     n = settings.modal_derivatives
+    ops = ops or {}
     idx = (list(range(n)) if settings.derivative_axis is None
-           else dominant_axis_modes(fe, basis.Phi, settings.derivative_axis, n))
-    Phi, omega = enrich_basis(fe, basis.Phi, idx, fixed_dofs=fixed, backend=settings.eigensolver)
+           else dominant_axis_modes(fe, basis.Phi, settings.derivative_axis, n,
+                                    M=ops.get("M")))
+    Phi, omega = enrich_basis(fe, basis.Phi, idx, fixed_dofs=fixed, backend=settings.eigensolver,
+                              K_factor=ops["solver"](fixed) if ops else None,
+                              M=ops.get("M"), K=ops.get("K"), f2=ops.get("f2"))
     return dataclasses.replace(basis, Phi=Phi, omega=omega)

@@ -23,7 +23,11 @@ MESHES = os.path.join(HERE, "..", "..", "meshes")
 sys.path.insert(0, os.path.join(HERE, "..", "reduction"))
 
 FIELDS = ("s0", "C_t", "J0", "J1", "J2", "M_e", "I0", "I1", "I2", "C_r0", "C_r1", "O_e0",
-          "O_e1", "K_e", "K2", "K3", "modes", "stress_modes")
+          "O_e1", "K_e", "K2", "K3")
+#: mode shapes are compared to 10 x the tolerance of the frequencies and invariants: an
+#: eigenvalue is stationary in its eigenvector, so round-off that moves a frequency by
+#: 1e-10 moves the vector (and the stresses, its derivatives) by ~1e-8
+SHAPES = ("modes", "stress_modes")
 
 
 def _comm():
@@ -49,15 +53,16 @@ def _assert_same(dist, serial, rtol=1e-8):
     # scale floors: terms that vanish by the frame condition are compared against the
     # magnitude they would have (sqrt(m) for C_t of M-orthonormal modes)
     floor = {"C_t": np.sqrt(serial.m), "C_r0": np.sqrt(serial.m)}
-    for name in FIELDS:
+    for name in FIELDS + SHAPES:
         a, b = np.asarray(getattr(dist, name)), np.asarray(getattr(serial, name))
         scale = max(np.abs(b).max(initial=0.0), floor.get(name, 0.0), 1e-300)
         err = np.abs(a - b).max(initial=0.0) / scale
-        assert err <= rtol, f"{name}: relative difference {err:.2e}"
+        tol = 10 * rtol if name in SHAPES else rtol
+        assert err <= tol, f"{name}: relative difference {err:.2e}"
     for md, ms in zip(dist.markers, serial.markers, strict=True):
         scale = max(np.abs(ms.Phi).max(), np.abs(ms.Psi).max(), 1e-300)
-        assert np.abs(md.Phi - ms.Phi).max() <= rtol * scale, md.name
-        assert np.abs(md.Psi - ms.Psi).max() <= rtol * scale, md.name
+        assert np.abs(md.Phi - ms.Phi).max() <= 10 * rtol * scale, md.name
+        assert np.abs(md.Psi - ms.Psi).max() <= 10 * rtol * scale, md.name
 
 
 def test_conrod_craig_bampton_two_rbe2_mean_axis():
@@ -143,11 +148,32 @@ def test_cli_writes_the_serial_body(tmp_path_factory):
     mpi.Barrier()
 
 
+@pytest.mark.parametrize("frame", ["interface:x0", "mean_axis"])
+def test_static_modes_and_modal_derivatives(frame):
+    """A beam reduced as for geometric stiffening (docs/stiffening.md): inertial static
+    modes plus the static modal derivatives of the two lowest bending vectors; the
+    quadratic forces are summed rank by rank and solved with the parallel constrained
+    factor.  (Not the 8 m x 2 mm Kane strip: there the condition number of K, ~1e13,
+    leaves its lowest fixed-interface frequency uncertain to 0.4 % in double precision
+    on any solver, and the near-dependence tests that drop static vectors then decide
+    differently from run to run.)"""
+    from boxmesh import box_meshio
+
+    from flexmbs.io.mesh import mesh_from_meshio
+    from flexmbs.reduction import InterfaceSpec, ReductionSettings
+    mesh = mesh_from_meshio(box_meshio("hex27", (12, 2, 1), size=(1.0, 0.1, 0.06)))
+    st = ReductionSettings(n_modes=6, interfaces=(InterfaceSpec("x0"),), frame=frame,
+                           static_modes=True, modal_derivatives=2)
+    dist, serial = _bodies(mesh, st)
+    assert dist.K_e.shape == serial.K_e.shape
+    _assert_same(dist, serial)
+
+
 def test_unsupported_setting_is_one_clear_error():
     from flexmbs.io.mesh import read_mesh
     from flexmbs.reduction import InterfaceSpec, ReductionSettings
     from flexmbs.reduction.distributed import DistributedError
     mesh = read_mesh(os.path.join(MESHES, "conrod_tet10.msh"))
-    st = ReductionSettings(n_modes=4, interfaces=(InterfaceSpec("hole_A"),), modal_derivatives=2)
-    with pytest.raises(DistributedError, match="modal_derivatives not available on several"):
+    st = ReductionSettings(n_modes=4, interfaces=(InterfaceSpec("hole_A"),), eigensolver="scipy")
+    with pytest.raises(DistributedError, match="eigensolver must be 'auto' or 'slepc'"):
         _bodies(mesh, st)

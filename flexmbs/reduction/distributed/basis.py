@@ -45,10 +45,14 @@ class DistributedBasis:
 
     basis : the :class:`ModalBasis` (replicated, serial dof order)
     K_e : (n_q, n_q) ``Phi^T K Phi`` computed with the distributed ``K``
+    K_u, M_u : the distributed ``K``, ``M`` on the FE dofs (``keep_u=True`` only; the
+        caller destroys them), for a later enrichment of the basis
     """
 
     basis: ModalBasis
     K_e: np.ndarray
+    K_u: DistOperator | None = None
+    M_u: DistOperator | None = None
 
 
 def assemble_distributed(basis, material, part: Partition, comm):
@@ -109,7 +113,7 @@ def _eps(A, B, n: int, sigma: float, v0_local: np.ndarray, comm, *, tol: float =
 
 def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, interfaces,
                       n_modes: int, frame: str, comm, *,
-                      static_modes: bool = False) -> DistributedBasis:
+                      static_modes: bool = False, keep_u: bool = False) -> DistributedBasis:
     """The reduction basis of the mesh of ``fe_basis`` (an ``ElementBasis``) over the
     ranks of the PETSc communicator ``comm``; see the module docstring.  ``static_modes``
     adds the 12 inertial static modes (THEORY §8.1), solved with the frame condition
@@ -160,7 +164,7 @@ def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, 
             Fz = tr.T.T @ inertial_loads(points, dof_of_node, Mu)
             Mu.destroy(matrix=False)
         Kz, Mz = Kp.PtAP(Tp), Mp.PtAP(Tp)
-        for obj in (Kp, Mp, Tp):
+        for obj in (Tp,) if keep_u else (Kp, Mp, Tp):
             obj.destroy()
         K_op, M_op = DistOperator(Kz, z_layout, mpi), DistOperator(Mz, z_layout, mpi)
         is_i = PETSc.IS().createStride(n_kept_local, first=z_layout.start, step=1, comm=comm)
@@ -215,7 +219,14 @@ def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, 
     Phiz = Phiz * s
     K_e = Phiz.T @ (K_op @ Phiz)
     K_e = 0.5 * (K_e + K_e.T)
-    K_op.destroy()
-    M_op.destroy()
+    K_u = M_u = None
+    if keep_u and T is None:                # free-free: the z operators are the u ones
+        K_u, M_u = K_op, M_op
+    else:
+        if keep_u:
+            K_u, M_u = DistOperator(Kp, u_layout, mpi), DistOperator(Mp, u_layout, mpi)
+        K_op.destroy()
+        M_op.destroy()
     return DistributedBasis(ModalBasis(Phi=Phi_n, omega=np.sqrt(lam), frame=frame,
-                                       method=method, n_static=n_static), K_e=K_e)
+                                       method=method, n_static=n_static), K_e=K_e,
+                            K_u=K_u, M_u=M_u)
