@@ -38,6 +38,8 @@ ARGS = ["--material", "steel", "--modes", "20", "--interface", "clamp",
 
 def mpiexec(n: int) -> list[str]:
     cmd = ["mpiexec", "-n", str(n)]
+    for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[k] = "1"              # serial and ranks alike: one BLAS thread each
     if os.geteuid() == 0:
         os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
