@@ -38,8 +38,6 @@ ARGS = ["--material", "steel", "--modes", "20", "--interface", "clamp",
 
 def mpiexec(n: int) -> list[str]:
     cmd = ["mpiexec", "-n", str(n)]
-    for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[k] = "1"              # serial and ranks alike: one BLAS thread each
     if os.geteuid() == 0:
         os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         os.environ.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
@@ -78,6 +76,8 @@ def main() -> None:
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--keep", default=None, help="directory to keep meshes and bodies in")
     args = ap.parse_args()
+    for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[k] = "1"              # serial and ranks alike: one BLAS thread each
     sys.path.insert(0, str(ROOT / "meshes"))
     from make_meshes import box_beam
     work = Path(args.keep or tempfile.mkdtemp(prefix="flexmbs-mpi-bench-"))
