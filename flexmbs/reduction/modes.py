@@ -28,6 +28,13 @@ from flexmbs.reduction.interfaces import InterfaceTransformation, tilde
 
 log = logging.getLogger(__name__)
 
+#: an inertial static response is kept only if more than this share of its M-norm is new
+#: to the modes (and the static responses) before it.  Smaller contents are below the
+#: accuracy of the static solves on ill-conditioned parts (the 8 m x 2 mm Kane strip,
+#: cond K ~ 1e13, had responses with 1e-6..2e-5 new content, kept or dropped depending
+#: on round-off, e.g. of a Jacobian inverse); 1e-4 leaves a margin on both sides.
+STATIC_DROP_TOL = 1e-4
+
 
 @dataclass(frozen=True)
 class ModalBasis:
@@ -250,7 +257,7 @@ def compute_basis(fe, interfaces: tuple, n_modes: int, frame: str = "mean_axis",
             S = static_modes_z(K, M, F, tr, frame, rigid, backend=backend)
         V0 = m_orthonormalize(V, M, against=Rn if frame == "mean_axis" else None)
         S = m_orthonormalize(nonzero_responses(S, M), M, against=np.hstack([Rn, V0]) if frame == "mean_axis"
-                             else V0, drop_tol=1e-6)
+                             else V0, drop_tol=STATIC_DROP_TOL)
         n_static = S.shape[1]
         V = np.hstack([V0, S])
     # M-orthonormal before Rayleigh--Ritz: the constraint modes of RBE3 interfaces make
