@@ -111,6 +111,21 @@ def _eps(A, B, n: int, sigma: float, v0_local: np.ndarray, comm, *, tol: float =
     return lam[order], X[:, order], eps, v0
 
 
+class _Clock:
+    """Logs the wall time of each step (rank 0, INFO)."""
+
+    def __init__(self, comm):
+        import time
+        self.time, self.rank = time.perf_counter, comm.getRank()
+        self.t = self.time()
+
+    def __call__(self, step: str) -> None:
+        now = self.time()
+        if self.rank == 0:
+            log.info("distributed basis: %s %.2f s", step, now - self.t)
+        self.t = now
+
+
 def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, interfaces,
                       n_modes: int, frame: str, comm, *,
                       static_modes: bool = False, keep_u: bool = False) -> DistributedBasis:
@@ -125,7 +140,9 @@ def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, 
         raise ValueError(f"frame must be 'mean_axis' or 'interface:NAME', got {frame!r}")
     if frame.startswith("interface:") and frame.split(":", 1)[1] not in names:
         raise ValueError(f"frame {frame!r}: no such interface among {names}")
+    clock = _Clock(comm)
     Kp, Mp, u_layout = assemble_distributed(fe_basis, material, part, comm)
+    clock("assembly (MPIAIJ)")
     n_dof = u_layout.n
     rigid = rigid_modes(points, dof_of_node, n_dof)
     tr = interface_transformation(n_dof, points, tuple(interfaces))
@@ -164,6 +181,7 @@ def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, 
             Fz = tr.T.T @ inertial_loads(points, dof_of_node, Mu)
             Mu.destroy(matrix=False)
         Kz, Mz = Kp.PtAP(Tp), Mp.PtAP(Tp)
+        clock("interface projection T^T K T (PtAP)")
         for obj in (Tp,) if keep_u else (Kp, Mp, Tp):
             obj.destroy()
         K_op, M_op = DistOperator(Kz, z_layout, mpi), DistOperator(Mz, z_layout, mpi)
@@ -178,7 +196,9 @@ def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, 
         E[nk + np.array(boundary, dtype=int), np.arange(len(boundary))] = 1.0
         K_ib = K_op.local(E)[:n_kept_local]
         v0 = start_vector(nk)[z_layout.serial[:n_kept_local]]
+        clock("K_ii, K_ib")
         lam, Phi_i, eps, _ = _eps(K_ii, M_ii, n_modes, 0.0, v0, comm)
+        clock("fixed-interface eigen solve (SLEPc, MUMPS)")
         log.info("fixed-interface frequencies [Hz]: %s",
                  np.array2string(np.sqrt(np.abs(np.sort(lam))) / 2 / np.pi, precision=4))
         # the shift-invert factor (sigma = 0) of K_ii solves for the constraint modes
@@ -190,6 +210,7 @@ def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, 
         V_local = np.zeros((z_layout.n_local, n_modes + len(boundary)))
         V_local[:n_kept_local, :n_modes] = Phi_i[:, np.argsort(lam)]
         V_local[:n_kept_local, n_modes:] = Xc
+        clock("constraint modes")
         Vz = gather_rows(V_local, z_layout, mpi)
         Vz[nk + np.array(boundary, dtype=int), n_modes + np.arange(len(boundary))] = 1.0
         Rz = rigid_modes_z(tr, rigid)
@@ -209,7 +230,9 @@ def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, 
         Vz = np.hstack([V0, S])
     # M-orthonormal before Rayleigh--Ritz, as in the serial compute_basis
     Vz = m_orthonormalize(Vz, M_op, against=Rn)
+    clock("static modes, gather, orthonormalise")
     lam, Phiz = ritz(Vz, K_op, M_op)
+    clock("Rayleigh-Ritz")
     if np.any(lam <= 0):
         raise ValueError(f"reduction basis has non-positive eigenvalues {lam[lam <= 0]}: "
                          "rigid-body content left (check interfaces and frame)")
