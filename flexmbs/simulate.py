@@ -103,7 +103,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
              atol: float = 1e-6, output: str | None = None, output_dt: float | None = None,
              petsc_options: dict | None = None, options_prefix: str = "fmbs_",
              project_velocity: bool = True,
-             progress: Callable | None = None) -> Result:
+             progress: Callable | None = None,
+             integrator_options: dict | None = None) -> Result:
     """Simulate ``model`` (a :class:`~flexmbs.system.model.System`) from ``t0`` to ``t_end``.
 
     Parameters
@@ -116,6 +117,9 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
     output_dt : output interval [s] (default: every step)
     petsc_options : PETSc options without prefix, e.g. {"pc_factor_mat_solver_type": "mumps"}
     progress : ``progress(t, t_end, stats) -> stop?`` called at every output step
+    integrator_options : further keyword arguments of the generalized-α integrator
+        (:class:`~flexmbs.integrate.genalpha.GeneralizedAlpha`), e.g.
+        ``{"jacobian_cost": None, "newton_rtol": 1e-6}``
     """
     if not (np.isfinite(dt) and dt > 0):
         raise ValueError(f"simulate: time step dt must be positive, got {dt}")
@@ -138,7 +142,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
     try:
         if method == "genalpha":
             from flexmbs.integrate.genalpha import GeneralizedAlpha
-            integ = GeneralizedAlpha(asm, rho_inf=rho_inf, options_prefix=options_prefix,
+            integ = GeneralizedAlpha(asm, **(integrator_options or {}), rho_inf=rho_inf,
+                                     options_prefix=options_prefix,
                                      petsc_options=petsc_options, project_velocity=project_velocity)
             try:
                 traj = integ.run(init.q, init.qd, init.qdd, init.lam, t0, t_end, h=dt,

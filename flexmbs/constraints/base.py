@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from flexmbs.bodies.marker import Marker
+from flexmbs.constraints.rows import LabelRows
 from flexmbs.kinematics import jet as J
 from flexmbs.kinematics.frames import FrameJet
 from flexmbs.kinematics.rotation import A_of, e_from_matrix, frame_from_axis
@@ -131,9 +132,27 @@ class Joint:
         return Marker(f"{self.name}.{tag}", body, A0.T @ (at - r0), A0.T @ R_joint)
 
     # -- equations ---------------------------------------------------------------------
+    #: The rows are those named by ``labels`` (dot products of the marker vectors, see
+    #: :mod:`flexmbs.constraints.rows`); the assembler then evaluates them vectorised.
+    label_rows = False
+
+    @classmethod
+    def rows(cls) -> LabelRows | None:
+        """The :class:`~flexmbs.constraints.rows.LabelRows` of a ``label_rows`` joint."""
+        if not cls.label_rows:
+            return None
+        cached = cls.__dict__.get("_rows_cache")
+        if cached is None:
+            cached = LabelRows(cls.labels)
+            cls._rows_cache = cached
+        return cached
+
     def equations(self, P: FrameJet, Q: FrameJet, t: J.Jet) -> list[J.Jet]:
         """The ``u_g`` scalar constraint jets."""
-        raise NotImplementedError
+        rows = self.rows()
+        if rows is None:
+            raise NotImplementedError
+        return rows.jets(P, Q)
 
     def coordinates(self, P: FrameJet, Q: FrameJet) -> list[J.Jet]:
         """Joint coordinates (angle [rad] / displacement [m]) as jets; may be empty."""

@@ -12,17 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flexmbs.constraints.base import Joint, offset_along, rotation_angle
-from flexmbs.kinematics.jet import dot
 
 
 @dataclass(frozen=True, eq=False)
 class Cylindrical(Joint):
     kind = "cylindrical"
     labels = ("x_P.d", "y_P.d", "z_P.x_Q", "z_P.y_Q")
+    label_rows = True  # equations: the rows named by the labels (constraints.rows)
     coordinate_names = ("angle", "displacement")
-
-    def equations(self, P, Q, t):
-        return [offset_along(P, Q, 0), offset_along(P, Q, 1), dot(P.z, Q.x), dot(P.z, Q.y)]
 
     def coordinates(self, P, Q):
         return [rotation_angle(P, Q), offset_along(P, Q, 2)]

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexmbs.constraints.base import offset_along, rotation_angle
+from flexmbs.constraints.rows import WeightedRow
 from flexmbs.kinematics import jet as J
 
 
@@ -193,16 +194,36 @@ class _Drive:
                        f"joint, got {self.joint!r}")
         return out
 
-    def _phi(self, t: J.Jet) -> J.Jet:
+    def _fn(self) -> TimeFunction:
+        """The prescribed coordinate ``phi(t)`` (angle) or ``s(t)`` (displacement)."""
         raise NotImplementedError
 
-    def equations(self, P, Q, t):
-        phi = self._phi(t)
+    def _phi(self, t: J.Jet) -> J.Jet:
+        return time_jet(self._fn(), t)
+
+    def _weights(self, t: float):
+        """``(w, w', w'', f, f', f'')`` of the row as a :class:`WeightedRow` (module doc):
+        angle ``cos(phi) (y_P . x_Q) - sin(phi) (x_P . x_Q)``, displacement
+        ``z_P . d - s(t)``."""
+        f, fd, fdd = (float(v) for v in self._fn()(t))
         if self.coordinate == "displacement":
-            return [offset_along(P, Q, 2) - phi]
-        c = J.apply(phi, np.cos(phi.v), -np.sin(phi.v), -np.cos(phi.v))
-        s = J.apply(phi, np.sin(phi.v), np.cos(phi.v), -np.sin(phi.v))
-        return [J.mul(c, J.dot(P.y, Q.x)) - J.mul(s, J.dot(P.x, Q.x))]
+            z = np.zeros(1)
+            return np.ones(1), z, z, -f, -fd, -fdd
+        c, s = np.cos(f), np.sin(f)
+        return (np.array([c, -s]), np.array([-s * fd, -c * fd]),
+                np.array([-c * fd * fd - s * fdd, s * fd * fd - c * fdd]), 0.0, 0.0, 0.0)
+
+    def rows(self) -> WeightedRow:
+        """The drive's row (cached); the assembler evaluates it vectorised."""
+        cached = self.__dict__.get("_rows")
+        if cached is None:
+            labels = ("z_P.d",) if self.coordinate == "displacement" else ("y_P.x_Q", "x_P.x_Q")
+            cached = WeightedRow(labels, self._weights)
+            self.__dict__["_rows"] = cached
+        return cached
+
+    def equations(self, P, Q, t):
+        return self.rows().jets(P, Q, t)
 
 
 def _check_fn(obj, field_name) -> list[str]:
@@ -224,8 +245,8 @@ class AngleDrive(_Drive):
     def problems(self):
         return super().problems() + _check_fn(self, "angle")
 
-    def _phi(self, t):
-        return time_jet(as_time_function(self.angle, f"AngleDrive '{self.name}'"), t)
+    def _fn(self):
+        return as_time_function(self.angle, f"AngleDrive '{self.name}'")
 
 
 @dataclass(frozen=True, eq=False)
@@ -252,11 +273,11 @@ class AngularVelocityDrive(_Drive):
                        f"got {self.omega}")
         return out
 
-    def _phi(self, t):
+    def _fn(self):
         if self.phi0 is None:
             raise ValueError(f"AngularVelocityDrive '{self.name}': phi0 unknown; call "
                              "with_initial(angle) first")
-        return time_jet(Ramp(self.omega, self.phi0), t)
+        return Ramp(self.omega, self.phi0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -270,8 +291,8 @@ class DisplacementDrive(_Drive):
     def problems(self):
         return super().problems() + _check_fn(self, "s")
 
-    def _phi(self, t):
-        return time_jet(as_time_function(self.s, f"DisplacementDrive '{self.name}'"), t)
+    def _fn(self):
+        return as_time_function(self.s, f"DisplacementDrive '{self.name}'")
 
 
 @dataclass(frozen=True, eq=False)
@@ -298,7 +319,7 @@ class VelocityDrive(_Drive):
             out.append(f"VelocityDrive '{self.name}': v must be finite, got {self.v}")
         return out
 
-    def _phi(self, t):
+    def _fn(self):
         if self.s0 is None:
             raise ValueError(f"VelocityDrive '{self.name}': s0 unknown; call with_initial(s) first")
-        return time_jet(Ramp(self.v, self.s0), t)
+        return Ramp(self.v, self.s0)

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flexmbs.constraints.base import Joint, coincident
-from flexmbs.kinematics.jet import dot
+from flexmbs.constraints.base import Joint
 
 
 @dataclass(frozen=True, eq=False)
 class Fixed(Joint):
     kind = "fixed"
     labels = ("x", "y", "z", "z_P.x_Q", "z_P.y_Q", "x_P.y_Q")
-
-    def equations(self, P, Q, t):
-        return [*coincident(P, Q), dot(P.z, Q.x), dot(P.z, Q.y), dot(P.x, Q.y)]
+    label_rows = True  # equations: the rows named by the labels (constraints.rows)

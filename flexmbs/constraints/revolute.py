@@ -7,18 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flexmbs.constraints.base import Joint, coincident, rotation_angle
-from flexmbs.kinematics.jet import dot
+from flexmbs.constraints.base import Joint, rotation_angle
 
 
 @dataclass(frozen=True, eq=False)
 class Revolute(Joint):
     kind = "revolute"
     labels = ("x", "y", "z", "z_P.x_Q", "z_P.y_Q")
+    label_rows = True  # equations: the rows named by the labels (constraints.rows)
     coordinate_names = ("angle",)
-
-    def equations(self, P, Q, t):
-        return coincident(P, Q) + [dot(P.z, Q.x), dot(P.z, Q.y)]
 
     def coordinates(self, P, Q):
         return [rotation_angle(P, Q)]

@@ -3,13 +3,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flexmbs.constraints.base import Joint, coincident
+from flexmbs.constraints.base import Joint
 
 
 @dataclass(frozen=True, eq=False)
 class Spherical(Joint):
     kind = "spherical"
     labels = ("x", "y", "z")
-
-    def equations(self, P, Q, t):
-        return coincident(P, Q)
+    label_rows = True  # equations: the rows named by the labels (constraints.rows)

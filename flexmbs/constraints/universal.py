@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flexmbs.constraints.base import Joint, coincident
+from flexmbs.constraints.base import Joint
 from flexmbs.kinematics.jet import atan2, dot
 
 
@@ -22,10 +22,8 @@ from flexmbs.kinematics.jet import atan2, dot
 class Universal(Joint):
     kind = "universal"
     labels = ("x", "y", "z", "x_P.y_Q")
+    label_rows = True  # equations: the rows named by the labels (constraints.rows)
     coordinate_names = ("alpha", "beta")
-
-    def equations(self, P, Q, t):
-        return [*coincident(P, Q), dot(P.x, Q.y)]
 
     def coordinates(self, P, Q):
         return [atan2(dot(P.z, Q.y), dot(P.y, Q.y)), atan2(dot(P.x, Q.z), dot(P.x, Q.x))]

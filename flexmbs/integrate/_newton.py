@@ -25,6 +25,7 @@ end the iteration as before.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from collections.abc import Callable, Mapping
@@ -33,7 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from petsc4py import PETSc
 
-from ._petsc import aij_from_csr, fill_aij, reason_name
+from ._petsc import FixedPatternFill, aij_from_csr, csr_parts, reason_name
 from .options import OptionsManager, default_direct_lu
 
 log = logging.getLogger(__name__)
@@ -48,6 +49,9 @@ NEWTON_DEFAULTS = {
     "snes_atol": 1e-50,
     "snes_divergence_tolerance": -1,
 }
+
+
+_EPS64 = 64.0 * np.finfo(float).eps
 
 
 class NewtonFailure(Exception):
@@ -79,7 +83,7 @@ class NewtonSolver:
     def __init__(self, n: int, *, prefix: str = "fmbs_", petsc_options: Mapping | None = None,
                  comm=None, theta: float = 0.25, increment_rtol: float | None = None,
                  block_sizes: tuple[int, ...] | None = None, n_algebraic: int = 0,
-                 algebraic_tol: float = 1e-12):
+                 algebraic_tol: float = 1e-12, jacobian_cost: float | None = None):
         comm = PETSc.COMM_SELF if comm is None else comm
         if comm.getSize() != 1:
             raise NotImplementedError(
@@ -102,6 +106,15 @@ class NewtonSolver:
         self._snes.setFunction(self._function, self._f)
         self._snes.setMonitor(self._monitor)
         self._configured = False
+        # start-of-solve Jacobian policy (see ``solve``): iterations of the last solve that
+        # started with the previous Jacobian, running mean of those started with a fresh one
+        self._jac_cost = jacobian_cost
+        self._last_old: int | None = None
+        self._n_new: float | None = None
+        self._n_solves = 0
+        self._last_A = None         # the matrix last filled in (restored by the safeguard)
+        self._n_runs = 0
+        self._watch = self._watch_tripped = False
         self._kappa = increment_rtol
         if increment_rtol is not None:
             sizes = (n,) if not block_sizes else tuple(int(b) for b in block_sizes)
@@ -157,21 +170,20 @@ class NewtonSolver:
             return R.CONVERGED_FNORM_ABS
         if its == 0:
             return R.ITERATING
-        dx = snes.getSolutionUpdate().getArray(readonly=True)
+        dx = np.abs(snes.getSolutionUpdate().getArray(readonly=True))
         x = snes.getSolution().getArray(readonly=True)
-        d = [float(np.max(np.abs(dx[b]))) for b in self._blocks]
+        d = [float(dx[b].max()) for b in self._blocks]
         if its == 1:
             self._d1 = d
         rho = fnorm / fn[-2] if len(fn) >= 2 and fn[-2] > 0.0 else 1.0
-        eps64 = 64.0 * np.finfo(float).eps
-        small = all(di <= eps64 * float(np.max(np.abs(x[b])))
-                    for di, b in zip(d, self._blocks))
-        if small:
+        x0max = float(np.abs(x[self._blocks[0]]).max())
+        if d[0] <= _EPS64 * x0max and all(    # round-off level in every block
+                di <= _EPS64 * float(np.abs(x[b]).max())
+                for di, b in zip(d[1:], self._blocks[1:])):
             return R.CONVERGED_SNORM_RELATIVE
         if self._alg is not None:
             f = self._f.getArray(readonly=True)[self._alg]
-            scale = max(1.0, float(np.max(np.abs(x[self._blocks[0]]))))
-            if f.size and float(np.max(np.abs(f))) > self._alg_tol * scale:
+            if f.size and float(np.abs(f).max()) > self._alg_tol * max(1.0, x0max):
                 return R.DIVERGED_MAX_IT if its >= self._max_it else R.ITERATING
         if rho < 1.0:
             eta = rho / (1.0 - rho)
@@ -183,6 +195,9 @@ class NewtonSolver:
 
     def _monitor(self, snes, its, fnorm):
         self._fnorms.append(float(fnorm))
+        if self._watch and its == 1 and self._fnorms[1] > self._fnorms[0]:
+            self._watch_tripped = True
+            raise _Abort
 
     def _jacobian(self, snes, x, J, P):
         fn = self._fnorms
@@ -191,21 +206,23 @@ class NewtonSolver:
             return  # matrix state unchanged: PETSc keeps the factorisation
         xa = x.getArray(readonly=True).copy()
         try:
-            A = sp.csr_matrix(self._J_cb(xa))
+            A = self._J_cb(xa)
         except ArithmeticError as exc:
             self._abort = f"Jacobian evaluation failed ({exc})"
             raise _Abort from exc
-        if not np.all(np.isfinite(A.data)):
+        if not np.all(np.isfinite(csr_parts(A)[2])):
             self._abort = "non-finite entries in the Jacobian"
             raise _Abort
-        fill_aij(P, A)
+        self._fill(P, A)
+        self._last_A = A
         if J != P:  # pragma: no cover - we always pass J == P
             J.assemble()
         self._stale = False
         self._info.jacobian_evaluations += 1
 
-    def _setup(self, A0: sp.csr_matrix) -> None:
+    def _setup(self, A0) -> None:
         self._J = aij_from_csr(A0, self._comm)
+        self._fill = FixedPatternFill(A0)
         self._snes.setJacobian(self._jacobian, self._J, self._J)
         self._options.set_from_options(self._snes)
         self._max_it = self._snes.getTolerances()[3]
@@ -215,30 +232,55 @@ class NewtonSolver:
     def solve(self, x0: np.ndarray, F: Callable[[np.ndarray], np.ndarray],
               J: Callable[[np.ndarray], sp.spmatrix], *, reuse: bool = False) -> tuple[
                   np.ndarray, NewtonInfo]:
-        """Solve ``F(x) = 0`` from ``x0``; raises :class:`NewtonFailure` with the reason."""
+        """Solve ``F(x) = 0`` from ``x0``; raises :class:`NewtonFailure` with the reason.
+
+        With ``reuse`` the Jacobian (and its factorisation) of the previous solve is kept
+        while Newton contracts by ``theta`` or better.  With ``jacobian_cost = c`` (the
+        cost of a Jacobian in residual evaluations) a solve starts with a fresh Jacobian
+        when that is expected to save more than ``c`` iterations: when the iterations of
+        the last solve that started with the previous Jacobian exceed the running mean of
+        those that started with a fresh one by more than ``c``.  Every 32nd solve takes
+        the other choice, to keep both counts current.  The policy depends on iteration
+        counts only, so runs are reproducible.
+
+        Safeguard: if such a fresh Jacobian (taken at ``x0``, which may be far from the
+        solution) *increases* the residual in the first iteration, the solve restarts
+        from ``x0`` with the previous Jacobian and the policy is switched off for the
+        rest of the run (strongly nonlinear problems, e.g. geometric stiffening, where
+        only Jacobians near a solution are safe).
+        """
         self._F_cb, self._J_cb = F, J
         self._reuse = reuse
-        self._fnorms = []
+        policy = (reuse and not self._stale and self._jac_cost is not None
+                  and self._last_A is not None and self._refresh_first())
+        fresh_start = policy or self._stale or not reuse
         self._abort = None
         self._residual_error = None
         self._info = NewtonInfo()
         if not self._configured:
             with np.errstate(all="ignore"):
-                A0 = sp.csr_matrix(J(np.asarray(x0, dtype=float)))
-            if not np.all(np.isfinite(A0.data)):
-                A0 = sp.csr_matrix((np.zeros_like(A0.data), A0.indices, A0.indptr), A0.shape)
+                A0 = J(np.asarray(x0, dtype=float))
+            ip, ix, data, shape = csr_parts(A0)
+            if not np.all(np.isfinite(data)):   # the pattern only; values come later
+                A0 = A0._replace(data=np.zeros_like(data)) if hasattr(A0, "_replace") else \
+                    sp.csr_matrix((np.zeros_like(data), ix, ip), shape)
             self._setup(A0)
             self._stale = True
-        self._x.setArray(np.asarray(x0, dtype=float))
-        err: Exception | None = None
-        try:
-            with self._options.inserted(), np.errstate(all="ignore"):
-                self._snes.solve(None, self._x)
-        except (_Abort, PETSc.Error) as exc:
-            err = exc
-        its = self._snes.getIterationNumber()
-        fnorm = self._fnorms[-1] if self._fnorms else float("nan")
-        self._info.iterations, self._info.residual = its, fnorm
+        backup = self._last_A
+        if policy:
+            self._stale = self._watch = True
+        err = self._run(x0)
+        if self._watch_tripped:
+            log.debug("Newton: a fresh Jacobian at the start point increased the residual; "
+                      "restarting with the previous one, start-of-solve refreshes off")
+            wasted = self._info.iterations
+            self._jac_cost = None
+            self._fill(self._J, backup)
+            self._last_A, self._stale = backup, False
+            err = self._run(x0)
+            self._info.iterations += wasted
+            fresh_start = False
+        its, fnorm = self._info.iterations, self._info.residual
         if err is not None:
             self._stale = True
             reason = self._abort or f"PETSc error in the Newton solve ({err})"
@@ -257,7 +299,51 @@ class NewtonSolver:
             if self._residual_error:
                 reason += f" ({self._residual_error})"
             raise NewtonFailure(reason, its, fnorm)
+        self._count(fresh_start, its)
         return self._x.getArray(readonly=True).copy(), dataclasses.replace(self._info)
+
+    def _run(self, x0) -> Exception | None:
+        """One SNES solve from ``x0``; the exception it ended with, if any."""
+        self._fnorms = []
+        self._watch_tripped = False
+        self._x.setArray(np.asarray(x0, dtype=float))
+        err: Exception | None = None
+        # the solver's options go into the database while PETSc may read them: in the
+        # first solves (factorisation set-up) and whenever the pattern changed or some
+        # are read at solve time (viewers, factor options); otherwise the insert/remove
+        # of every option per solve is pure overhead
+        self._n_runs += 1
+        insert = (self._n_runs <= 2 or self._fill.general_used
+                  or self._options.read_at_solve)
+        try:
+            with self._options.inserted() if insert else contextlib.nullcontext(), \
+                    np.errstate(all="ignore"):
+                self._snes.solve(None, self._x)
+        except (_Abort, PETSc.Error) as exc:
+            err = exc
+        self._watch = False
+        self._info.iterations = self._snes.getIterationNumber()
+        self._info.residual = self._fnorms[-1] if self._fnorms else float("nan")
+        return err
+
+    def _refresh_first(self) -> bool:
+        """Whether to start this solve with a fresh Jacobian (docstring of ``solve``)."""
+        if self._last_old is None:
+            return False
+        if self._n_new is None:
+            return True
+        choice = self._last_old - self._n_new > self._jac_cost
+        if self._n_solves % 32 == 31:
+            choice = not choice
+        return choice
+
+    def _count(self, fresh_start: bool, its: int) -> None:
+        self._n_solves += 1
+        if not fresh_start:
+            self._last_old = its
+        else:
+            n = self._n_new
+            self._n_new = float(its) if n is None else 0.75 * n + 0.25 * its
 
     def destroy(self) -> None:
         for obj in (self._snes, self._J, self._x, self._f):

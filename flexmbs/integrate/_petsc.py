@@ -15,38 +15,74 @@ def reason_name(enum_cls, value: int) -> str:
 
 
 def saddle(S: sp.spmatrix, G: sp.spmatrix) -> sp.csr_matrix:
-    """``[[S, G^T], [G, 0]]`` as sorted CSR, with an explicit zero diagonal in the
-    constraint block (a stable nonzero pattern for the LU reordering)."""
+    """``[[S, G^T], [G, 0]]`` as sorted CSR, with explicit zeros on the whole diagonal:
+    a stable nonzero pattern for the LU reordering, and no empty row (SuperLU crashes
+    instead of reporting a zero pivot on a structurally singular matrix, e.g. the tangent
+    of a chain of unstressed springs)."""
     n, m = S.shape[0], G.shape[0]
     if m == 0:
-        A = sp.csr_matrix(S)
-        A.sort_indices()
-        return A
-    return block_csr([[S, G.T], [G, None]], [n, m], [n, m], zero_diagonal_from=n)
+        return block_csr([[S]], [n], [n], zero_diagonal_from=0)
+    return block_csr([[S, G.T], [G, None]], [n, m], [n, m], zero_diagonal_from=0)
 
 
-def aij_from_csr(A: sp.csr_matrix, comm=None) -> PETSc.Mat:
+def csr_parts(A) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
+    """``(indptr, indices, data, shape)`` of a matrix with sorted column indices: any
+    ``scipy.sparse`` matrix, or an object with those four attributes already in sorted
+    CSR form (e.g. :class:`flexmbs.system.assembly.CSRMatrix`, passed through as is)."""
+    if sp.issparse(A):
+        if not (sp.isspmatrix_csr(A) and A.has_sorted_indices):
+            A = sp.csr_matrix(A)
+            A.sort_indices()
+        return A.indptr, A.indices, A.data, A.shape
+    return A.indptr, A.indices, A.data, tuple(A.shape)
+
+
+def aij_from_csr(A, comm=None) -> PETSc.Mat:
     """A new sequential PETSc AIJ matrix with the values and pattern of ``A``."""
     comm = PETSc.COMM_SELF if comm is None else comm
-    A = sp.csr_matrix(A)
-    A.sort_indices()
-    M = PETSc.Mat().createAIJ(A.shape, csr=(A.indptr.astype(PETSc.IntType),
-                                            A.indices.astype(PETSc.IntType),
-                                            A.data.astype(PETSc.ScalarType)), comm=comm)
+    ip, ix, data, shape = csr_parts(A)
+    M = PETSc.Mat().createAIJ(shape, csr=(ip.astype(PETSc.IntType), ix.astype(PETSc.IntType),
+                                          np.asarray(data, dtype=PETSc.ScalarType)), comm=comm)
     M.setOption(PETSc.Mat.Option.NEW_NONZERO_ALLOCATION_ERR, False)
     M.assemble()
     return M
 
 
-def fill_aij(M: PETSc.Mat, A: sp.csr_matrix) -> None:
+def fill_aij(M: PETSc.Mat, A) -> None:
     """Overwrite the values of ``M`` by those of ``A`` (pattern may grow)."""
-    if not (sp.isspmatrix_csr(A) and A.has_sorted_indices):
-        A = sp.csr_matrix(A)
-        A.sort_indices()
+    ip, ix, data, _ = csr_parts(A)
     M.zeroEntries()
-    M.setValuesCSR(A.indptr.astype(PETSc.IntType), A.indices.astype(PETSc.IntType),
-                   A.data.astype(PETSc.ScalarType), addv=PETSc.InsertMode.INSERT_VALUES)
+    M.setValuesCSR(ip.astype(PETSc.IntType), ix.astype(PETSc.IntType),
+                   np.asarray(data, dtype=PETSc.ScalarType),
+                   addv=PETSc.InsertMode.INSERT_VALUES)
     M.assemble()
+
+
+class FixedPatternFill:
+    """Fills an AIJ matrix whose pattern is that of the first matrix given, in place.
+
+    When a later matrix has the *same* ``indptr`` and ``indices`` arrays (identity, as
+    returned by :meth:`flexmbs.system.assembly.AssembledSystem.newton_matrix`), only its
+    values are inserted (``MatSetValuesCSR`` on the existing pattern; no zeroing, no
+    index conversion); any other matrix takes the general :func:`fill_aij` path.
+    """
+
+    def __init__(self, A0):
+        ip, ix, _, _ = csr_parts(A0)
+        self._ref = (ip, ix)
+        self._ip = ip.astype(PETSc.IntType)
+        self._ix = ix.astype(PETSc.IntType)
+        self.general_used = False        # some fill took the general path (pattern changed)
+
+    def __call__(self, M: PETSc.Mat, A) -> None:
+        ip, ix, data, _ = csr_parts(A)
+        if ip is self._ref[0] and ix is self._ref[1]:
+            M.setValuesCSR(self._ip, self._ix, np.asarray(data, dtype=PETSc.ScalarType),
+                           addv=PETSc.InsertMode.INSERT_VALUES)
+            M.assemble()
+        else:
+            self.general_used = True
+            fill_aij(M, A)
 
 
 def finite(*arrays: np.ndarray) -> bool:

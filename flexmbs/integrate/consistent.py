@@ -88,10 +88,14 @@ def project_velocities(dae, q: np.ndarray, qd0: np.ndarray, t: float = 0.0, *,
     qd = np.array(qd0, dtype=float)
     if dae.n_lam == 0:
         return qd
-    free = _free(qd.size, fixed)
     G = sp.csr_matrix(dae.constraint_jacobian(q, t))
-    g_t, _ = dae.constraint_rates(q, qd, t)
-    qd[free] -= lstsq(G[:, free], G @ qd + np.asarray(g_t, dtype=float))
+    g_t = dae.constraint_time_derivative(q, t) if hasattr(dae, "constraint_time_derivative") \
+        else dae.constraint_rates(q, qd, t)[0]           # (only g_t: no second derivatives)
+    rhs = G @ qd + np.asarray(g_t, dtype=float)
+    if len(fixed) == 0:
+        return qd - lstsq(G, rhs)
+    free = _free(qd.size, fixed)
+    qd[free] -= lstsq(G[:, free], rhs)
     return qd
 
 

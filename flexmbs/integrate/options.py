@@ -26,6 +26,11 @@ __all__ = ["OptionsManager", "default_direct_lu", "petsc_options_from_args"]
 log = logging.getLogger(__name__)
 
 
+#: Fragments of option names that PETSc reads during a solve (not in ``setFromOptions``);
+#: also every ``mat_*`` option (factor packages read theirs when the factor is created).
+_SOLVE_TIME = ("view", "monitor", "reason", "test", "log", "error", "draw")
+
+
 def _has_package(name: str) -> bool:
     try:
         return bool(PETSc.Sys.hasExternalPackage(name))
@@ -134,6 +139,14 @@ class OptionsManager:
     @property
     def prefix(self) -> str:
         return self._prefix
+
+    @property
+    def read_at_solve(self) -> bool:
+        """Whether some of this manager's options are read while solving rather than by
+        ``setFromOptions`` (viewers, monitors, tests, factor-package ``mat_*`` options):
+        then :meth:`inserted` is needed around every solve, not only the first ones."""
+        return any(k.startswith("mat_") or any(w in k for w in _SOLVE_TIME)
+                   for k in self._parameters)
 
     @property
     def parameters(self) -> dict[str, str | None]:

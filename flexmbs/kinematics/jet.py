@@ -13,18 +13,23 @@ and the acceleration term ``gamma = xd^T h xd`` exactly.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 
-@dataclass(frozen=True)
 class Jet:
-    """Value ``v`` (shape S), gradient ``d`` (S + (n,)), Hessian ``h`` (S + (n, n)) or None."""
+    """Value ``v`` (shape S), gradient ``d`` (S + (n,)), Hessian ``h`` (S + (n, n)) or None.
 
-    v: np.ndarray
-    d: np.ndarray
-    h: np.ndarray | None
+    A plain class with ``__slots__`` (jets are created by the thousand per time step; a
+    frozen dataclass costs several times more per construction).  Treat it as immutable.
+    """
+
+    __slots__ = ("v", "d", "h")
+
+    def __init__(self, v: np.ndarray, d: np.ndarray, h: np.ndarray | None):
+        self.v, self.d, self.h = v, d, h
+
+    def __repr__(self) -> str:
+        return f"Jet(v={self.v!r}, d={self.d!r}, h={self.h!r})"
 
     @property
     def n(self) -> int:
@@ -75,21 +80,26 @@ def _add(a, b):
     return a + b
 
 
+def _vh(c: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """``einsum("k,kij->ij", c, h)`` for a 3-vector ``c`` as one matrix product."""
+    n = h.shape[-1]
+    return (c @ h.reshape(3, n * n)).reshape(n, n)
+
+
 def dot(a: Jet, b: Jet) -> Jet:
     """Scalar ``a . b`` of two 3-vector jets."""
     v = a.v @ b.v
     d = a.v @ b.d + b.v @ a.d
     h = None
     if a.h is not None and b.h is not None:
-        h = np.einsum("k,kij->ij", a.v, b.h) + np.einsum("k,kij->ij", b.v, a.h)
         cross_term = a.d.T @ b.d
-        h = h + cross_term + cross_term.T
+        h = _vh(a.v, b.h) + _vh(b.v, a.h) + cross_term + cross_term.T
     return Jet(np.asarray(v), d, h)
 
 
 def dot_const(a: Jet, c: np.ndarray) -> Jet:
     """Scalar ``a . c`` with a constant 3-vector ``c``."""
-    return Jet(np.asarray(a.v @ c), c @ a.d, None if a.h is None else np.einsum("k,kij->ij", c, a.h))
+    return Jet(np.asarray(a.v @ c), c @ a.d, None if a.h is None else _vh(c, a.h))
 
 
 def mul(s: Jet, w: Jet) -> Jet:
@@ -100,7 +110,7 @@ def mul(s: Jet, w: Jet) -> Jet:
     d = s.v * w.d + np.multiply.outer(w.v, s.d)
     h = None
     if s.h is not None and w.h is not None:
-        cross_term = np.einsum("...i,j->...ij", w.d, s.d)
+        cross_term = w.d[..., :, None] * s.d
         h = s.v * w.h + np.multiply.outer(w.v, s.h) + cross_term + np.swapaxes(cross_term, -1, -2)
     return Jet(v, d, h)
 

@@ -16,14 +16,41 @@ from __future__ import annotations
 import numpy as np
 
 
+def _floats(a) -> list:
+    """The entries of a short vector as Python floats (scalar arithmetic on them is
+    several times faster than on numpy scalars)."""
+    return a.tolist() if type(a) is np.ndarray else [float(x) for x in a]
+
+
+def cross_floats(a, b) -> list:
+    """``a x b`` of two 3-sequences of Python floats."""
+    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+
+def matvec_floats(M, v) -> list:
+    """``M v`` for a 3x3 nested list and a 3-list of Python floats."""
+    return [M[0][0] * v[0] + M[0][1] * v[1] + M[0][2] * v[2],
+            M[1][0] * v[0] + M[1][1] * v[1] + M[1][2] * v[2],
+            M[2][0] * v[0] + M[2][1] * v[1] + M[2][2] * v[2]]
+
+
+def two_L_floats(e0, x, y, z, v) -> list:
+    """``2 L(e) v`` (``L`` of :func:`flexmbs.kinematics.rotation.L_of`) on Python floats."""
+    a, b, c, d = v
+    return [2.0 * (-x * a + e0 * b + z * c - y * d),
+            2.0 * (-y * a - z * b + e0 * c + x * d),
+            2.0 * (-z * a + y * b - x * c + e0 * d)]
+
+
 def tilde(a: np.ndarray) -> np.ndarray:
     """Skew matrix with ``tilde(a) @ b == cross(a, b)``."""
-    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    x, y, z = _floats(a)
+    return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
 
 def A_of(e: np.ndarray) -> np.ndarray:
     """Rotation matrix ``A(e)`` (body -> inertial); exact for unit ``e``."""
-    e0, x, y, z = e
+    e0, x, y, z = _floats(e)
     return np.array([
         [e0*e0 + x*x - y*y - z*z, 2*(x*y - e0*z), 2*(x*z + e0*y)],
         [2*(x*y + e0*z), e0*e0 - x*x + y*y - z*z, 2*(y*z - e0*x)],
@@ -33,13 +60,13 @@ def A_of(e: np.ndarray) -> np.ndarray:
 
 def G_of(e: np.ndarray) -> np.ndarray:
     """``G(e)`` (3x4): angular velocity in inertial components ``omega = 2 G ed``."""
-    e0, x, y, z = e
+    e0, x, y, z = _floats(e)
     return np.array([[-x, e0, -z, y], [-y, z, e0, -x], [-z, -y, x, e0]])
 
 
 def L_of(e: np.ndarray) -> np.ndarray:
     """``L(e)`` (3x4): angular velocity in body components ``omega' = 2 L ed``."""
-    e0, x, y, z = e
+    e0, x, y, z = _floats(e)
     return np.array([[-x, e0, z, -y], [-y, -z, e0, x], [-z, y, -x, e0]])
 
 
@@ -70,13 +97,17 @@ def QT_of(w: np.ndarray) -> np.ndarray:
 
 
 def GT_matrix(m: np.ndarray) -> np.ndarray:
-    """4x4 ``R`` with ``G(e)^T m = R e`` (so ``d(G^T m)/de = R``)."""
-    return np.einsum("aij,i->ja", G_BASIS, m)
+    """4x4 ``R`` with ``G(e)^T m = R e`` (so ``d(G^T m)/de = R``):
+    ``G^T m = [-m.eps; e0 m + m x eps]``, i.e. ``R = [[0, -m^T], [m, tilde(m)]]``."""
+    a, b, c = _floats(m)
+    return np.array([[0.0, -a, -b, -c], [a, 0.0, -c, b], [b, c, 0.0, -a], [c, -b, a, 0.0]])
 
 
 def LT_matrix(v: np.ndarray) -> np.ndarray:
-    """4x4 ``R`` with ``L(e)^T v = R e``."""
-    return np.einsum("aij,i->ja", L_BASIS, v)
+    """4x4 ``R`` with ``L(e)^T v = R e``:
+    ``L^T v = [-v.eps; e0 v - v x eps]``, i.e. ``R = [[0, -v^T], [v, -tilde(v)]]``."""
+    a, b, c = _floats(v)
+    return np.array([[0.0, -a, -b, -c], [a, 0.0, c, -b], [b, -c, 0.0, a], [c, b, -a, 0.0]])
 
 
 def e_from_matrix(R: np.ndarray) -> np.ndarray:

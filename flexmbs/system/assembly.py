@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -25,6 +26,8 @@ from flexmbs.forces.base import LocalContext
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics.jet import Jet
 from flexmbs.kinematics.rotation import G_of
+from flexmbs.system.stacked import MAX_N as STACKED_MAX_N
+from flexmbs.system.stacked import StackedRows
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +51,30 @@ class _ForceBlock:
     markers: tuple
     idx: np.ndarray
     offsets: tuple
+
+
+class CSRMatrix(NamedTuple):
+    """A square CSR matrix as plain arrays (``indptr``, ``indices``, ``data``, ``shape``,
+    as in ``scipy.sparse.csr_matrix``; sorted column indices, no duplicates)."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    shape: tuple
+
+    def tocsr(self) -> sp.csr_matrix:
+        return sp.csr_matrix((self.data, self.indices, self.indptr), shape=self.shape)
+
+    def toarray(self) -> np.ndarray:
+        return self.tocsr().toarray()
+
+
+class _NewtonPlan(NamedTuple):
+    indptr: np.ndarray
+    indices: np.ndarray
+    inv: np.ndarray
+    nnz: int
+    N: int
 
 
 def _local(bodies, offsets_global, markers):
@@ -120,11 +147,36 @@ class AssembledSystem:
         self._cache = None
         self._G_cache = None
         self._pattern_cache = None
+        self._plan_cache = None
+        self._stacked_rows = None
         self._grids: dict = {}
+        self._time_jets: dict = {}
+        # columns of a block's rows in ascending global order (the CSR order of G)
+        self._perm = [np.argsort(b.idx, kind="stable") for b in blocks]
+        # joint/drive blocks: stacked marker frames and the markers' body slices of q
+        self._pairs = [None if b.kind == "normalization" else
+                       F.PairFrames(b.markers, b.offsets, len(b.idx) + 1) for b in blocks]
+        self._qslices = [tuple(None if o is None else self.body_slices[m.body.name]
+                               for m, o in zip(b.markers, b.offsets)) for b in blocks]
 
     @property
     def n_lam(self) -> int:
-        return int(self.active.sum())
+        return self._n_lam
+
+    @property
+    def active(self) -> np.ndarray:
+        """Mask of the constraint rows in ``g`` (redundant rows dropped), read-only:
+        assign a new mask (the memoised rows and patterns are keyed on it)."""
+        return self._active
+
+    @active.setter
+    def active(self, mask) -> None:
+        a = np.array(mask, dtype=bool)
+        if a.shape != (self.n_rows_all,):
+            raise ValueError(f"AssembledSystem.active: expected {self.n_rows_all} flags, "
+                             f"got shape {a.shape}")
+        a.setflags(write=False)
+        self._active, self._active_key, self._n_lam = a, a.tobytes(), int(a.sum())
 
     # -- initial state ------------------------------------------------------------
     def initial_q(self) -> np.ndarray:
@@ -160,77 +212,134 @@ class AssembledSystem:
             out.append(F.frame_jet(mk, qb, n, off, order, r))
         return out
 
-    def _block_jets(self, blk: _Block, q, t, order, rot=None) -> list[Jet]:
-        n = len(blk.idx) + 1
+    def _time_jet(self, t, n, order) -> Jet:
+        """The jet of time, the last local coordinate (constant gradient/Hessian cached)."""
+        c = self._time_jets.get((n, order))
+        if c is None:
+            c = self._time_jets[(n, order)] = Jet.variable(n - 1, 0.0, n, order)
+            c.d.setflags(write=False)
+            if c.h is not None:
+                c.h.setflags(write=False)
+        return Jet(np.asarray(float(t)), c.d, c.h)
+
+    def _block_rows(self, bi, q, t, order, rot):
+        """``(g, dg/dx, d2g/dx2 or None)`` of all rows of block ``bi`` stacked (over the
+        block's local vector ``x``): label rows vectorised (:mod:`flexmbs.constraints.rows`),
+        other joints and drives through their jets."""
+        blk = self.blocks[bi]
         if blk.kind == "normalization":
             e = q[blk.idx]
-            d = np.append(2.0 * e, 0.0)
-            h = None
+            D = np.append(2.0 * e, 0.0)[None, :]
+            H = None
             if order == 2:
-                h = np.zeros((5, 5))
-                h[:4, :4] = 2.0 * np.eye(4)
-            return [Jet(np.asarray(e @ e - 1.0), d, h)]
-        frames = self._frames(blk.markers, blk.offsets, q, blk.idx, n, order, rot)
-        tj = Jet.variable(n - 1, t, n, order)
-        return blk.owner.equations(frames[0], frames[1], tj)
+                H = np.zeros((1, 5, 5))
+                H[0, :4, :4] = 2.0 * np.eye(4)
+            return np.array([e @ e - 1.0]), D, H
+        pf = self._pairs[bi]
+        C, Dc, Hc = pf.evaluate([None if s is None else q[s] for s in self._qslices[bi]],
+                                order, rot)
+        rows = getattr(blk.owner, "rows", None)
+        rows = rows() if rows is not None else None
+        if rows is not None:
+            return rows.evaluate(C, Dc, Hc, t)
+        P, Q = pf.frame_jets(C, Dc, Hc)
+        jets = blk.owner.equations(P, Q, self._time_jet(t, pf.n, order))
+        if len(jets) != len(blk.labels):
+            raise ModelError(f"{blk.kind} '{blk.name}': returned {len(jets)} equations, "
+                             f"expected {len(blk.labels)}")
+        V = np.array([float(j.v) for j in jets])
+        D = np.array([j.d for j in jets], dtype=float)
+        H = np.array([j.h for j in jets], dtype=float) if order == 2 else None
+        return V, D, H
 
     def _eval_coords(self, joint, markers, q, t):
         idx, offs = _local(self.bodies, self.offset, markers)
         n = len(idx) + 1
-        frames = self._frames(markers, offs, q, idx, n, 2)
+        frames = self._frames(markers, offs, q, idx, n, 1)
         return joint.coordinates(frames[0], frames[1])
 
-    def _all_rows(self, q, t, order):
-        """List of (block, jet) for all active rows (memoised on the last ``q, t``)."""
-        key = (q.tobytes(), float(t), self.active.tobytes())
+    def _active_blocks(self):
+        """``[(block index, active local rows or None for all)]`` of the blocks with at
+        least one active row (memoised on the active set)."""
+        key = self._active_key
+        pc = self._pattern_cache
+        if pc is not None and pc[0] == key:
+            return pc[1]
+        plan = []
+        for bi, blk in enumerate(self.blocks):
+            act = self.active[self._row_start[bi]:self._row_start[bi + 1]]
+            if act.all():
+                plan.append((bi, None))
+            elif act.any():
+                plan.append((bi, np.flatnonzero(act)))
+        indptr, indices = [0], []
+        for bi, sel in plan:
+            k = len(self.blocks[bi].labels) if sel is None else len(sel)
+            cols = self.blocks[bi].idx[self._perm[bi]]
+            for _ in range(k):
+                indices.append(cols)
+                indptr.append(indptr[-1] + len(cols))
+        indices = np.concatenate(indices) if indices else np.zeros(0, int)
+        indptr = np.array(indptr)
+        g_row = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))   # row of each entry
+        self._pattern_cache = (key, plan, indptr, indices, g_row)
+        return plan
+
+    def _rows(self, q, t, order):
+        """The active constraint rows at ``(q, t)``, stacked per block: a list of
+        ``(block index, g (k,), dg/dx (k, n_loc), d2g/dx2 (k, n_loc, n_loc) or None)``
+        over the local vectors ``x = [q_i; q_j; t]`` (memoised on the last ``q, t``)."""
+        key = (q.tobytes(), float(t), self._active_key)
         cache = self._cache
         if cache is not None and cache[0] == key and cache[1] >= order:
             return cache[2]
-        out = []
+        parts = []
         rot: dict = {}
-        for bi, blk in enumerate(self.blocks):
-            start = self._row_start[bi]
-            jets = self._block_jets(blk, q, t, order, rot)
-            if len(jets) != len(blk.labels):
-                raise ModelError(f"{blk.kind} '{blk.name}': returned {len(jets)} equations, "
-                                 f"expected {len(blk.labels)}")
-            for k, jt in enumerate(jets):
-                if self.active[start + k]:
-                    out.append((blk, jt))
-        self._cache = (key, order, out)
+        st = self._stacked() if order == 1 else None
+        stacked = st.evaluate(q, t) if st is not None else {}
+        for bi, sel in self._active_blocks():
+            if bi in stacked:
+                V, D = stacked[bi]
+                H = None
+            else:
+                V, D, H = self._block_rows(bi, q, t, order, rot)
+            if sel is not None:
+                V, D = V[sel], D[sel]
+                H = None if H is None else H[sel]
+            parts.append((bi, V, D, H))
+        self._cache = (key, order, parts)
         self._G_cache = None
-        return out
+        return parts
+
+    def _stacked(self):
+        """The :class:`~flexmbs.system.stacked.StackedRows` of this system (first-order rows
+        of all label-row joints in one pass), or None (large systems, fewer than two such
+        joints)."""
+        if self._stacked_rows is None:
+            st = StackedRows(self) if self.n_q <= STACKED_MAX_N else None
+            # one joint alone gains nothing from stacking
+            self._stacked_rows = st if st is not None and len(st.blocks) >= 2 else False
+        return self._stacked_rows or None
 
     def _G_data(self, q, t):
         """Values of ``G`` in the CSR order of :meth:`_pattern` (memoised with the rows)."""
-        entries = self._all_rows(q, t, 1)
-        if self._G_cache is not None and self._G_cache[0] is entries:
+        parts = self._rows(q, t, 1)
+        if self._G_cache is not None and self._G_cache[0] is parts:
             return self._G_cache[1]
-        _, _, perms = self._pattern()
-        data = np.concatenate([jt.d[:-1][p] for (_, jt), p in zip(entries, perms)]) \
-            if entries else np.zeros(0)
-        self._G_cache = (entries, data)
+        data = np.concatenate([D[:, :-1][:, self._perm[bi]].ravel() for bi, _, D, _ in parts]) \
+            if parts else np.zeros(0)
+        self._G_cache = (parts, data)
         return data
 
     def _pattern(self):
-        """CSR structure of ``G`` for the current active rows (rows keep ``blk.idx`` order)."""
-        key = self.active.tobytes()
-        if self._pattern_cache is not None and self._pattern_cache[0] == key:
-            return self._pattern_cache[1:]
-        indptr, indices, perms = [0], [], []
-        for bi, blk in enumerate(self.blocks):
-            order = np.argsort(blk.idx, kind="stable")
-            for k in range(len(blk.labels)):
-                if self.active[self._row_start[bi] + k]:
-                    indices.append(blk.idx[order])
-                    perms.append(order)
-                    indptr.append(indptr[-1] + len(blk.idx))
-        indices = np.concatenate(indices) if indices else np.zeros(0, int)
-        self._pattern_cache = (key, np.array(indptr), indices, perms)
-        return self._pattern_cache[1:]
+        """CSR structure ``(indptr, indices)`` of ``G`` for the current active rows (each
+        row's columns are its block's ``idx`` in ascending order)."""
+        self._active_blocks()
+        return self._pattern_cache[2:4]
 
     def constraint(self, q, t):
-        return np.array([float(j.v) for _, j in self._all_rows(q, t, 1)])
+        parts = self._rows(q, t, 1)
+        return np.concatenate([V for _, V, _, _ in parts]) if parts else np.zeros(0)
 
     def constraint_jacobian(self, q, t, *, all_rows=False):
         if all_rows:
@@ -240,20 +349,27 @@ class AssembledSystem:
                 return self.constraint_jacobian(q, t)
             finally:
                 self.active = active
-        entries = self._all_rows(q, t, 1)
-        indptr, indices, _ = self._pattern()
-        if not entries:
+        indptr, indices = self._pattern()
+        if not self.n_lam:
             return sp.csr_matrix((0, self.n_q))
         return sp.csr_matrix((self._G_data(q, t), indices, indptr),
-                             shape=(len(entries), self.n_q))
+                             shape=(self.n_lam, self.n_q))
+
+    def constraint_time_derivative(self, q, t):
+        """``g_t = dg/dt`` at fixed ``q`` (the part of ``dg/dt = G qd + g_t`` of
+        :meth:`constraint_rates` that needs no second derivatives)."""
+        parts = self._rows(q, t, 1)
+        return np.concatenate([D[:, -1] for _, _, D, _ in parts]) if parts else np.zeros(0)
 
     def constraint_rates(self, q, qd, t):
         g_t, gamma = [], []
-        for blk, jt in self._all_rows(q, t, 2):
-            xd = np.append(qd[blk.idx], 1.0)
-            g_t.append(jt.d[-1])
-            gamma.append(xd @ jt.h @ xd)
-        return np.array(g_t), np.array(gamma)
+        for bi, _, D, H in self._rows(q, t, 2):
+            xd = np.append(qd[self.blocks[bi].idx], 1.0)
+            g_t.append(D[:, -1])
+            gamma.append((H @ xd) @ xd)
+        if not g_t:
+            return np.zeros(0), np.zeros(0)
+        return np.concatenate(g_t), np.concatenate(gamma)
 
     def _grid(self, key, idx):
         """Row and column indices of the dense block ``idx x idx`` (cached per block)."""
@@ -263,22 +379,50 @@ class AssembledSystem:
             g = self._grids[key] = (rr.ravel(), cc.ravel())
         return g
 
+    def _hessian_sums(self, q, mu, t):
+        """``sum_i mu_i h_i`` over the rows of each block with active rows, without the
+        time row/column: ``[(block index, (n_b, n_b))]`` in :meth:`_rows` order.  Label-row
+        joints contract ``mu`` with the frame Hessians directly
+        (:meth:`flexmbs.constraints.rows.LabelRows.hessian_sum`); the others sum their
+        rows' Hessians."""
+        out, off, rot = [], 0, {}
+        st = self._stacked()
+        if st is not None and st.last_key != (q.tobytes(), float(t)):
+            st.evaluate(q, t)            # normally done already by the residual at q
+        for bi, sel in self._active_blocks():
+            blk = self.blocks[bi]
+            k = len(blk.labels) if sel is None else len(sel)
+            mu_b = mu[off:off + k]
+            off += k
+            if sel is not None:
+                full = np.zeros(len(blk.labels))
+                full[sel] = mu_b
+                mu_b = full
+            if blk.kind == "normalization":
+                out.append((bi, 2.0 * mu_b[0] * np.eye(4)))
+                continue
+            rows = getattr(blk.owner, "rows", None)
+            rows = rows() if rows is not None else None
+            if rows is not None:
+                pf = self._pairs[bi]
+                qs = [None if s is None else q[s] for s in self._qslices[bi]]
+                C, Dc = st.block_frames(bi) if st is not None and st.handles(bi) else \
+                    pf.evaluate(qs, 1, rot)[:2]
+                hs = rows.hessian_sum(C, Dc, lambda W: pf.hessian_contract(W, qs, rot), mu_b, t)
+                out.append((bi, hs[:-1, :-1]))
+                continue
+            _, _, H = self._block_rows(bi, q, t, 2, rot)
+            nl = H.shape[-1]
+            out.append((bi, (mu_b @ H.reshape(len(mu_b), nl * nl)).reshape(nl, nl)[:-1, :-1]))
+        return out
+
     def _constraint_force_blocks(self, q, mu, t):
         """``sum_i mu_i h_i`` per constraint block, as (rows, cols, values) chunks."""
-        acc: dict = {}
-        for i, (blk, jt) in enumerate(self._all_rows(q, t, 2)):
-            if mu[i] == 0.0:
-                continue
-            H = mu[i] * jt.h[:-1, :-1]
-            a = acc.get(id(blk))
-            if a is None:
-                acc[id(blk)] = [blk, H]
-            else:
-                a[1] = a[1] + H
         rows, cols, vals = [], [], []
-        for blk, H in acc.values():
+        for bi, Hs in self._hessian_sums(q, np.asarray(mu, float), t):
+            blk = self.blocks[bi]
             rr, cc = self._grid(("c", blk.name, blk.kind), blk.idx)
-            rows.append(rr); cols.append(cc); vals.append(H.ravel())
+            rows.append(rr); cols.append(cc); vals.append(Hs.ravel())
         return rows, cols, vals
 
     def constraint_force_jacobian(self, q, mu, t):
@@ -286,10 +430,14 @@ class AssembledSystem:
         return _coo(rows, cols, vals, (self.n_q, self.n_q))
 
     def constraint_velocity_jacobian(self, q, v, t):
-        rows, cols, vals = [], [], []
-        for i, (blk, jt) in enumerate(self._all_rows(q, t, 2)):
-            row = jt.h[:-1, :-1] @ v[blk.idx]
-            rows.append(np.full(len(blk.idx), i)); cols.append(blk.idx); vals.append(row)
+        rows, cols, vals, i0 = [], [], [], 0
+        for bi, V, _, H in self._rows(q, t, 2):
+            idx = self.blocks[bi].idx
+            k = len(V)
+            R = H[:, :-1, :-1] @ v[idx]                       # (k, n_b)
+            rows.append(np.repeat(np.arange(i0, i0 + k), len(idx)))
+            cols.append(np.tile(idx, k)); vals.append(R.ravel())
+            i0 += k
         return _coo(rows, cols, vals, (self.n_lam, self.n_q))
 
     # -- forces --------------------------------------------------------------------
@@ -309,16 +457,19 @@ class AssembledSystem:
 
     # -- DAE -----------------------------------------------------------------------
     def residual(self, q, qd, qdd, lam, t):
-        r = np.zeros(self.n_q)
-        for b in self.bodies:
+        r = np.empty(self.n_q)
+        for b in self.bodies:                       # the bodies' slices tile q
             s = self.body_slices[b.name]
-            r[s] += b.residual(q[s], qd[s], qdd[s], self.gravity)
+            r[s] = b.residual(q[s], qd[s], qdd[s], self.gravity)
         for fb, c in self._force_contributions(q, qd, t, 1):
             np.add.at(r, fb.idx, -c.Q[:-1])
-        if self.n_lam:  # G^T lam, one scatter over the CSR pattern of G
-            indptr, indices, _ = self._pattern()
-            w = self._G_data(q, t) * np.repeat(np.asarray(lam, float), np.diff(indptr))
-            r += np.bincount(indices, weights=w, minlength=self.n_q)
+        if self.n_lam:  # G^T lam, block by block (a block's coordinates are distinct)
+            lam = np.asarray(lam, float)
+            i0 = 0
+            for bi, V, D, _ in self._rows(q, t, 1):
+                k = len(V)
+                r[self.blocks[bi].idx] += lam[i0:i0 + k] @ D[:, :-1]
+                i0 += k
         if not np.all(np.isfinite(r)):
             bad = self._nonfinite_source(q, qd, qdd, t)
             raise FloatingPointError(f"non-finite residual at t = {t:.6g} s from {bad}")
@@ -372,6 +523,70 @@ class AssembledSystem:
             rows += r2; cols += c2; vals += [c_K * v for v in v2]
         return _coo(rows, cols, vals, (self.n_q, self.n_q))
 
+    def _newton_plan(self):
+        """Fixed CSR pattern of the Newton matrix ``[[S, G^T], [G, 0]]`` (memoised on the
+        active set): every body, force and constraint-Hessian block, ``G``, ``G^T`` and
+        the whole diagonal (explicit zeros keep the pattern stable and no row empty).
+        ``inv`` maps the concatenated chunk values of :meth:`newton_matrix` to the CSR
+        data positions (duplicates are summed)."""
+        key = self._active_key
+        if self._plan_cache is not None and self._plan_cache[0] == key:
+            return self._plan_cache[1]
+        n, m = self.n_q, self.n_lam
+        N = n + m
+        rows, cols = [], []
+        for b in self.bodies:
+            s = self.body_slices[b.name]
+            rr, cc = self._grid(("b", b.name), np.arange(s.start, s.stop))
+            rows.append(rr); cols.append(cc)
+        for k, fb in enumerate(self.force_blocks):
+            rr, cc = self._grid(("f", k), fb.idx)
+            rows.append(rr); cols.append(cc)
+        if m:
+            for bi, _ in self._active_blocks():
+                blk = self.blocks[bi]
+                rr, cc = self._grid(("c", blk.name, blk.kind), blk.idx)
+                rows.append(rr); cols.append(cc)
+            indptr, indices = self._pattern()
+            g_rows = n + np.repeat(np.arange(m), np.diff(indptr))
+            rows += [g_rows, indices]
+            cols += [indices, g_rows]
+        n_vals = sum(len(r) for r in rows)
+        rows.append(np.arange(N)); cols.append(np.arange(N))
+        keys = np.concatenate(rows).astype(np.int64) * N + np.concatenate(cols)
+        uniq, inv = np.unique(keys, return_inverse=True)
+        ip = np.zeros(N + 1, dtype=np.int64)
+        np.cumsum(np.bincount(uniq // N, minlength=N), out=ip[1:])
+        plan = _NewtonPlan(ip, uniq % N, inv[:n_vals].ravel(), len(uniq), N)
+        self._plan_cache = (key, plan)
+        return plan
+
+    def newton_matrix(self, q, qd, qdd, lam, t, c_K, c_C, c_M) -> CSRMatrix:
+        """The Newton matrix of an implicit step on ``[q; lam~]``,
+
+            [[c_K (K + d(G^T lam)/dq) + c_C C + c_M M,  G^T],
+             [G,                                        0  ]],
+
+        in the fixed CSR pattern of :meth:`_newton_plan` (the same ``indptr`` and
+        ``indices`` arrays at every call, so a solver can overwrite its matrix values in
+        place).  ``(K, C, M)`` are those of :meth:`tangent`."""
+        plan = self._newton_plan()
+        vals = []
+        for b in self.bodies:
+            s = self.body_slices[b.name]
+            K, C, M = b.tangent(q[s], qd[s], qdd[s], self.gravity)
+            vals.append((c_K * K + c_C * C + c_M * M).ravel())
+        for _, c in self._force_contributions(q, qd, t, 2):
+            vals.append((c_K * c.dQ_dx[:-1, :-1] + c_C * c.dQ_dxd[:-1, :-1]).ravel() * -1.0)
+        if self.n_lam:
+            for _, Hs in self._hessian_sums(q, np.asarray(lam, float), t):
+                vals.append((c_K * Hs).ravel())
+            Gd = self._G_data(q, t)
+            vals += [Gd, Gd]
+        data = np.bincount(plan.inv, weights=np.concatenate(vals), minlength=plan.nnz) \
+            if vals else np.zeros(plan.nnz)
+        return CSRMatrix(plan.indptr, plan.indices, data, (plan.N, plan.N))
+
     # -- outputs -------------------------------------------------------------------
     def marker_kinematics(self, marker, q, qd, qdd):
         """Inertial position, axes, velocity, angular velocity, acceleration, angular
@@ -418,16 +633,9 @@ class AssembledSystem:
         for bi, blk in enumerate(self.blocks):
             if blk.kind == "normalization":
                 continue
-            lam_b = lam_all[self._row_start[bi]:self._row_start[bi + 1]]
-            act = self.active[self._row_start[bi]:self._row_start[bi + 1]]
-            n = len(blk.idx) + 1
-            frames = self._frames(blk.markers, blk.offsets, q, blk.idx, n, 1)
-            tj = Jet.variable(n - 1, t, n, 1)
-            jets = blk.owner.equations(frames[0], frames[1], tj)
-            gen = np.zeros(n - 1)
-            for jt, lm, a in zip(jets, lam_b, act):
-                if a:
-                    gen -= lm * jt.d[:-1]
+            lam_b = lam_all[self._row_start[bi]:self._row_start[bi + 1]]   # 0 if inactive
+            _, D, _ = self._block_rows(bi, q, t, 1, {})
+            gen = -(lam_b @ D[:, :-1])
             P, Q = blk.markers
             sign, mk, off = 1.0, Q, blk.offsets[1]
             if off is None:
