@@ -27,7 +27,6 @@ HCB eigenfrequencies [Hz] and the exudyn version.
 from __future__ import annotations
 
 import json
-import sys
 import time
 
 import numpy as np

@@ -379,18 +379,24 @@ def _item(col: _Collector, table, where: str, common: dict, by_type: dict) -> di
     return spec
 
 
-def load_case(path: str | Path) -> CaseSpec:
-    """Read, check and normalise a case file; raises :class:`CaseError` on any problem."""
+def read_raw(path: str | Path) -> dict:
+    """The raw TOML data of a case file (:class:`CaseError` if missing or unreadable)."""
     path = Path(path)
     if not path.is_file():
         raise CaseError(f"{path}: case file not found")
     try:
         with open(path, "rb") as f:
-            raw = tomllib.load(f)
+            return tomllib.load(f)
     except tomllib.TOMLDecodeError as exc:
         raise CaseError(f"{path}: not valid TOML: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise CaseError(f"{path}: cannot read: {exc}") from None
+
+
+def load_case(path: str | Path) -> CaseSpec:
+    """Read, check and normalise a case file; raises :class:`CaseError` on any problem."""
+    path = Path(path)
+    raw = read_raw(path)
     col = _Collector(path)
     for k in raw:
         if k not in S.SECTIONS:

@@ -26,6 +26,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from flexmbs.case.loader import read_raw
 from flexmbs.cli.run import add_case_arguments
 from flexmbs.errors import CaseError
 from flexmbs.parallel import distribute, outputs, table, variants
@@ -92,7 +93,7 @@ def sweep(case: str | Path, axes=None, *, out: str | Path | None = None, output_
     Collective: every rank of ``comm`` must call it; every rank gets the whole table.
     """
     case = Path(case)
-    raw = variants.read_raw(case)
+    raw = read_raw(case)
     file_axes, file_outputs = variants.sweep_table(raw, str(case))
     axes = list(axes) if axes else file_axes
     exprs = tuple(output_exprs or file_outputs or outputs.DEFAULT_OUTPUTS)
@@ -374,7 +375,7 @@ def run(args: argparse.Namespace) -> int:
         if val is not None:
             overrides[key] = val
     if args.dry_run:
-        raw = variants.read_raw(args.case)
+        raw = read_raw(args.case)
         file_axes, _ = variants.sweep_table(raw, args.case)
         todo = variants.expand(axes or file_axes, variants.case_name(raw, Path(args.case)))
         if rank == 0:

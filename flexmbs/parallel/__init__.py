@@ -13,11 +13,12 @@
 The command ``flexmbs sweep`` (:mod:`flexmbs.cli.sweep`) runs each variant through
 ``flexmbs run``.
 """
+from flexmbs.case.loader import read_raw
 from flexmbs.parallel.distribute import map_tasks, my_tasks
 from flexmbs.parallel.keypath import check_key_paths, parse_key_path, with_values
 from flexmbs.parallel.outputs import DEFAULT_OUTPUTS, evaluate, parse_output
 from flexmbs.parallel.variants import (Variant, case_digest, case_name, expand, parse_value,
-                                       parse_vary, read_raw, sweep_table, variant_case)
+                                       parse_vary, sweep_table, variant_case)
 
 __all__ = ["DEFAULT_OUTPUTS", "Variant", "case_digest", "case_name", "check_key_paths",
            "evaluate", "expand", "map_tasks", "my_tasks", "parse_key_path", "parse_output",

@@ -162,18 +162,6 @@ def expand(axes, case_name: str) -> list[Variant]:
     return out
 
 
-def read_raw(path: str | Path) -> dict:
-    """The raw TOML data of a case file (CaseError if unreadable)."""
-    path = Path(path)
-    if not path.is_file():
-        raise CaseError(f"{path}: case file not found")
-    try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
-    except tomllib.TOMLDecodeError as exc:
-        raise CaseError(f"{path}: not valid TOML: {exc}") from None
-
-
 def case_name(raw: dict, path: Path) -> str:
     """The case name as :func:`flexmbs.case.load_case` derives it."""
     name = (raw.get("model") or {}).get("name")

@@ -298,39 +298,52 @@ def _eigh_lobpcg(K, M, n, *, sigma, tol, near_null=None):
     return lam[order], X[:, order]
 
 
-def _eigh_slepc(K, M, n, *, sigma, tol, backend, rhs=None, near_null=None):
+def shift_invert_eps(K, M, n: int, sigma: float, comm, *, tol: float, mumps: bool = True):
+    """A SLEPc EPS for the ``n`` pairs of ``K x = lam M x`` nearest ``sigma``: Krylov--Schur,
+    shift-invert, options prefix ``flexmbs_eps_``; with ``mumps`` the inner solve is a
+    MUMPS Cholesky factor of ``K - sigma M`` (SPD for ``sigma <= 0``).  Not yet solved:
+    the caller sets the start space and calls ``setFromOptions`` and ``solve``."""
     from petsc4py import PETSc
     from slepc4py import SLEPc
-    if sigma > 0:
-        raise ValueError(f"shift must be <= 0 (Cholesky of K - sigma M), got {sigma}")
-    K, M = sp.csr_matrix(K), sp.csr_matrix(M)
-    (Kp, k_arrays), (Mp, m_arrays) = _petsc_aij(K), _petsc_aij(M)
-    Kp.setOption(PETSc.Mat.Option.SYMMETRIC, True)
-    Mp.setOption(PETSc.Mat.Option.SYMMETRIC, True)
-    eps = SLEPc.EPS().create(comm=PETSc.COMM_SELF)
+    for P in (K, M):
+        P.setOption(PETSc.Mat.Option.SYMMETRIC, True)
+    eps = SLEPc.EPS().create(comm=comm)
     eps.setOptionsPrefix("flexmbs_eps_")
-    eps.setOperators(Kp, Mp)
+    eps.setOperators(K, M)
     eps.setProblemType(SLEPc.EPS.ProblemType.GHEP)
-    st = eps.getST()
-    ksp = st.getKSP()
-    ns = None
     eps.setType(SLEPc.EPS.Type.KRYLOVSCHUR)
     eps.setDimensions(nev=n, ncv=max(2 * n + 1, n + 15))
     eps.setTarget(sigma)
     eps.setWhichEigenpairs(SLEPc.EPS.Which.TARGET_MAGNITUDE)
+    eps.setTolerances(tol=tol, max_it=500)
+    st = eps.getST()
     st.setType(SLEPc.ST.Type.SINVERT)
     st.setShift(sigma)
+    if mumps:
+        K.setOption(PETSc.Mat.Option.SPD, True)
+        ksp = st.getKSP()
+        ksp.setType("preonly")
+        pc = ksp.getPC()
+        pc.setType("cholesky")
+        pc.setFactorSolverType("mumps")   # == -st_pc_factor_mat_solver_type mumps
+    return eps
+
+
+def _eigh_slepc(K, M, n, *, sigma, tol, backend, rhs=None, near_null=None):
+    from petsc4py import PETSc
+    if sigma > 0:
+        raise ValueError(f"shift must be <= 0 (Cholesky of K - sigma M), got {sigma}")
+    K, M = sp.csr_matrix(K), sp.csr_matrix(M)
+    (Kp, k_arrays), (Mp, m_arrays) = _petsc_aij(K), _petsc_aij(M)
+    eps = shift_invert_eps(Kp, Mp, n, sigma, PETSc.COMM_SELF,
+                           mumps=backend != "slepc-amg",
+                           tol=max(tol, 1e-10) if backend == "slepc-amg" else tol)
+    ksp = eps.getST().getKSP()
+    ns = None
     if backend == "slepc-amg":
-        eps.setTolerances(tol=max(tol, 1e-10), max_it=500)
         ns = _near_null_space(Kp, near_null)
         _amg_ksp(ksp)
     else:
-        eps.setTolerances(tol=tol, max_it=500)
-        Kp.setOption(PETSc.Mat.Option.SPD, True)
-        ksp.setType("preonly")
-        pc = ksp.getPC()
-        pc.setType("cholesky")            # K - sigma M is SPD for sigma <= 0
-        pc.setFactorSolverType("mumps")   # == -st_pc_factor_mat_solver_type mumps
         if K.shape[0] > OUT_OF_CORE_THRESHOLD:
             ooc = PETSc.Options()
             ooc["flexmbs_eps_st_mat_mumps_icntl_22"] = 1     # only while solving
@@ -360,7 +373,7 @@ def _eigh_slepc(K, M, n, *, sigma, tol, backend, rhs=None, near_null=None):
     Y = None
     if rhs is not None:
         # reuse the shift-invert factor / AMG hierarchy
-        Y = _ksp_solve(st.getKSP(), Kp)(np.asarray(rhs, dtype=float))
+        Y = _ksp_solve(ksp, Kp)(np.asarray(rhs, dtype=float))
     for obj in (eps, Kp, Mp, vr, *init, *([ns] if ns is not None else [])):
         obj.destroy()
     del k_arrays, m_arrays

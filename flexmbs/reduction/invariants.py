@@ -55,7 +55,7 @@ class Invariants:
 def invariants_from_shape_integrals(si: ShapeIntegrals) -> Invariants:
     """All constant invariant parts (formulas of the table in THEORY §2.8.2)."""
     J1, J2 = si.J1, si.J2
-    J1T, J2T = np.swapaxes(J1, -1, -2), np.swapaxes(J2, -1, -2)
+    J1T = np.swapaxes(J1, -1, -2)
     J2lk = np.swapaxes(J2, 0, 1)                       # J2lk[k, l] = J2[l, k]
     M_e = _tr(J2)
     M_e = 0.5 * (M_e + M_e.T)

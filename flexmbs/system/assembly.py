@@ -20,7 +20,6 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from flexmbs.constraints.base import body_of, initial_pose
 from flexmbs.errors import ModelError
 from flexmbs.forces.base import LocalContext
 from flexmbs.kinematics import frames as F

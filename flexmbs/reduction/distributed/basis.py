@@ -25,7 +25,7 @@ from flexmbs.fe.assemble import assemble_blocks
 from flexmbs.reduction.distributed.linalg import (DistOperator, Layout, aij, gather_rows,
                                                   permuted_rows)
 from flexmbs.reduction.distributed.partition import Partition
-from flexmbs.reduction.eigen import EigenError, _ksp_solve, start_vector
+from flexmbs.reduction.eigen import EigenError, _ksp_solve, shift_invert_eps, start_vector
 from flexmbs.reduction.interfaces import interface_transformation, rigid_modes
 from flexmbs.reduction.distributed.static import clamped_solve, mean_axis_solve
 from flexmbs.reduction.modes import (STATIC_DROP_TOL, ModalBasis, inertial_loads,
@@ -70,28 +70,7 @@ def assemble_distributed(basis, material, part: Partition, comm):
 def _eps(A, B, n: int, sigma: float, v0_local: np.ndarray, comm, *, tol: float = 1e-12):
     """SLEPc Krylov--Schur, shift-invert about ``sigma`` with a MUMPS Cholesky factor of
     ``A - sigma B``; PETSc options prefix ``flexmbs_eps_``."""
-    from petsc4py import PETSc
-    from slepc4py import SLEPc
-    for P in (A, B):
-        P.setOption(PETSc.Mat.Option.SYMMETRIC, True)
-    A.setOption(PETSc.Mat.Option.SPD, True)
-    eps = SLEPc.EPS().create(comm=comm)
-    eps.setOptionsPrefix("flexmbs_eps_")
-    eps.setOperators(A, B)
-    eps.setProblemType(SLEPc.EPS.ProblemType.GHEP)
-    eps.setType(SLEPc.EPS.Type.KRYLOVSCHUR)
-    eps.setDimensions(nev=n, ncv=max(2 * n + 1, n + 15))
-    eps.setTarget(sigma)
-    eps.setWhichEigenpairs(SLEPc.EPS.Which.TARGET_MAGNITUDE)
-    eps.setTolerances(tol=tol, max_it=500)
-    st = eps.getST()
-    st.setType(SLEPc.ST.Type.SINVERT)
-    st.setShift(sigma)
-    ksp = st.getKSP()
-    ksp.setType("preonly")
-    pc = ksp.getPC()
-    pc.setType("cholesky")
-    pc.setFactorSolverType("mumps")
+    eps = shift_invert_eps(A, B, n, sigma, comm, tol=tol)
     v0 = A.createVecRight()
     v0.array[:] = v0_local
     eps.setInitialSpace([v0])

@@ -13,17 +13,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from flexmbs.reduction.eigen import _ksp_solve, direct_ksp
+
 from flexmbs.reduction.distributed.linalg import DistOperator, Layout, aij, gather_rows
-
-
-def _factor(A, comm, *, spd: bool):
-    from flexmbs.reduction.eigen import direct_ksp
-    return direct_ksp(A, spd=spd, prefix="flexmbs_static_")
-
-
-def _solve_columns(ksp, A, B_local: np.ndarray) -> np.ndarray:
-    from flexmbs.reduction.eigen import _ksp_solve
-    return _ksp_solve(ksp, A)(B_local)
 
 
 def clamped_solve(K_op: DistOperator, fixed_serial: np.ndarray, F: np.ndarray, comm
@@ -38,9 +30,9 @@ def clamped_solve(K_op: DistOperator, fixed_serial: np.ndarray, F: np.ndarray, c
     rows = (lay.start + np.flatnonzero(free_local)).astype(PETSc.IntType)
     is_f = PETSc.IS().createGeneral(rows, comm=comm)
     Kf = K_op.A.createSubMatrix(is_f, is_f)
-    ksp = _factor(Kf, comm, spd=True)
+    ksp = direct_ksp(Kf, spd=True, prefix="flexmbs_static_")
     Z_local = np.zeros((lay.n_local, F.shape[1]))
-    Z_local[free_local] = _solve_columns(ksp, Kf, F[lay.serial[free_local]])
+    Z_local[free_local] = _ksp_solve(ksp, Kf)(F[lay.serial[free_local]])
     for obj in (ksp, Kf, is_f):
         obj.destroy()
     return gather_rows(Z_local, lay, K_op.comm)
@@ -64,10 +56,10 @@ def mean_axis_solve(K_op: DistOperator, M_op: DistOperator, R: np.ndarray, F: np
     ext = Layout.from_local(np.concatenate([lay.serial, n + np.arange(n_r)]) if last
                             else lay.serial, mpi)
     A = aij(top, ext, ext, comm)
-    ksp = _factor(A, comm, spd=False)
+    ksp = direct_ksp(A, spd=False, prefix="flexmbs_static_")
     rhs = np.zeros((ext.n_local, F.shape[1]))
     rhs[:lay.n_local] = F[lay.serial]
-    Z_local = _solve_columns(ksp, A, rhs)[:lay.n_local]
+    Z_local = _ksp_solve(ksp, A)(rhs)[:lay.n_local]
     for obj in (ksp, A):
         obj.destroy()
     return gather_rows(Z_local, lay, mpi)
