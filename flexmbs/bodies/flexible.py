@@ -37,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from flexmbs.compiled import arg
+from flexmbs.bodies.ffrf_kernel import ffrf_residual, ffrf_tangent
 from flexmbs.bodies.marker import Marker
 from flexmbs.kinematics.frames import dATw_de, dAu_de
 from flexmbs.kinematics.rotation import (
@@ -390,7 +392,30 @@ class FlexibleBody:
         return out
 
     def residual(self, q, qd, qdd, gravity) -> np.ndarray:
-        """``[m (rdd - g) + A f_t; 2 L^T f_r; f_e]`` (module docstring), shape (7 + n_q,)."""
+        """``[m (rdd - g) + A f_t; 2 L^T f_r; f_e]`` (module docstring), shape (7 + n_q,),
+        by the compiled kernel :func:`flexmbs.bodies.ffrf_kernel.ffrf_residual`."""
+        a = self._kernel_args()
+        return ffrf_residual(arg(q), arg(qd), arg(qdd), arg(gravity), *a)
+
+    def _kernel_args(self) -> tuple:
+        """The constant arguments of :func:`~flexmbs.bodies.ffrf_kernel.ffrf_residual`."""
+        a = self.__dict__.get("_kargs")
+        if a is None:
+            k, b, n = self._const(), self.body, self.n_q
+            c = arg
+            stiff = self.uses_stiffening
+            K2 = c(np.reshape(b.K2, (n * n, n))) if stiff else np.zeros((0, 0))
+            K3 = c(np.reshape(b.K3, (n ** 3, n))) if stiff else np.zeros((0, 0))
+            # arg() copies read-only data (the body's arrays), so the types never vary
+            a = (float(b.m), c(k["lin0"]), c(k["lin_q"]), c(k["I2"]), c(k["lin_qd"]),
+                 c(k["lin_qdd"]),
+                 c(b.C_t).reshape(n, 3), c(b.K_e).reshape(n, n), K2, K3, stiff)
+            self.__dict__["_kargs"] = a
+        return a
+
+    def residual_reference(self, q, qd, qdd, gravity) -> np.ndarray:
+        """:meth:`residual` by numpy operations on :meth:`_state` (the reference the
+        compiled kernel is tested against; the tangent uses the same state)."""
         s = self._state(q, qd, qdd, gravity)
         m, Af, w, f_t = self.body.m, s["Af"], s["w"], s["f_t"]
         e0, x, y, z = s["efloats"]
@@ -406,7 +431,37 @@ class FlexibleBody:
         return out
 
     def tangent(self, q, qd, qdd, gravity):
-        """``(K, C, M)``: exact derivatives of :meth:`residual` by q, qd, qdd."""
+        """``(K, C, M)``: exact derivatives of :meth:`residual` by q, qd, qdd, by the
+        compiled kernel :func:`flexmbs.bodies.ffrf_kernel.ffrf_tangent`."""
+        a = self._kernel_args()
+        return ffrf_tangent(arg(q), arg(qd), arg(qdd), arg(gravity), *a[:6], *self._tangent_args())
+
+    def _tangent_args(self) -> tuple:
+        """The constant arguments of :func:`~flexmbs.bodies.ffrf_kernel.ffrf_tangent` after
+        those it shares with the residual."""
+        a = self.__dict__.get("_targs")
+        if a is None:
+            k, b, n = self._const(), self.body, self.n_q
+            c = arg
+            stiff = self.uses_stiffening
+            if stiff:
+                K2, K3 = np.asarray(b.K2, float), np.asarray(b.K3, float)
+                K2s = c((K2 + np.swapaxes(K2, 1, 2)).reshape(n * n, n))
+                K3s = c((K3 + np.transpose(K3, (0, 2, 1, 3))
+                         + np.transpose(K3, (0, 3, 1, 2))).reshape(n ** 3, n))
+            else:
+                K2s = K3s = np.zeros((0, 0))
+            a = (c(b.C_t).reshape(n, 3), c(b.M_e).reshape(n, n), c(k["D"]).reshape(n, n),
+                 c(k["I1"]).reshape(n, 9), c(k["I2s_l"]).reshape(n, 9 * n),
+                 c(k["G2_m"]).reshape(n, 9 * n), c(k["C_r1_kl"]).reshape(n * n, 3),
+                 c(k["C_r1_k"]).reshape(n, 3 * n), c(k["O_e1_kl"]).reshape(n * n, 9),
+                 c(b.K_e).reshape(n, n), K2s, K3s, stiff)
+            self.__dict__["_targs"] = a
+        return a
+
+    def tangent_reference(self, q, qd, qdd, gravity):
+        """:meth:`tangent` by numpy operations on :meth:`_state` (the reference the
+        compiled kernel is tested against)."""
         s = self._state(q, qd, qdd, gravity)
         b, k, n = self.body, self._const(), self.n_q
         m, A, e = b.m, s["A"], s["e"]

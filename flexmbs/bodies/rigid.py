@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from flexmbs.compiled import arg
+from flexmbs.bodies.ffrf_kernel import ffrf_residual, ffrf_tangent
 from flexmbs.bodies.marker import Marker
 from flexmbs.kinematics.frames import cross3, dATw_de, dAu_de
 from flexmbs.kinematics.rotation import (
@@ -174,8 +176,27 @@ class RigidBody:
         return cached
 
     def residual(self, q, qd, qdd, gravity) -> np.ndarray:
-        """Rows ``[r_r; r_e]`` of the module docstring, shape (7,) (the 3-vector algebra
-        on Python floats, several times faster than numpy calls at this size)."""
+        """Rows ``[r_r; r_e]`` of the module docstring, shape (7,): the floating-frame
+        residual with no elastic coordinates (:func:`flexmbs.bodies.ffrf_kernel.ffrf_residual`
+        with ``lin0 = [m c, I_O]``, ``n_q = 0``), compiled."""
+        return ffrf_residual(arg(q), arg(qd), arg(qdd), arg(gravity), *self._kernel_args())
+
+    def _kernel_args(self) -> tuple:
+        """Constant arguments of :func:`~flexmbs.bodies.ffrf_kernel.ffrf_residual` for a
+        floating frame with no elastic coordinates: ``lin0 = [m c, I_O]``."""
+        a = self.__dict__.get("_kargs")
+        if a is None:
+            m, c, I_O, _ = self._consts()
+            z = np.zeros
+            a = self.__dict__["_kargs"] = (
+                float(m), arg(np.concatenate([m * np.asarray(c, float), np.ravel(I_O)])),
+                z((0, 12)), z((0, 0)), z((0, 3)), z((0, 3)), z((0, 3)), z((0, 0)),
+                z((0, 0)), z((0, 0)), False)
+        return a
+
+    def residual_reference(self, q, qd, qdd, gravity) -> np.ndarray:
+        """Rows ``[r_r; r_e]`` of the module docstring written out on Python floats
+        (the reference the compiled :meth:`residual` is tested against)."""
         m, c, I_O, _ = self._consts()
         c, I_ = c.tolist(), I_O.tolist()
         e0, x, y, z = q[3:7].tolist()
@@ -197,7 +218,19 @@ class RigidBody:
             2.0 * (-y * v1 + x * v2 + e0 * v3)])
 
     def tangent(self, q, qd, qdd, gravity):
-        """``(K, C, M)``: derivatives of :meth:`residual` by q, qd, qdd (7x7 each).
+        """``(K, C, M)``: derivatives of :meth:`residual` by q, qd, qdd (7x7 each), by
+        the compiled floating-frame tangent with ``n_q = 0``
+        (:func:`flexmbs.bodies.ffrf_kernel.ffrf_tangent`)."""
+        a = self.__dict__.get("_targs")
+        if a is None:
+            z = np.zeros
+            a = self.__dict__["_targs"] = (
+                z((0, 3)), z((0, 0)), z((0, 0)), z((0, 9)), z((0, 0)), z((0, 0)), z((0, 3)),
+                z((0, 0)), z((0, 9)), z((0, 0)), z((0, 0)), z((0, 0)), False)
+        return ffrf_tangent(arg(q), arg(qd), arg(qdd), arg(gravity), *self._kernel_args()[:6], *a)
+
+    def tangent_reference(self, q, qd, qdd, gravity):
+        """:meth:`tangent` written out with numpy (the reference of the kernel):
 
         With ``dalpha'/de = -2 L(edd)``, ``domega'/de = -2 L(ed)``, ``D = d(w x (w x c))/dw``
         and ``Dg = d(w x I_O w)/dw``:

@@ -29,7 +29,9 @@ import re
 
 import numpy as np
 
+from flexmbs.compiled import arg
 from flexmbs.kinematics import jet as J
+from flexmbs.kinematics.frame_kernel import label_rows
 
 _AXIS = {"x": 0, "y": 1, "z": 2}
 _DOT_Q = re.compile(r"([xyz])_P\.([xyz])_Q")
@@ -71,6 +73,8 @@ class LabelRows:
         ``C`` (8, 3), ``D`` (8, 3, n), ``H`` (8, 3, n, n) of :class:`PairFrames` (the rows
         do not depend on the time ``t``)."""
         Sa, Sb = self.S_alpha, self.S_beta
+        if H is None:                                          # compiled, same numbers
+            return label_rows(*self._kernel_args(), arg(C), arg(D)) + (None,)
         R, n = len(self.labels), D.shape[-1]
         al = Sa @ C + self.k                                   # (R, 3)
         be = Sb @ C
@@ -88,6 +92,13 @@ class LabelRows:
         h = (np.einsum("ri,rik->rk", al, hbe) + np.einsum("ri,rik->rk", be, hal)) \
             .reshape(R, n, n) + X + X.transpose(0, 2, 1)
         return g, dg, h
+
+    def _kernel_args(self):
+        """Writable copies of ``S_alpha``, ``S_beta``, ``k`` for the compiled kernel."""
+        a = self.__dict__.get("_kargs")
+        if a is None:
+            a = self.__dict__["_kargs"] = (arg(self.S_alpha), arg(self.S_beta), arg(self.k))
+        return a
 
     def hessian_sum(self, C: np.ndarray, D: np.ndarray, contract, mu: np.ndarray,
                     t: float = 0.0) -> np.ndarray:

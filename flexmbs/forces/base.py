@@ -14,6 +14,7 @@ positive ``s`` use :func:`scalar_law`:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -67,14 +68,15 @@ class LocalContext:
 
     ``markers`` are the resolved markers (P, Q) (Q may be absent); ``frames`` their
     :class:`~flexmbs.kinematics.frames.FrameJet` over the local vector ``x`` (length
-    ``n``; the last entry is time); ``xd`` the local velocities (last entry 1.0);
+    ``n``; the last entry is time), given as a tuple or as a function that makes it on
+    first use (elements such as torques never need them); ``xd`` the local velocities (last entry 1.0);
     ``offsets[k]`` the start of marker k's body coordinates in ``x`` (None for ground);
     ``q_bodies[k]``/``qd_bodies[k]`` that body's coordinates and velocities (None for
     ground); ``order`` 1 (force only) or 2 (force and tangents).
     """
 
     markers: tuple
-    frames: tuple
+    frames_or_maker: object
     x: np.ndarray
     xd: np.ndarray
     t: float
@@ -83,3 +85,8 @@ class LocalContext:
     q_bodies: tuple
     qd_bodies: tuple
     order: int
+
+    @cached_property
+    def frames(self) -> tuple:
+        f = self.frames_or_maker
+        return tuple(f()) if callable(f) else f

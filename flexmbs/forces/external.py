@@ -29,6 +29,7 @@ from flexmbs.constraints.drives import as_time_function, time_jet
 from flexmbs.forces.base import ForceContribution, ForceElement
 from flexmbs.forces.spring_damper import attach, side_problems
 from flexmbs.kinematics import jet as J
+from flexmbs.kinematics.rotation import G_of
 from flexmbs.kinematics.torque import Q_e_body, Q_e_inertial, marker_torque
 
 _FRAMES = ("inertial", "body")
@@ -46,6 +47,14 @@ def _load_problems(obj, key: str) -> list[str]:
     except (TypeError, ValueError) as exc:
         out.append(str(exc))
     return out
+
+
+def _load(obj, key: str):
+    """The load's :class:`~flexmbs.constraints.drives.TimeFunction` (made once per element)."""
+    fn = obj.__dict__.get("_fn")
+    if fn is None:
+        fn = obj.__dict__["_fn"] = as_time_function(getattr(obj, key), obj.name)
+    return fn
 
 
 def _time(ctx) -> J.Jet:
@@ -69,7 +78,7 @@ class ExternalForce(ForceElement):
 
     def contribution(self, ctx) -> ForceContribution:
         P = ctx.frames[0]
-        F = time_jet(as_time_function(self.force, self.name), _time(ctx))
+        F = time_jet(_load(self, "force"), _time(ctx))
         if self.frame == "body":
             F = J.mul(F[0], P.x) + J.mul(F[1], P.y) + J.mul(F[2], P.z)
         p = P.p
@@ -103,7 +112,7 @@ class ExternalTorque(ForceElement):
         marker, off, q_b = ctx.markers[0], ctx.offsets[0], ctx.q_bodies[0]
         if off is None or q_b is None or marker.body.n_coords < 7:
             return ForceContribution(Q, dQ_dx, dQ_dxd)
-        m, md, _ = (np.asarray(v, float) for v in as_time_function(self.torque, self.name)(ctx.t))
+        m, md, _ = (np.asarray(v, float) for v in _load(self, "torque")(ctx.t))
         if marker.Phi is not None and marker.body.n_coords > 7:
             # flexible marker: Q = J_R^T m with J_R = [0, 2G(e), A Psi] (THEORY §2.6, h_d)
             nb = marker.body.n_coords
@@ -114,6 +123,9 @@ class ExternalTorque(ForceElement):
                 dQ_dx[off:off + nb, n - 1] = dQt
             return ForceContribution(Q, dQ_dx, dQ_dxd)
         e = np.asarray(q_b[3:7], dtype=float)
+        if dQ_dx is None and self.frame == "inertial":     # the force only: 2 G(e)^T m
+            Q[off + 3:off + 7] = 2.0 * (G_of(e).T @ m)
+            return ForceContribution(Q, None, None)
         if self.frame == "body":
             R = np.asarray(marker.R, dtype=float)
             Q_e, dQ_e = Q_e_body(e, R @ m)

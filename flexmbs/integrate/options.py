@@ -135,6 +135,8 @@ class OptionsManager:
         # command-line / global options win: drop what is already set there
         self._parameters = {k: _to_str(v) for k, v in merged.items()
                             if not glob.hasName(self._prefix + k)}
+        self._read_at_solve = any(k.startswith("mat_") or any(w in k for w in _SOLVE_TIME)
+                                  for k in self._parameters)
 
     @property
     def prefix(self) -> str:
@@ -145,8 +147,7 @@ class OptionsManager:
         """Whether some of this manager's options are read while solving rather than by
         ``setFromOptions`` (viewers, monitors, tests, factor-package ``mat_*`` options):
         then :meth:`inserted` is needed around every solve, not only the first ones."""
-        return any(k.startswith("mat_") or any(w in k for w in _SOLVE_TIME)
-                   for k in self._parameters)
+        return self._read_at_solve
 
     @property
     def parameters(self) -> dict[str, str | None]:

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexmbs.compiled import arg
+from flexmbs.kinematics.frame_kernel import fill_frame
 from flexmbs.kinematics.jet import Jet
 from flexmbs.kinematics.rotation import T_A, A_of, G_of, Q_of, _floats, tilde
 
@@ -177,6 +179,17 @@ def _flexible_consts(marker):
     return _cached(marker, "flex", make)
 
 
+def _kernel_consts(marker, kind):
+    """``(U0T, W12, W_r)`` of :func:`flexmbs.kinematics.frame_kernel.fill_frame` for a
+    rigid (``n_q = 0``) or flexible marker, cached."""
+    def make():
+        if kind == "flexible":
+            _, _, W_r, W12, U0T = _flexible_consts(marker)
+            return arg(U0T), arg(W12), arg(W_r)
+        return arg(_rigid_U(marker).T.ravel()), np.zeros((12, 0)), np.zeros((3, 0))
+    return _cached(marker, ("kernel", kind), make)
+
+
 def _de_block(Ter: np.ndarray, U: np.ndarray) -> np.ndarray:
     """``einsum('kla,lu->uka', Te, U)`` (4, 3, 4) as one small matrix product
     (``Ter`` is ``Te`` laid out as (3, 12), ``[l, k a]``, see :func:`rotation_data`)."""
@@ -242,6 +255,8 @@ def _flexible_frame(q_b, marker, n, off, order, rot=None) -> FrameJet:
     return FrameJet(*(Jet(V[k], D[k], H[k]) for k in range(4)))
 
 
+_NO_U0T, _NO_W12, _NO_Q = np.zeros(12), np.zeros((12, 0)), np.zeros(7)   # ground markers
+T_A_KERNEL = np.array(T_A, dtype=float, order="C")                       # writable copy
 _T_A_R = np.ascontiguousarray(T_A.transpose(1, 0, 2, 3).reshape(3, 48))   # [l, k a b]
 _T_A_9 = np.ascontiguousarray(T_A.reshape(9, 16))                         # [k l, a b]
 _T_A_E = np.ascontiguousarray(T_A.transpose(1, 0, 2, 3).reshape(36, 4))   # [l k a, b]
@@ -340,11 +355,13 @@ class PairFrames:
                         H[4 * k + i] = j.h
                 continue
             r = None if rot is None else rot.get(id(mk.body))
-            if r is None:
+            if r is None and order >= 2:
                 r = rotation_data(q_b[3:7])
                 if rot is not None:
                     rot[id(mk.body)] = r
-            if kind == "rigid":
+            if order < 2:                     # compiled: the same numbers at order 1
+                fill_frame(arg(q_b), *_kernel_consts(mk, kind), off, C[sl], D[sl])
+            elif kind == "rigid":
                 _fill_rigid(q_b, mk, off, r, C[sl], D[sl])
             else:
                 _fill_flexible(q_b, mk, off, order, r, C[sl], D[sl],
@@ -381,6 +398,21 @@ class PairFrames:
                 out[eo:eo + 4, qo:qo + nq] += mixed
                 out[qo:qo + nq, eo:eo + 4] += mixed.T
         return out
+
+    def kernel_markers(self, q_bodies) -> tuple | None:
+        """The marker arguments ``(U0T, W12, q_b, eo)`` of P then Q for
+        :func:`flexmbs.kinematics.frame_kernel.label_hessian_sum` (``eo = -1`` for a
+        ground marker), or None if a marker is on a point mass."""
+        if "point" in self._kinds:
+            return None
+        out = []
+        for mk, off, kind, q_b in zip(self.markers, self.offsets, self._kinds, q_bodies):
+            if kind == "ground":
+                out += [_NO_U0T, _NO_W12, _NO_Q, -1]
+            else:
+                U0T, W12, _ = _kernel_consts(mk, kind)
+                out += [U0T, W12, arg(q_b), off + 3]
+        return tuple(out)
 
     @staticmethod
     def frame_jets(C, D, H) -> tuple[FrameJet, FrameJet]:

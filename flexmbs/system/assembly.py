@@ -14,15 +14,19 @@ and the affected reactions flagged as not unique.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
 
+from flexmbs.compiled import arg
+from flexmbs.constraints.rows import LabelRows
 from flexmbs.errors import ModelError
 from flexmbs.forces.base import LocalContext
 from flexmbs.kinematics import frames as F
+from flexmbs.kinematics.frame_kernel import label_hessian_sum
 from flexmbs.kinematics.jet import Jet
 from flexmbs.kinematics.rotation import G_of
 from flexmbs.system.stacked import MAX_N as STACKED_MAX_N
@@ -148,6 +152,7 @@ class AssembledSystem:
         self._pattern_cache = None
         self._plan_cache = None
         self._stacked_rows = None
+        self._dense_cache = None
         self._grids: dict = {}
         self._time_jets: dict = {}
         # columns of a block's rows in ascending global order (the CSR order of G)
@@ -316,8 +321,7 @@ class AssembledSystem:
         joints)."""
         if self._stacked_rows is None:
             st = StackedRows(self) if self.n_q <= STACKED_MAX_N else None
-            # one joint alone gains nothing from stacking
-            self._stacked_rows = st if st is not None and len(st.blocks) >= 2 else False
+            self._stacked_rows = st if st is not None and len(st.blocks) >= 1 else False
         return self._stacked_rows or None
 
     def _G_data(self, q, t):
@@ -336,7 +340,28 @@ class AssembledSystem:
         self._active_blocks()
         return self._pattern_cache[2:4]
 
+    def _dense_rows(self, q, t):
+        """``(g, G)`` of the active rows, ``G`` dense (n_lam, n_q), from
+        :meth:`StackedRows.dense <flexmbs.system.stacked.StackedRows.dense>` when it covers
+        every row of the system, else None (memoised on ``q, t`` and the active set)."""
+        st = self._stacked()
+        if st is None or not st.complete:
+            return None
+        key = (q.tobytes(), float(t), self._active_key)
+        c = self._dense_cache
+        if c is not None and c[0] == key:
+            return c[1]
+        g, G = st.dense(q, t)
+        if not self.active.all():
+            act = np.flatnonzero(self.active)
+            g, G = g[act], G[act]
+        self._dense_cache = (key, (g, G))
+        return g, G
+
     def constraint(self, q, t):
+        dense = self._dense_rows(q, t)
+        if dense is not None:
+            return dense[0].copy()
         parts = self._rows(q, t, 1)
         return np.concatenate([V for _, V, _, _ in parts]) if parts else np.zeros(0)
 
@@ -407,7 +432,13 @@ class AssembledSystem:
                 qs = [None if s is None else q[s] for s in self._qslices[bi]]
                 C, Dc = st.block_frames(bi) if st is not None and st.handles(bi) else \
                     pf.evaluate(qs, 1, rot)[:2]
-                hs = rows.hessian_sum(C, Dc, lambda W: pf.hessian_contract(W, qs, rot), mu_b, t)
+                mk = pf.kernel_markers(qs) if type(rows) is LabelRows else None
+                if mk is not None:                   # compiled, the same sum
+                    hs = label_hessian_sum(*rows._kernel_args(), arg(C), arg(Dc), arg(mu_b),
+                                           F.T_A_KERNEL, *mk)
+                else:
+                    hs = rows.hessian_sum(C, Dc, lambda W: pf.hessian_contract(W, qs, rot),
+                                          mu_b, t)
                 out.append((bi, hs[:-1, :-1]))
                 continue
             _, _, H = self._block_rows(bi, q, t, 2, rot)
@@ -444,9 +475,11 @@ class AssembledSystem:
         rot: dict = {}
         for fb in self.force_blocks:
             n = len(fb.idx) + 1
-            x = np.append(q[fb.idx], t)
-            xd = np.append(qd[fb.idx], 1.0)
-            frames = tuple(self._frames(fb.markers, fb.offsets, q, fb.idx, n, order, rot))
+            x, xd = np.empty(n), np.empty(n)
+            x[:-1], x[-1] = q[fb.idx], t
+            xd[:-1], xd[-1] = qd[fb.idx], 1.0
+            def frames(fb=fb, n=n):
+                return self._frames(fb.markers, fb.offsets, q, fb.idx, n, order, rot)
             q_b = tuple(None if o is None else q[fb.idx[o:o + m.body.n_coords]]
                         for m, o in zip(fb.markers, fb.offsets))
             qd_b = tuple(None if o is None else qd[fb.idx[o:o + m.body.n_coords]]
@@ -461,15 +494,20 @@ class AssembledSystem:
             s = self.body_slices[b.name]
             r[s] = b.residual(q[s], qd[s], qdd[s], self.gravity)
         for fb, c in self._force_contributions(q, qd, t, 1):
-            np.add.at(r, fb.idx, -c.Q[:-1])
-        if self.n_lam:  # G^T lam, block by block (a block's coordinates are distinct)
+            r[fb.idx] -= c.Q[:-1]                   # a block's coordinates are distinct
+        if self.n_lam:
             lam = np.asarray(lam, float)
-            i0 = 0
-            for bi, V, D, _ in self._rows(q, t, 1):
-                k = len(V)
-                r[self.blocks[bi].idx] += lam[i0:i0 + k] @ D[:, :-1]
-                i0 += k
-        if not np.all(np.isfinite(r)):
+            dense = self._dense_rows(q, t)
+            if dense is not None:
+                r += lam @ dense[1]
+            else:   # G^T lam, block by block
+                i0 = 0
+                for bi, V, D, _ in self._rows(q, t, 1):
+                    k = len(V)
+                    r[self.blocks[bi].idx] += lam[i0:i0 + k] @ D[:, :-1]
+                    i0 += k
+        # a finite sum has finite terms (the full test only when the sum is not finite)
+        if not math.isfinite(float(r.sum())) and not np.all(np.isfinite(r)):
             bad = self._nonfinite_source(q, qd, qdd, t)
             raise FloatingPointError(f"non-finite residual at t = {t:.6g} s from {bad}")
         return r

@@ -8,11 +8,11 @@ here the marker frames of all joints are stacked once, over the global coordinat
 
     C (M, 4, 3):  rows p, x, y, z of every marker,   D = dC/dq (M, 4, 3, N),
 
-with ``V = A(e) U + [r, 0, 0, 0]`` and ``dV/de = Te . U`` (frames module) computed for
-all rigid-body markers in one batch from the stacked ``A`` and ``Te`` of all bodies.  The
+with ``V = A(e) U + [r, 0, 0, 0]``, ``dV/de = Te . U`` and ``dV/dq_e = A W`` computed
+marker by marker by the compiled :func:`flexmbs.kinematics.frame_kernel.fill_frame`.  The
 joints' label rows (``alpha_r . beta_r``, :mod:`flexmbs.constraints.rows`) of the whole
-system are then a few products with global selection matrices ``S_alpha``, ``S_beta``
-(R, 4M):
+system are then one compiled :func:`~flexmbs.kinematics.frame_kernel.label_rows` call
+with global selection matrices ``S_alpha``, ``S_beta`` (R, 4M):
 
     g = sum_i alpha_i beta_i,   dg = alpha . dbeta + beta . dalpha.
 
@@ -26,7 +26,9 @@ from __future__ import annotations
 import numpy as np
 
 from flexmbs.constraints.rows import LabelRows, WeightedRow
+from flexmbs.compiled import arg
 from flexmbs.kinematics import frames as F
+from flexmbs.kinematics.frame_kernel import fill_frame, label_rows
 
 MAX_N = 400
 
@@ -56,11 +58,19 @@ class StackedRows:
                 ms.append(index[id(mk)])
             entries.append((bi, rows, base, ms))
         self.markers_of = {bi: tuple(ms) for bi, _, _, ms in entries}
+        # every row of the system is covered when all joint and drive blocks are label rows
+        norm = [bi for bi, blk in enumerate(asm.blocks) if blk.kind == "normalization"]
+        self.complete = len(entries) + len(norm) == len(asm.blocks)
+        self.norm_rows = np.array([asm._row_start[bi] for bi in norm], dtype=int)
+        self.norm_idx = np.array([asm.blocks[bi].idx for bi in norm], dtype=int).reshape(-1, 4)
+        self.n_rows_all = int(asm._row_start[-1])
         self.last_key = None
         self.M = M = len(markers)
         R = sum(len(b.labels) for _, _, b, _ in entries)
         Sa, Sb, k = np.zeros((R, 4 * M)), np.zeros((R, 4 * M)), np.zeros((R, 3))
         self.blocks = {}
+        self.global_rows = np.full(R, -1)            # row of the system (-1: drives)
+        self.weighted = []                                # drives: (block, rows, WeightedRow, row)
         r0 = 0
         for bi, rows, base, (mP, mQ) in entries:
             nr = len(base.labels)
@@ -70,35 +80,24 @@ class StackedRows:
             k[r0:r0 + nr] = base.k
             idx = asm.blocks[bi].idx
             self.blocks[bi] = (slice(r0, r0 + nr), None if rows is base else rows, idx)
+            if rows is base:
+                self.global_rows[r0:r0 + nr] = asm._row_start[bi] + np.arange(nr)
+            else:        # a drive: one row of the system from the nr rows here
+                self.weighted.append((bi, slice(r0, r0 + nr), rows, int(asm._row_start[bi])))
             r0 += nr
         self.S_alpha, self.S_beta, self.k, self.R = Sa, Sb, k, R
+        self.plain = np.flatnonzero(self.global_rows >= 0)
         # constant parts: ground markers' vectors, dp/dr = E of the others
         C0, D0 = np.zeros((M, 4, 3)), np.zeros((M, 4, 3, N))
-        bodies, bindex = [], {}
-        rigid, flexible = [], []
         for m, (mk, sl) in enumerate(markers):
             if sl is None:
                 C0[m] = F._rigid_U(mk).T
-                continue
-            D0[m, 0, :, sl.start:sl.start + 3] = np.eye(3)
-            if sl.start not in bindex:
-                bindex[sl.start] = len(bodies)
-                bodies.append(sl)
-            (flexible if F._is_flexible(mk) else rigid).append((m, mk, bindex[sl.start], sl))
+            else:
+                D0[m, 0, :, sl.start:sl.start + 3] = np.eye(3)
         self.C0, self.D0 = C0, D0
-        self.e_index = np.array([np.arange(s.start + 3, s.start + 7) for s in bodies],
-                                dtype=int).reshape(-1, 4)
-        # rigid markers in one batch: U^T (Mr, 4, 3), their bodies, position and e columns
-        self.r_m = np.array([m for m, _, _, _ in rigid], dtype=int)
-        self.r_body = np.array([b for _, _, b, _ in rigid], dtype=int)
-        self.r_UT = np.array([F._rigid_U(mk).T for _, mk, _, _ in rigid]).reshape(-1, 4, 3)
-        self.r_pos = np.array([np.arange(s.start, s.start + 3) for _, _, _, s in rigid],
-                              dtype=int).reshape(-1, 3)
-        # flat positions of the (4, 3, 4) e-blocks of the rigid markers in D
-        u, c, a = np.meshgrid(np.arange(4), np.arange(3), np.arange(4), indexing="ij")
-        self.r_epos = np.array([((m * 4 + u) * 3 + c) * N + s.start + 3 + a
-                                for m, _, _, s in rigid], dtype=int).reshape(-1)
-        self.flexible = flexible
+        # (marker index, (U0T, W12, W_r) of frame_kernel.fill_frame, body start)
+        self.compiled = [(m, F._kernel_consts(mk, "flexible" if F._is_flexible(mk) else "rigid"),
+                          sl.start) for m, (mk, sl) in enumerate(markers) if sl is not None]
 
     def handles(self, bi: int) -> bool:
         return bi in self.blocks
@@ -118,36 +117,15 @@ class StackedRows:
     def evaluate(self, q: np.ndarray, t: float) -> dict:
         """``{block index: (g (k,), dg/dx (k, n_loc + 1))}`` of the handled blocks, the
         derivatives over the block's local vector ``x = [q_i; q_j; t]``."""
-        N, M = self.N, self.M
         C, D = self.C0.copy(), self.D0.copy()
-        B = len(self.e_index)
-        if B:
-            E = q[self.e_index]                                            # (B, 4)
-            Ter = 2.0 * (E @ F._T_A_E.T).reshape(B, 3, 12)                # [b, l, k a]
-            AT = 0.5 * np.einsum("blka,ba->blk", Ter.reshape(B, 3, 3, 4), E)   # A^T
-        if len(self.r_m):
-            rb = self.r_body
-            C[self.r_m] = self.r_UT @ AT[rb]
-            C[self.r_m, 0] += q[self.r_pos]
-            D.reshape(-1)[self.r_epos] = (self.r_UT @ Ter[rb]).reshape(-1)
-        for m, mk, b, sl in self.flexible:
-            q_b = q[sl]
-            A = AT[b].T
-            rot = (A, Ter[b].reshape(3, 3, 4).transpose(1, 0, 2), Ter[b])
-            V = np.empty((4, 3))
-            F._fill_flexible(q_b, mk, sl.start, 1, rot, V, D[m], None)
-            C[m] = V
+        for m, args, start in self.compiled:          # every non-ground marker, compiled
+            q_b = q[start:start + args[1].shape[1] + 7]
+            fill_frame(arg(q_b), *args, start, C[m], D[m])
         self.last = (C, D)
         self.last_key = (q.tobytes(), float(t))
-        Sa, Sb = self.S_alpha, self.S_beta
-        R = self.R
-        C2, D2 = C.reshape(4 * M, 3), D.reshape(4 * M, 3 * N)
-        al = Sa @ C2 + self.k
-        be = Sb @ C2
-        dal = (Sa @ D2).reshape(R, 3, N)
-        dbe = (Sb @ D2).reshape(R, 3, N)
-        p = np.einsum("ri,ri->r", al, be)
-        dp = np.einsum("ri,rin->rn", al, dbe) + np.einsum("ri,rin->rn", be, dal)
+        M = self.M
+        p, dp = label_rows(self.S_alpha, self.S_beta, self.k, C.reshape(4 * M, 3),
+                           D.reshape(4 * M, 3, self.N))
         out = {}
         for bi, (rs, weighted, idx) in self.blocks.items():
             pb, dpb = p[rs], dp[rs][:, idx]
@@ -162,3 +140,31 @@ class StackedRows:
             Dl[0, -1] = w1 @ pb + f1
             out[bi] = (np.array([w @ pb + f]), Dl)
         return out
+
+    def dense(self, q: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(g, G)`` of all rows of the system, active or not (``n_rows_all``,
+        ``(n_rows_all, N)`` dense), when :attr:`complete`: the label rows of
+        :meth:`evaluate`, a drive row ``w(t) . p + f(t)`` with gradient ``w . dp``, and the
+        Euler-parameter normalisations ``e.e - 1`` with gradient ``2 e``."""
+        C, D = self.C0.copy(), self.D0.copy()
+        for m, args, start in self.compiled:
+            fill_frame(arg(q[start:start + args[1].shape[1] + 7]), *args, start, C[m], D[m])
+        self.last = (C, D)
+        self.last_key = (q.tobytes(), float(t))
+        M = self.M
+        p, dp = label_rows(self.S_alpha, self.S_beta, self.k, C.reshape(4 * M, 3),
+                           D.reshape(4 * M, 3, self.N))
+        g = np.empty(self.n_rows_all)
+        G = np.zeros((self.n_rows_all, self.N))
+        rows = self.global_rows[self.plain]
+        g[rows] = p[self.plain]
+        G[rows] = dp[self.plain]
+        for _, rs, rows, r in self.weighted:
+            w, _, _, f, _, _ = rows.weights(t)
+            g[r] = w @ p[rs] + f
+            G[r] = w @ dp[rs]
+        if len(self.norm_rows):
+            E = q[self.norm_idx]                                   # (B, 4)
+            g[self.norm_rows] = np.einsum("ba,ba->b", E, E) - 1.0
+            G[self.norm_rows[:, None], self.norm_idx] = 2.0 * E
+        return g, G

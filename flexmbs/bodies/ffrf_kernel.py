@@ -1,0 +1,342 @@
+"""Compiled (numba) residual of the floating-frame body (THEORY §2.7, §2.8).
+
+The same equations as :meth:`flexmbs.bodies.flexible.FlexibleBody._state` and
+``residual`` (see the docstring of :mod:`flexmbs.bodies.flexible`), written as loops over
+the reshaped invariants of ``FlexibleBody._const`` so that one call replaces some fifty
+small numpy calls:
+
+    residual = [ m (rdd - g) + A f_t;   2 L^T f_r;   f_e ],
+
+    f_t = m (alpha' x c + omega' x (omega' x c)) + C_t^T qdd_e + 2 omega' x (C_t^T qd_e)
+    f_r = m c x (A^T (rdd - g)) + omega' x (I omega') + I alpha' + C_r^T qdd_e + G_r omega'
+    f_e = C_r alpha' + [omega'^T O_e^k omega']_k + C_t A^T (rdd - g) + G_e omega'
+          + M_e qdd_e + h_e(q_e) + D_e qd_e,
+
+with the invariants affine (``c``, ``C_r``, ``O_e``, ``G_r``, ``G_e``) or quadratic
+(``I``) in ``q_e`` and ``h_e = K_e q_e + K2:q q + K3:q q q`` (stiffening) or ``K_e q_e``.
+``lin = lin0 + q_e lin_q`` holds ``[m c, I_0 + I_1 q, -dG_r/dqd / 2, [C_r | O_e]]``.
+The numpy version stays the reference (``tests/bodies/test_ffrf_kernel.py``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from flexmbs.kinematics.frame_kernel import rotation_and_derivative, rotation_matrix
+
+
+@njit(cache=True)
+def _state(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd):  # pragma: no cover
+    """The body-frame quantities of the module docstring at one state (compiled)."""
+    n = q.shape[0] - 7
+    e0, x, y, z = q[3], q[4], q[5], q[6]
+    A = rotation_matrix(e0, x, y, z)
+    w = np.empty(3)
+    for i in range(3):
+        w[i] = qdd[i] - g[i]
+    d = np.empty(3)                                    # A^T (rdd - g)
+    for j in range(3):
+        d[j] = A[0, j] * w[0] + A[1, j] * w[1] + A[2, j] * w[2]
+    om = _two_L(e0, x, y, z, qd[3], qd[4], qd[5], qd[6])
+    al = _two_L(e0, x, y, z, qdd[3], qdd[4], qdd[5], qdd[6])
+
+    lin = lin0.copy()                                  # lin0 + q_e lin_q
+    for k in range(n):
+        qk = q[7 + k]
+        if qk != 0.0:
+            for j in range(lin.shape[0]):
+                lin[j] += qk * lin_q[k, j]
+    c = np.empty(3)
+    for i in range(3):
+        c[i] = lin[i] / m
+    I9 = np.empty(9)                                   # I(q_e) = lin[3:12] + q I2 q
+    for ab in range(9):
+        I9[ab] = lin[3 + ab]
+    for k in range(n):
+        qk = q[7 + k]
+        if qk == 0.0:
+            continue
+        for l in range(n):
+            s = qk * q[7 + l]
+            for ab in range(9):
+                I9[ab] += s * I2[k, l * 9 + ab]
+    o = 12 + 9 * n                                     # [C_r | O_e] (n, 12) from here
+    Gr = np.zeros(9)                                   # G_r = -2 sum_m qd_m Gm[m]
+    for mm in range(n):
+        s = -2.0 * qd[7 + mm]
+        for ij in range(9):
+            Gr[ij] += s * lin[12 + 9 * mm + ij]
+    lqd = np.zeros(lin_qd.shape[1])                    # [C_t^T qd, C_r1 qd, D qd]
+    for k in range(n):
+        s = qd[7 + k]
+        if s != 0.0:
+            for j in range(lqd.shape[0]):
+                lqd[j] += s * lin_qd[k, j]
+    lqdd = np.zeros(lin_qdd.shape[1])                  # [C_t^T qdd, M_e qdd]
+    for k in range(n):
+        s = qdd[7 + k]
+        if s != 0.0:
+            for j in range(lqdd.shape[0]):
+                lqdd[j] += s * lin_qdd[k, j]
+
+    Iw = np.empty(3)
+    Ia = np.empty(3)
+    Go = np.empty(3)
+    for i in range(3):
+        Iw[i] = I9[3 * i] * om[0] + I9[3 * i + 1] * om[1] + I9[3 * i + 2] * om[2]
+        Ia[i] = I9[3 * i] * al[0] + I9[3 * i + 1] * al[1] + I9[3 * i + 2] * al[2]
+        Go[i] = Gr[3 * i] * om[0] + Gr[3 * i + 1] * om[1] + Gr[3 * i + 2] * om[2]
+    vt = lqd[0:3]
+    occ = _cross(om, c)
+    a_ = _cross(al, c)
+    b_ = _cross(om, occ)
+    v_ = _cross(om, vt)
+    f_t = np.empty(3)
+    for i in range(3):
+        f_t[i] = m * (a_[i] + b_[i]) + lqdd[i] + 2.0 * v_[i]
+    x_ = _cross(c, d)
+    y_ = _cross(om, Iw)
+    Crq = np.zeros(3)
+    for k in range(n):
+        for j in range(3):
+            Crq[j] += qdd[7 + k] * lin[o + 12 * k + j]
+    f_r = np.empty(3)
+    for i in range(3):
+        f_r[i] = m * x_[i] + y_[i] + Ia[i] + Crq[i] + Go[i]
+    return A, w, d, om, al, lin, c, I9, Gr, lqd, lqdd, Iw, f_t, f_r
+
+
+@njit(cache=True)
+def ffrf_residual(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, K_e, K2, K3,
+                  stiff):  # pragma: no cover - compiled; covered through its callers
+    """``[m (rdd - g) + A f_t; 2 L^T f_r; f_e]`` (module docstring), shape (7 + n_q,)."""
+    n = q.shape[0] - 7
+    e0, x, y, z = q[3], q[4], q[5], q[6]
+    A, w, d, om, al, lin, c, I9, Gr, lqd, lqdd, Iw, f_t, f_r = _state(
+        q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd)
+    o = 12 + 9 * n
+    out = np.empty(7 + n)
+    for i in range(3):
+        out[i] = m * w[i] + A[i, 0] * f_t[0] + A[i, 1] * f_t[1] + A[i, 2] * f_t[2]
+    r1, r2, r3 = f_r[0], f_r[1], f_r[2]
+    out[3] = 2.0 * (-x * r1 - y * r2 - z * r3)         # 2 L(e)^T f_r
+    out[4] = 2.0 * (e0 * r1 - z * r2 + y * r3)
+    out[5] = 2.0 * (z * r1 + e0 * r2 - x * r3)
+    out[6] = 2.0 * (-y * r1 + x * r2 + e0 * r3)
+
+    zeta = np.empty(12)                                # [alpha'; vec(omega' omega'^T)]
+    zeta[0:3] = al
+    for i in range(3):
+        for j in range(3):
+            zeta[3 + 3 * i + j] = om[i] * om[j]
+    for k in range(n):
+        s = 0.0
+        for j in range(12):
+            s += lin[o + 12 * k + j] * zeta[j]
+        for j in range(3):
+            s += C_t[k, j] * d[j] + 2.0 * lqd[3 + 3 * k + j] * om[j]
+        s += lqdd[3 + k] + lqd[3 + 3 * n + k]
+        for j in range(n):
+            s += K_e[k, j] * q[7 + j]
+        out[7 + k] = s
+    if stiff:
+        _add_stiffening(q[7:], K2, K3, out[7:])
+    return out
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
+def _add_stiffening(qe, K2, K3, out):  # pragma: no cover - compiled
+    """``out += K2:q q + K3:q q q`` with ``K2`` as (k a, b) and ``K3`` as (k a b, c); the
+    sums may be reassociated (vectorised), which changes only the round-off."""
+    n = qe.shape[0]
+    for k in range(n):
+        s = 0.0
+        for a in range(n):
+            t2 = 0.0
+            for b in range(n):
+                row = (k * n + a) * n + b
+                t3 = K2[k * n + a, b]
+                for c in range(n):
+                    t3 += K3[row, c] * qe[c]
+                t2 += t3 * qe[b]
+            s += t2 * qe[a]
+        out[k] += s
+
+
+@njit(cache=True, inline="always")
+def _two_L(e0, x, y, z, a, b, c, d):  # pragma: no cover - compiled
+    """``2 L(e) v`` (``L`` of :func:`flexmbs.kinematics.rotation.L_of`)."""
+    v = np.empty(3)
+    v[0] = 2.0 * (-x * a + e0 * b + z * c - y * d)
+    v[1] = 2.0 * (-y * a - z * b + e0 * c + x * d)
+    v[2] = 2.0 * (-z * a + y * b - x * c + e0 * d)
+    return v
+
+
+@njit(cache=True, inline="always")
+def _cross(a, b):  # pragma: no cover - compiled
+    v = np.empty(3)
+    v[0] = a[1] * b[2] - a[2] * b[1]
+    v[1] = a[2] * b[0] - a[0] * b[2]
+    v[2] = a[0] * b[1] - a[1] * b[0]
+    return v
+
+
+@njit(cache=True)
+def _tilde(a):  # pragma: no cover - compiled
+    """Skew matrix with ``tilde(a) b = a x b``."""
+    T = np.zeros((3, 3))
+    T[0, 1], T[0, 2] = -a[2], a[1]
+    T[1, 0], T[1, 2] = a[2], -a[0]
+    T[2, 0], T[2, 1] = -a[1], a[0]
+    return T
+
+
+@njit(cache=True)
+def _L(e0, x, y, z):  # pragma: no cover - compiled
+    """``L(e)`` (3, 4) of :func:`flexmbs.kinematics.rotation.L_of`."""
+    L = np.empty((3, 4))
+    L[0, 0], L[0, 1], L[0, 2], L[0, 3] = -x, e0, z, -y
+    L[1, 0], L[1, 1], L[1, 2], L[1, 3] = -y, -z, e0, x
+    L[2, 0], L[2, 1], L[2, 2], L[2, 3] = -z, y, -x, e0
+    return L
+
+
+@njit(cache=True)
+def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D_e, I1,
+                 I2s_l, G2_m, C_r1_kl, C_r1_k, O_e1_kl, K_e, K2s, K3s,
+                 stiff):  # pragma: no cover - compiled; covered through its callers
+    """``(K, C, M)``: the exact derivatives of :func:`ffrf_residual` by ``q``, ``qd``,
+    ``qdd`` (the chain rule of :meth:`flexmbs.bodies.flexible.FlexibleBody.tangent`:
+    partial derivatives of ``[f_t; f_r; f_e]`` by ``(A^T (rdd - g), alpha', omega', qd_e,
+    q_e, qdd_e)``, chained with ``d(A^T w)/de``, ``-2 L(edd)``, ``-2 L(ed)`` and the
+    projection ``blockdiag(A, 2 L^T, E)``)."""
+    n = q.shape[0] - 7
+    e0, x, y, z = q[3], q[4], q[5], q[6]
+    A, w, d, om, al, lin, c, I9, Gr9, lqd, lqdd, Iw, f_t, f_r = _state(
+        q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd)
+    _, Te = rotation_and_derivative(e0, x, y, z)
+    qe, qed, qedd = q[7:], qd[7:], qdd[7:]
+    Iq = I9.reshape(3, 3)
+    Gr = Gr9.reshape(3, 3)
+    o = 12 + 9 * n
+    N = 6 + n
+    ct, ot = _tilde(c), _tilde(om)
+    C_tT = np.ascontiguousarray(C_t.T)
+    # partial derivatives of f by (d, alpha', omega', qd_e, q_e) and by qdd_e
+    f_d = np.zeros((N, 3))
+    f_al = np.zeros((N, 3))
+    f_om = np.zeros((N, 3))
+    f_qd = np.zeros((N, n))
+    f_q = np.zeros((N, n))
+    f_qdd = np.zeros((N, n))
+    f_d[3:6] = m * ct
+    f_d[6:] = C_t
+    f_al[0:3] = -m * ct
+    f_al[3:6] = Iq
+    oc = om[0] * c[0] + om[1] * c[1] + om[2] * c[2]
+    for i in range(3):
+        for j in range(3):
+            Dij = om[i] * c[j] - 2.0 * c[i] * om[j]       # d(w x (w x c))/dw
+            if i == j:
+                Dij += oc
+            f_om[i, j] = m * Dij
+    f_om[0:3] -= 2.0 * _tilde(lqd[0:3])
+    f_om[3:6] = ot @ Iq - _tilde(Iw) + Gr
+    for k in range(n):
+        for j in range(3):
+            f_al[6 + k, j] = lin[o + 12 * k + j]          # C_r
+            s = 2.0 * lqd[3 + 3 * k + j]                  # G_e
+            for i in range(3):
+                s += (lin[o + 12 * k + 3 + 3 * j + i] + lin[o + 12 * k + 3 + 3 * i + j]) * om[i]
+            f_om[6 + k, j] = s
+    f_qd[0:3] = 2.0 * (ot @ C_tT)
+    for mm in range(n):
+        for i in range(3):
+            s = 0.0
+            for j in range(3):
+                s += lin[12 + 9 * mm + 3 * i + j] * om[j]
+            f_qd[3 + i, mm] = -2.0 * s
+    Cw = C_r1_kl @ om                                     # (k l)
+    for k in range(n):
+        for l in range(n):
+            f_qd[6 + k, l] = 2.0 * Cw[k * n + l] + D_e[k, l]
+    f_q[0:3] = (_tilde(al) + ot @ ot) @ C_tT
+    dI = I1 + (qe @ I2s_l).reshape(n, 9)                  # dI/dq_j (j, ab)
+    G2qd = qed @ G2_m                                      # (l, ij)
+    Cq = qedd @ C_r1_k                                     # (l, j)
+    tdC = -(_tilde(d) @ C_tT)
+    for j in range(n):
+        dIal = np.zeros(3)
+        dIom = np.zeros(3)
+        G2o = np.zeros(3)
+        for a in range(3):
+            for b in range(3):
+                dIal[a] += dI[j, 3 * a + b] * al[b]
+                dIom[a] += dI[j, 3 * a + b] * om[b]
+                G2o[a] += G2qd[9 * j + 3 * a + b] * om[b]
+        for i in range(3):
+            f_q[3 + i, j] = (tdC[i, j] + dIal[i] + ot[i, 0] * dIom[0] + ot[i, 1] * dIom[1]
+                             + ot[i, 2] * dIom[2] + Cq[3 * j + i] - 2.0 * G2o[i])
+    ww = np.empty(9)
+    for i in range(3):
+        for j in range(3):
+            ww[3 * i + j] = om[i] * om[j]
+    Ca = C_r1_kl @ al
+    Ow = O_e1_kl @ ww
+    for k in range(n):
+        for l in range(n):
+            f_q[6 + k, l] = Ca[k * n + l] + Ow[k * n + l] + K_e[k, l]
+    if stiff:
+        T2 = (K2s @ qe).reshape(n, n)
+        T3 = ((K3s @ qe).reshape(n * n, n) @ qe).reshape(n, n)
+        f_q[6:] += T2 + T3
+    f_qdd[0:3] = C_tT
+    for k in range(n):
+        for j in range(3):
+            f_qdd[3 + j, k] = lin[o + 12 * k + j]         # C_r^T
+    f_qdd[6:] = M_e
+    # derivatives of the body-frame variables by e
+    L2 = 2.0 * _L(e0, x, y, z)
+    dd_de = np.zeros((3, 4))                              # d(A^T w)/de
+    for j in range(3):
+        for a in range(4):
+            dd_de[j, a] = Te[0, j, a] * w[0] + Te[1, j, a] * w[1] + Te[2, j, a] * w[2]
+    dal_de = -2.0 * _L(qdd[3], qdd[4], qdd[5], qdd[6])
+    dom_de = -2.0 * _L(qd[3], qd[4], qd[5], qd[6])
+    # one projection blockdiag(A, 2 L^T, E) of all column blocks
+    nc = 7 + n
+    X = np.empty((N, 3 + 4 + n + 4 + n + 4 + n))
+    X[:, 0:3] = f_d @ np.ascontiguousarray(A.T)
+    X[:, 3:7] = f_al @ L2
+    X[:, 7:7 + n] = f_qdd
+    o1 = 7 + n
+    X[:, o1:o1 + 4] = f_om @ L2
+    X[:, o1 + 4:o1 + 4 + n] = f_qd
+    o2 = o1 + 4 + n
+    X[:, o2:o2 + 4] = f_d @ dd_de + f_al @ dal_de + f_om @ dom_de
+    X[:, o2 + 4:] = f_q
+    Y = np.empty((nc, X.shape[1]))
+    Y[0:3] = A @ X[0:3]
+    Y[3:7] = np.ascontiguousarray(L2.T) @ X[3:6]
+    Y[7:] = X[6:]
+    M = np.zeros((nc, nc))
+    Cm = np.zeros((nc, nc))
+    K = np.zeros((nc, nc))
+    M[:, 0:3] = Y[:, 0:3]
+    for i in range(3):
+        M[i, i] += m
+    M[:, 3:7] = Y[:, 3:7]
+    M[:, 7:] = Y[:, 7:7 + n]
+    Cm[:, 3:7] = Y[:, o1:o1 + 4]
+    Cm[:, 7:] = Y[:, o1 + 4:o1 + 4 + n]
+    K[:, 3:7] = Y[:, o2:o2 + 4]
+    K[:, 7:] = Y[:, o2 + 4:]
+    for k in range(3):                                    # d(A f_t)/de at fixed f_t
+        for a in range(4):
+            K[k, 3 + a] += Te[k, 0, a] * f_t[0] + Te[k, 1, a] * f_t[1] + Te[k, 2, a] * f_t[2]
+    a1, b1, c1 = f_r[0], f_r[1], f_r[2]                    # 2 R_L(f_r), L^T v = R_L(v) e
+    R = np.array([[0.0, -a1, -b1, -c1], [a1, 0.0, c1, -b1], [b1, -c1, 0.0, a1],
+                  [c1, b1, -a1, 0.0]])
+    K[3:7, 3:7] += 2.0 * R
+    return K, Cm, M

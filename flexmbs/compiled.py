@@ -1,0 +1,21 @@
+"""Arguments of the compiled (numba) kernels.
+
+numba compiles one machine-code version per argument signature, and a read-only or
+non-contiguous array is a different type from a writable C-contiguous one.  Every kernel
+argument goes through :func:`arg`, so each kernel has exactly one signature: it is
+compiled once (about 5-30 s, cached in ``__pycache__`` next to its module) and loaded
+from the cache by every later process.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+_F8 = np.dtype(float)
+
+
+def arg(x) -> np.ndarray:
+    """``x`` as a writable, C-contiguous float64 array (no copy when it already is one)."""
+    if type(x) is np.ndarray and x.dtype == _F8 and x.flags.c_contiguous \
+            and x.flags.writeable:
+        return x
+    return np.array(x, dtype=float, order="C")

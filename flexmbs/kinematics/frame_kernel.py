@@ -1,0 +1,198 @@
+"""Compiled (numba) first-order marker frames (THEORY §2.1, §3.3).
+
+A marker on a body with ``q_b = [r, e, q_e]`` has the inertial frame vectors
+
+    V = [p; x; y; z] = U(q_e)^T A(e)^T + [r; 0; 0; 0],   U = [s + Phi q_e, R + (Psi q_e) x R]
+
+(rows ``s, x, y, z``; ``U`` is affine in ``q_e``: ``U^T = U0^T + W12 q_e``), and the
+derivatives written into ``D = dV/dx`` (4, 3, n) at the body offset ``off``:
+
+    dV_u/de_a = Te[:, :, a] U_u        (Te[k, l, a] = dA_kl/de_a, closed form below)
+    dV_u/dq_e = A W_u                  (W = dU/dq_e, laid out as W_r[l, u j])
+
+The same numbers as :func:`flexmbs.kinematics.frames._fill_flexible` and ``_fill_rigid``
+at order 1 (a rigid marker is the case ``n_q = 0``); the numpy versions stay the reference
+(``tests/kinematics/test_frame_kernel.py``).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def rotation_matrix(e0, x, y, z):  # pragma: no cover - compiled
+    """``A(e)`` (3, 3) of :func:`flexmbs.kinematics.rotation.A_of`."""
+    A = np.empty((3, 3))
+    A[0, 0] = e0 * e0 + x * x - y * y - z * z
+    A[0, 1] = 2.0 * (x * y - e0 * z)
+    A[0, 2] = 2.0 * (x * z + e0 * y)
+    A[1, 0] = 2.0 * (x * y + e0 * z)
+    A[1, 1] = e0 * e0 - x * x + y * y - z * z
+    A[1, 2] = 2.0 * (y * z - e0 * x)
+    A[2, 0] = 2.0 * (x * z - e0 * y)
+    A[2, 1] = 2.0 * (y * z + e0 * x)
+    A[2, 2] = e0 * e0 - x * x - y * y + z * z
+    return A
+
+
+@njit(cache=True)
+def rotation_and_derivative(e0, x, y, z):  # pragma: no cover - compiled
+    """``A(e)`` (3, 3) and ``Te[k, l, a] = dA_kl/de_a`` (3, 3, 4), both exact."""
+    A = rotation_matrix(e0, x, y, z)
+    Te = np.empty((3, 3, 4))
+    rows = ((e0, x, -y, -z), (-z, y, x, -e0), (y, z, e0, x),
+            (z, y, x, e0), (e0, -x, y, -z), (-x, -e0, z, y),
+            (-y, z, -e0, x), (x, e0, z, y), (e0, -x, -y, z))
+    for kl in range(9):
+        r = rows[kl]
+        Te[kl // 3, kl % 3, 0] = 2.0 * r[0]
+        Te[kl // 3, kl % 3, 1] = 2.0 * r[1]
+        Te[kl // 3, kl % 3, 2] = 2.0 * r[2]
+        Te[kl // 3, kl % 3, 3] = 2.0 * r[3]
+    return A, Te
+
+
+@njit(cache=True)
+def fill_frame(q_b, U0T, W12, W_r, off, V, D):  # pragma: no cover - compiled
+    """Write ``V`` (4, 3) and the ``e`` and ``q_e`` columns of ``D`` (4, 3, n) of the
+    module docstring (``D``'s ``dp/dr = E`` columns are the caller's template).
+    ``U0T`` (12,) is ``[s, R]^T`` flattened ``[u l]``; ``W12`` (12, n_q), ``W_r``
+    (3, 4 n_q); for a rigid marker ``n_q = 0``."""
+    nq = W12.shape[1]
+    A, Te = rotation_and_derivative(q_b[3], q_b[4], q_b[5], q_b[6])
+    UT = U0T.copy()                                     # U^T = U0^T + W12 q_e, [u l]
+    for i in range(12):
+        s = 0.0
+        for j in range(nq):
+            s += W12[i, j] * q_b[7 + j]
+        UT[i] += s
+    for u in range(4):
+        for k in range(3):
+            V[u, k] = A[k, 0] * UT[3 * u] + A[k, 1] * UT[3 * u + 1] + A[k, 2] * UT[3 * u + 2]
+            for a in range(4):
+                D[u, k, off + 3 + a] = (Te[k, 0, a] * UT[3 * u] + Te[k, 1, a] * UT[3 * u + 1]
+                                        + Te[k, 2, a] * UT[3 * u + 2])
+    for k in range(3):
+        V[0, k] += q_b[k]
+    for k in range(3):                                  # A W_u: [u, k, j]
+        for col in range(4 * nq):
+            s = A[k, 0] * W_r[0, col] + A[k, 1] * W_r[1, col] + A[k, 2] * W_r[2, col]
+            D[col // nq, k, off + 7 + col % nq] = s
+
+
+@njit(cache=True)
+def label_rows(Sa, Sb, kc, C, D):  # pragma: no cover - compiled
+    """``g_r = alpha_r . beta_r`` and ``dg_r`` (:mod:`flexmbs.constraints.rows`):
+    ``alpha = S_alpha C + k``, ``beta = S_beta C``, ``dg = alpha . dbeta + beta . dalpha``
+    over the frame vectors ``C`` (V, 3) and ``D`` (V, 3, n): one joint's pair (V = 8) or
+    all markers of a system (:mod:`flexmbs.system.stacked`, V = 4 M)."""
+    R, nv, n = Sa.shape[0], Sa.shape[1], D.shape[2]
+    g = np.zeros(R)
+    dg = np.zeros((R, n))
+    al = np.empty(3)
+    be = np.empty(3)
+    for r in range(R):
+        for i in range(3):
+            sa = kc[r, i]
+            sb = 0.0
+            for v in range(nv):
+                sa += Sa[r, v] * C[v, i]
+                sb += Sb[r, v] * C[v, i]
+            al[i], be[i] = sa, sb
+        g[r] = al[0] * be[0] + al[1] * be[1] + al[2] * be[2]
+        for v in range(nv):
+            wa, wb = Sa[r, v], Sb[r, v]
+            if wa == 0.0 and wb == 0.0:
+                continue
+            for i in range(3):
+                ca, cb = wa * be[i], wb * al[i]          # beta . dalpha + alpha . dbeta
+                f = ca + cb
+                if f != 0.0:
+                    for j in range(n):
+                        dg[r, j] += f * D[v, i, j]
+    return g, dg
+
+
+@njit(cache=True)
+def _contract_marker(Wk, U0T, W12, q_b, eo, TA, out):  # pragma: no cover - compiled
+    """Add ``sum_(u,i) Wk[u, i] d2V_u,i/dx2`` of one rigid (``n_q = 0``) or flexible
+    marker to ``out``: the ``e, e`` block ``2 sum_(k,l) M[k, l] T_A[k, l]`` with
+    ``M = Wk^T U^T`` (``d2V/de2 = 2 Q(U)``) and, on a flexible marker, the ``e, q_e``
+    blocks ``sum_(k,l) Te[k, l, a] N[k, l, j]`` with ``N = Wk^T W`` (``d2V/de dq_e = Te W``)."""
+    nq = W12.shape[1]
+    UT = U0T.copy()
+    for i in range(12):
+        for j in range(nq):
+            UT[i] += W12[i, j] * q_b[7 + j]
+    for k in range(3):
+        for l in range(3):
+            Mkl = 0.0
+            for u in range(4):
+                Mkl += Wk[u, k] * UT[3 * u + l]
+            if Mkl != 0.0:
+                for a in range(4):
+                    for b in range(4):
+                        out[eo + a, eo + b] += 2.0 * Mkl * TA[k, l, a, b]
+    if nq == 0:
+        return
+    _, Te = rotation_and_derivative(q_b[3], q_b[4], q_b[5], q_b[6])
+    qo = eo + 4
+    for k in range(3):
+        for l in range(3):
+            for j in range(nq):
+                Nklj = 0.0
+                for u in range(4):
+                    Nklj += Wk[u, k] * W12[3 * u + l, j]
+                if Nklj != 0.0:
+                    for a in range(4):
+                        v = Te[k, l, a] * Nklj
+                        out[eo + a, qo + j] += v
+                        out[qo + j, eo + a] += v
+
+
+@njit(cache=True)
+def label_hessian_sum(Sa, Sb, kc, C, D, mu, TA, U0T_P, W12_P, q_P, eo_P, U0T_Q, W12_Q,
+                      q_Q, eo_Q):  # pragma: no cover - compiled
+    """``sum_r mu_r d2g_r/dx2`` (n, n) of label rows (:meth:`flexmbs.constraints.rows.
+    LabelRows.hessian_sum`): ``W = S_beta^T (mu alpha) + S_alpha^T (mu beta)`` contracted
+    with the frame Hessians of the markers P and Q (``eo < 0``: ground, no Hessian), plus
+    ``X + X^T`` with ``X = sum_r mu_r dalpha_r^T dbeta_r``."""
+    R, nv, n = Sa.shape[0], Sa.shape[1], D.shape[2]
+    out = np.zeros((n, n))
+    Wm = np.zeros((nv, 3))
+    dal = np.zeros((3, n))
+    dbe = np.zeros((3, n))
+    for r in range(R):
+        if mu[r] == 0.0:
+            continue
+        for i in range(3):
+            al = kc[r, i]
+            be = 0.0
+            for v in range(nv):
+                al += Sa[r, v] * C[v, i]
+                be += Sb[r, v] * C[v, i]
+            for v in range(nv):
+                Wm[v, i] += mu[r] * (Sb[r, v] * al + Sa[r, v] * be)
+        dal[:, :] = 0.0
+        dbe[:, :] = 0.0
+        for v in range(nv):
+            wa, wb = Sa[r, v], Sb[r, v]
+            if wa != 0.0 or wb != 0.0:
+                for i in range(3):
+                    for j in range(n):
+                        dal[i, j] += wa * D[v, i, j]
+                        dbe[i, j] += wb * D[v, i, j]
+        for i in range(3):
+            for a in range(n):
+                x = mu[r] * dal[i, a]
+                if x != 0.0:
+                    for b in range(n):
+                        y = x * dbe[i, b]
+                        out[a, b] += y
+                        out[b, a] += y
+    if eo_P >= 0:
+        _contract_marker(Wm[0:4], U0T_P, W12_P, q_P, eo_P, TA, out)
+    if eo_Q >= 0:
+        _contract_marker(Wm[4:8], U0T_Q, W12_Q, q_Q, eo_Q, TA, out)
+    return out
