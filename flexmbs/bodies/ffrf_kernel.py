@@ -340,3 +340,27 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
                   [c1, b1, -a1, 0.0]])
     K[3:7, 3:7] += 2.0 * R
     return K, Cm, M
+
+
+@njit(cache=True)
+def bodies_residual(q, qd, qdd, g, off, nq, m, stiff, ptr, lin0, lin_q, I2, lin_qd, lin_qdd,
+                    C_t, K_e, K2, K3):  # pragma: no cover - compiled
+    """The residuals of all floating-frame bodies of a system in one call: body ``b`` has
+    coordinates ``q[off[b]:off[b] + 7 + nq[b]]`` and its constant arrays of
+    :func:`ffrf_residual` flattened in ``lin0 ... K3`` from ``ptr[b, k]`` to
+    ``ptr[b + 1, k]`` (``k`` the array, in argument order)."""
+    out = np.empty(q.shape[0])
+    for b in range(off.shape[0]):
+        n = nq[b]
+        o, nc = off[b], 7 + nq[b]
+        L = 12 + 21 * n
+        p0, p1 = ptr[b], ptr[b + 1]
+        out[o:o + nc] = ffrf_residual(
+            q[o:o + nc], qd[o:o + nc], qdd[o:o + nc], g, m[b], lin0[p0[0]:p1[0]],
+            lin_q[p0[1]:p1[1]].reshape(n, L), I2[p0[2]:p1[2]].reshape(n, 9 * n),
+            lin_qd[p0[3]:p1[3]].reshape(n, 3 + 4 * n), lin_qdd[p0[4]:p1[4]].reshape(n, 3 + n),
+            C_t[p0[5]:p1[5]].reshape(n, 3), K_e[p0[6]:p1[6]].reshape(n, n),
+            K2[p0[7]:p1[7]].reshape(n * n if stiff[b] else 0, n if stiff[b] else 0),
+            K3[p0[8]:p1[8]].reshape(n ** 3 if stiff[b] else 0, n if stiff[b] else 0),
+            stiff[b])
+    return out

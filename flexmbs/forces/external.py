@@ -29,7 +29,6 @@ from flexmbs.constraints.drives import as_time_function, time_jet
 from flexmbs.forces.base import ForceContribution, ForceElement
 from flexmbs.forces.spring_damper import attach, side_problems
 from flexmbs.kinematics import jet as J
-from flexmbs.kinematics.rotation import G_of
 from flexmbs.kinematics.torque import Q_e_body, Q_e_inertial, marker_torque
 
 _FRAMES = ("inertial", "body")
@@ -104,6 +103,31 @@ class ExternalTorque(ForceElement):
     def problems(self) -> list[str]:
         return _load_problems(self, "torque")
 
+    def body_force(self, marker, q_b, t: float, order: int = 1) -> ForceContribution | None:
+        """:meth:`contribution` on a rigid body without the frame jets: ``Q`` over
+        ``[q_b; t]`` is ``2 G(e)^T m`` (or ``2 L(e)^T R_P m'``) on ``e``, ``dQ/de`` the
+        constant ``2 R_G(m)`` (``2 R_L(R_P m')``), ``dQ/dt`` the same with ``dm/dt``;
+        None on other bodies (then :meth:`contribution` is used)."""
+        nb = len(q_b)
+        if nb != 7 or (marker.Phi is not None and marker.body.n_coords > 7):
+            return None
+        m, md, _ = (np.asarray(v, float) for v in _load(self, "torque")(t))
+        e = q_b[3:7]
+        Q = np.zeros(nb + 1)
+        if self.frame == "body":
+            R = np.asarray(marker.R, float)
+            Q[3:7], dQ_e = Q_e_body(e, R @ m)
+            Q_e_t = Q_e_body(e, R @ md)[0] if order == 2 else None
+        else:
+            Q[3:7], dQ_e = Q_e_inertial(e, m)
+            Q_e_t = Q_e_inertial(e, md)[0] if order == 2 else None
+        if order < 2:
+            return ForceContribution(Q, None, None)
+        dQ_dx = np.zeros((nb + 1, nb + 1))
+        dQ_dx[3:7, 3:7] = dQ_e
+        dQ_dx[3:7, nb] = Q_e_t
+        return ForceContribution(Q, dQ_dx, np.zeros((nb + 1, nb + 1)))
+
     def contribution(self, ctx) -> ForceContribution:
         n = ctx.n
         Q = np.zeros(n)
@@ -123,9 +147,6 @@ class ExternalTorque(ForceElement):
                 dQ_dx[off:off + nb, n - 1] = dQt
             return ForceContribution(Q, dQ_dx, dQ_dxd)
         e = np.asarray(q_b[3:7], dtype=float)
-        if dQ_dx is None and self.frame == "inertial":     # the force only: 2 G(e)^T m
-            Q[off + 3:off + 7] = 2.0 * (G_of(e).T @ m)
-            return ForceContribution(Q, None, None)
         if self.frame == "body":
             R = np.asarray(marker.R, dtype=float)
             Q_e, dQ_e = Q_e_body(e, R @ m)

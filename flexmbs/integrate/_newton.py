@@ -34,6 +34,7 @@ import numpy as np
 import scipy.sparse as sp
 from petsc4py import PETSc
 
+from ._increments import block_maxima
 from ._petsc import FixedPatternFill, aij_from_csr, csr_parts, reason_name
 from .options import OptionsManager, default_direct_lu
 
@@ -124,6 +125,8 @@ class NewtonSolver:
             self._blocks = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
             self._d1: list[float] = []
             self._alg = slice(n - int(n_algebraic), n) if n_algebraic else None
+            self._alg0 = n - int(n_algebraic) if n_algebraic else -1
+            self._bounds = np.array([0] + [b.stop for b in self._blocks], dtype=np.int64)
             self._alg_tol = float(algebraic_tol)
             self._max_it = 20
             self._snes.setConvergenceTest(self._converged)
@@ -152,7 +155,7 @@ class NewtonSolver:
     def _function(self, snes, x, f):
         xa = x.getArray(readonly=True).copy()
         try:  # floating-point errors are ignored (np.errstate) around the whole solve
-            fa = np.asarray(self._F_cb(xa), dtype=float)
+            fa = self._F_cb(xa)
         except ArithmeticError as exc:  # overflow, division by zero in a force law
             log.debug("residual evaluation failed: %s", exc)
             self._residual_error = str(exc)
@@ -170,21 +173,18 @@ class NewtonSolver:
             return R.CONVERGED_FNORM_ABS
         if its == 0:
             return R.ITERATING
-        dx = np.abs(snes.getSolutionUpdate().getArray(readonly=True))
-        x = snes.getSolution().getArray(readonly=True)
-        d = [float(dx[b].max()) for b in self._blocks]
+        d, xm, fmax = block_maxima(snes.getSolutionUpdate().getArray(readonly=True),
+                                   snes.getSolution().getArray(readonly=True),
+                                   self._f.getArray(readonly=True), self._bounds, self._alg0)
+        d, xm = d.tolist(), xm.tolist()
         if its == 1:
             self._d1 = d
         rho = fnorm / fn[-2] if len(fn) >= 2 and fn[-2] > 0.0 else 1.0
-        x0max = float(np.abs(x[self._blocks[0]]).max())
-        if d[0] <= _EPS64 * x0max and all(    # round-off level in every block
-                di <= _EPS64 * float(np.abs(x[b]).max())
-                for di, b in zip(d[1:], self._blocks[1:])):
+        x0max = xm[0]
+        if all(di <= _EPS64 * xi for di, xi in zip(d, xm)):   # round-off level in every block
             return R.CONVERGED_SNORM_RELATIVE
-        if self._alg is not None:
-            f = self._f.getArray(readonly=True)[self._alg]
-            if f.size and float(np.abs(f).max()) > self._alg_tol * max(1.0, x0max):
-                return R.DIVERGED_MAX_IT if its >= self._max_it else R.ITERATING
+        if self._alg is not None and fmax > self._alg_tol * max(1.0, x0max):
+            return R.DIVERGED_MAX_IT if its >= self._max_it else R.ITERATING
         if rho < 1.0:
             eta = rho / (1.0 - rho)
             if all(eta * di <= self._kappa * d1 for di, d1 in zip(d, self._d1)):

@@ -6,12 +6,18 @@ import scipy.sparse as sp
 from petsc4py import PETSc
 
 
+_REASONS: dict = {}
+
+
 def reason_name(enum_cls, value: int) -> str:
-    """Name of a PETSc converged/diverged reason, e.g. ``DIVERGED_MAX_IT``."""
-    for k, v in vars(enum_cls).items():
-        if not k.startswith("_") and k != "ITERATING" and isinstance(v, int) and v == value:
-            return k
-    return str(value)
+    """Name of a PETSc converged/diverged reason, e.g. ``DIVERGED_MAX_IT`` (the table of
+    each enum is made once)."""
+    names = _REASONS.get(enum_cls)
+    if names is None:
+        names = _REASONS[enum_cls] = {
+            v: k for k, v in reversed(list(vars(enum_cls).items()))
+            if not k.startswith("_") and k != "ITERATING" and isinstance(v, int)}
+    return names.get(value, str(value))
 
 
 def saddle(S: sp.spmatrix, G: sp.spmatrix) -> sp.csr_matrix:

@@ -50,6 +50,7 @@ from petsc4py import PETSc
 
 from flexmbs.errors import ConvergenceError
 
+from ._genalpha_kernel import predict, update
 from ._newton import NewtonFailure, NewtonSolver
 from ._petsc import saddle
 from .consistent import project_velocities
@@ -152,6 +153,7 @@ class GeneralizedAlpha:
                                     n_algebraic=self._m,
                                     jacobian_cost=jacobian_cost if jacobian_reuse else None)
         self._h_jac: float | None = None
+        self._affine = hasattr(dae, "affine_residual")
 
     @property
     def snes(self) -> PETSc.SNES:
@@ -162,13 +164,6 @@ class GeneralizedAlpha:
         return self._newton
 
     # --- one step --------------------------------------------------------------------
-    def _kinematics(self, s: State, h: float, q1: np.ndarray):
-        p = self.params
-        a1 = (q1 - s.q - h * s.qd - h * h * (0.5 - p.beta) * s.a) / (p.beta * h * h)
-        qd1 = s.qd + h * (1.0 - p.gamma) * s.a + h * p.gamma * a1
-        qdd1 = ((1.0 - p.alpha_m) * a1 + p.alpha_m * s.a - p.alpha_f * s.qdd) / (1.0 - p.alpha_f)
-        return a1, qd1, qdd1
-
     def step(self, s: State, h: float) -> tuple[State, int, int]:
         """One step of size ``h`` from ``s``; returns ``(state, newton_its, jac_evals)``.
 
@@ -183,17 +178,22 @@ class GeneralizedAlpha:
 
         # qd_{n+1}, qdd_{n+1} are affine in q_{n+1} (the update formulas of the module
         # docstring): qd = v0 + gp (q - q0), qdd = w0 + bp (q - q0), with q0 the predictor
-        # of a zero auxiliary acceleration (the same numbers as _kinematics, fewer operations)
-        q0 = s.q + h * s.qd + h * h * (0.5 - p.beta) * s.a
-        v0 = s.qd + h * (1.0 - p.gamma) * s.a
-        w0 = (p.alpha_m * s.a - p.alpha_f * s.qdd) / (1.0 - p.alpha_f)
+        # of a zero auxiliary acceleration; x0 the Newton start (qdd_{n+1} = qdd_n), compiled
+        q0, v0, w0, x0 = predict(s.q, s.qd, s.qdd, s.a, s.lam, h, p.alpha_m, p.alpha_f,
+                                 p.beta, p.gamma, bp)
+
 
         def F(x):
-            q1, lam1 = split(x)
+            if self._affine:        # the DAE evaluates the whole step residual at once
+                out = dae.affine_residual(x, q0, v0, w0, gp, bp, t1)
+                if out is not None:
+                    return out
+                self._affine = False
+            q1 = x[:n]
             dq = q1 - q0
-            r = dae.residual(q1, v0 + gp * dq, w0 + bp * dq, lam1, t1)
+            r = dae.residual(q1, v0 + gp * dq, w0 + bp * dq, x[n:] * bp, t1)
             out = np.empty(n + self._m)
-            out[:n] = np.asarray(r, dtype=float) / bp
+            out[:n] = r / bp
             out[n:] = dae.constraint(q1, t1)
             return out
 
@@ -211,10 +211,6 @@ class GeneralizedAlpha:
             G = sp.csr_matrix(dae.constraint_jacobian(q1, t1), shape=(self._m, n))
             return saddle(S, G)
 
-        # predictor: qdd_{n+1} = qdd_n
-        a_pred = (s.qdd - p.alpha_m * s.a) / (1.0 - p.alpha_m)
-        q_pred = s.q + h * s.qd + h * h * ((0.5 - p.beta) * s.a + p.beta * a_pred)
-        x0 = np.concatenate([q_pred, s.lam / bp])
         reuse = (self.jacobian_reuse and self._h_jac is not None
                  and 2.0 / 3.0 <= h / self._h_jac <= 1.5)
         if not reuse:
@@ -222,8 +218,8 @@ class GeneralizedAlpha:
         x, info = self._newton.solve(x0, F, J, reuse=reuse)
         if info.jacobian_evaluations:
             self._h_jac = h
-        q1, lam1 = split(x)
-        a1, qd1, qdd1 = self._kinematics(s, h, q1)
+        q1, qd1, qdd1, a1, lam1 = update(x, s.q, s.qd, s.qdd, s.a, h, p.alpha_m, p.alpha_f,
+                                         p.beta, p.gamma, bp)
         return State(t1, q1, qd1, qdd1, a1, lam1), info.iterations, info.jacobian_evaluations
 
     def error_norm(self, s0: State, s1: State, h: float, rtol: float, atol: float) -> float:
@@ -330,7 +326,7 @@ class GeneralizedAlpha:
             c.steps += 1
             s = s1
             if abs(s.t - goal) <= eps:
-                s = dataclasses.replace(s, t=goal)
+                s = State(goal, s.q, s.qd, s.qdd, s.a, s.lam)
                 if not adaptive and abs(goal - (t0 + k_grid * h)) <= eps:
                     k_grid += 1
                 if abs(goal - targets[i_target]) <= eps:

@@ -152,12 +152,9 @@ def _contract_marker(Wk, U0T, W12, q_b, eo, TA, out):  # pragma: no cover - comp
 
 
 @njit(cache=True)
-def label_hessian_sum(Sa, Sb, kc, C, D, mu, TA, U0T_P, W12_P, q_P, eo_P, U0T_Q, W12_Q,
-                      q_Q, eo_Q):  # pragma: no cover - compiled
-    """``sum_r mu_r d2g_r/dx2`` (n, n) of label rows (:meth:`flexmbs.constraints.rows.
-    LabelRows.hessian_sum`): ``W = S_beta^T (mu alpha) + S_alpha^T (mu beta)`` contracted
-    with the frame Hessians of the markers P and Q (``eo < 0``: ground, no Hessian), plus
-    ``X + X^T`` with ``X = sum_r mu_r dalpha_r^T dbeta_r``."""
+def _hessian_X_W(Sa, Sb, kc, C, D, mu):  # pragma: no cover - compiled
+    """``(X + X^T, W)`` of :func:`label_hessian_sum`: ``X = sum_r mu_r dalpha_r^T dbeta_r``
+    (n, n) and ``W = S_beta^T (mu alpha) + S_alpha^T (mu beta)`` (V, 3)."""
     R, nv, n = Sa.shape[0], Sa.shape[1], D.shape[2]
     out = np.zeros((n, n))
     Wm = np.zeros((nv, 3))
@@ -191,8 +188,78 @@ def label_hessian_sum(Sa, Sb, kc, C, D, mu, TA, U0T_P, W12_P, q_P, eo_P, U0T_Q, 
                         y = x * dbe[i, b]
                         out[a, b] += y
                         out[b, a] += y
+    return out, Wm
+
+
+@njit(cache=True)
+def label_hessian_sum(Sa, Sb, kc, C, D, mu, TA, U0T_P, W12_P, q_P, eo_P, U0T_Q, W12_Q,
+                      q_Q, eo_Q):  # pragma: no cover - compiled
+    """``sum_r mu_r d2g_r/dx2`` (n, n) of label rows (:meth:`flexmbs.constraints.rows.
+    LabelRows.hessian_sum`): ``W = S_beta^T (mu alpha) + S_alpha^T (mu beta)`` contracted
+    with the frame Hessians of the markers P and Q (``eo < 0``: ground, no Hessian), plus
+    ``X + X^T`` with ``X = sum_r mu_r dalpha_r^T dbeta_r``."""
+    out, Wm = _hessian_X_W(Sa, Sb, kc, C, D, mu)
     if eo_P >= 0:
         _contract_marker(Wm[0:4], U0T_P, W12_P, q_P, eo_P, TA, out)
     if eo_Q >= 0:
         _contract_marker(Wm[4:8], U0T_Q, W12_Q, q_Q, eo_Q, TA, out)
     return out
+
+
+@njit(cache=True)
+def stacked_hessian_sum(q, C, D, start, nq, U0T, W12, wptr, Sa, Sb, kc, mu, TA, norm_idx,
+                        mu_norm):  # pragma: no cover - compiled
+    """``sum_i mu_i d2g_i/dq2`` (N, N) over all rows of a system at once
+    (:mod:`flexmbs.system.stacked`): :func:`label_hessian_sum` with the frames ``C``
+    (M, 4, 3), ``D`` (M, 4, 3, N) of all markers (``start < 0``: ground), and
+    ``2 mu E`` on the ``e`` block of each normalisation ``e.e - 1``."""
+    M, N = C.shape[0], q.shape[0]
+    out, Wm = _hessian_X_W(Sa, Sb, kc, C.reshape(4 * M, 3), D.reshape(4 * M, 3, N), mu)
+    for m in range(M):
+        s = start[m]
+        if s >= 0:
+            n = nq[m]
+            _contract_marker(Wm[4 * m:4 * m + 4], U0T[m],
+                             W12[wptr[m] * 12:wptr[m + 1] * 12].reshape(12, n),
+                             q[s:s + 7 + n], s + 3, TA, out)
+    for b in range(norm_idx.shape[0]):
+        for a in range(4):
+            out[norm_idx[b, a], norm_idx[b, a]] += 2.0 * mu_norm[b]
+    return out
+
+
+@njit(cache=True)
+def stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst, norm_rows,
+                 norm_idx, n_rows):  # pragma: no cover - compiled
+    """All first-order rows of a system at once (:meth:`flexmbs.system.stacked.
+    StackedRows.dense`): the frames ``C`` (M, 4, 3), ``D`` (M, 4, 3, N) of every marker
+    (:func:`fill_frame`; ground markers, ``start < 0``, keep the template), the label rows
+    :func:`label_rows` written to the system rows ``dst`` (from ``src``), and the
+    normalisations ``e.e - 1`` with gradient ``2 e``.  Returns ``(g, G, C, D, p, dp)``
+    with ``g`` (n_rows,) and ``G`` (n_rows, N) (rows not written are zero: the caller's,
+    drives) and the label rows ``p``, ``dp`` themselves."""
+    M, N = C0.shape[0], q.shape[0]
+    C = C0.copy()
+    D = D0.copy()
+    for m in range(M):
+        s = start[m]
+        if s < 0:
+            continue
+        n = nq[m]
+        fill_frame(q[s:s + 7 + n], U0T[m], W12[wptr[m] * 12:wptr[m + 1] * 12].reshape(12, n),
+                   W_r[wptr[m] * 12:wptr[m + 1] * 12].reshape(3, 4 * n), s, C[m], D[m])
+    p, dp = label_rows(Sa, Sb, kc, C.reshape(4 * M, 3), D.reshape(4 * M, 3, N))
+    g = np.zeros(n_rows)
+    G = np.zeros((n_rows, N))
+    for i in range(src.shape[0]):
+        g[dst[i]] = p[src[i]]
+        G[dst[i]] = dp[src[i]]
+    for b in range(norm_rows.shape[0]):
+        r = norm_rows[b]
+        s = -1.0
+        for a in range(4):
+            e = q[norm_idx[b, a]]
+            s += e * e
+            G[r, norm_idx[b, a]] = 2.0 * e
+        g[r] = s
+    return g, G, C, D, p, dp

@@ -21,15 +21,17 @@ from typing import NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
+from flexmbs.bodies.pack import BodyPack
 from flexmbs.compiled import arg
 from flexmbs.constraints.rows import LabelRows
 from flexmbs.errors import ModelError
 from flexmbs.forces.base import LocalContext
 from flexmbs.kinematics import frames as F
-from flexmbs.kinematics.frame_kernel import label_hessian_sum
+from flexmbs.kinematics.frame_kernel import label_hessian_sum, stacked_hessian_sum
 from flexmbs.kinematics.jet import Jet
 from flexmbs.kinematics.rotation import G_of
 from flexmbs.system.stacked import MAX_N as STACKED_MAX_N
+from flexmbs.system.kernel import affine_residual
 from flexmbs.system.stacked import StackedRows
 
 log = logging.getLogger(__name__)
@@ -153,6 +155,9 @@ class AssembledSystem:
         self._plan_cache = None
         self._stacked_rows = None
         self._dense_cache = None
+        self._affine_cache = None
+        self._hpairs_cache = None
+        self._pack = None
         self._grids: dict = {}
         self._time_jets: dict = {}
         # columns of a block's rows in ascending global order (the CSR order of G)
@@ -325,7 +330,13 @@ class AssembledSystem:
         return self._stacked_rows or None
 
     def _G_data(self, q, t):
-        """Values of ``G`` in the CSR order of :meth:`_pattern` (memoised with the rows)."""
+        """Values of ``G`` in the CSR order of :meth:`_pattern` (memoised with the rows);
+        taken from the dense rows when the system has them."""
+        dense = self._dense_rows(q, t)
+        if dense is not None:
+            self._active_blocks()
+            _, _, _, indices, g_row = self._pattern_cache
+            return dense[1][g_row, indices]
         parts = self._rows(q, t, 1)
         if self._G_cache is not None and self._G_cache[0] is parts:
             return self._G_cache[1]
@@ -340,6 +351,47 @@ class AssembledSystem:
         self._active_blocks()
         return self._pattern_cache[2:4]
 
+    def affine_residual(self, x, q0, v0, w0, gp, bp, t):
+        """``[r(q, v0 + gp (q - q0), w0 + bp (q - q0), bp x[n:], t) / bp;  g_A(q, t)]`` with
+        ``q = x[:n]`` (the residual of an implicit Newmark-type step, generalized-α) in one
+        compiled call (:func:`flexmbs.system.kernel.affine_residual`), plus the force
+        elements; None when the system has bodies or rows the kernel does not cover
+        (point masses, drives, joints other than label rows)."""
+        plan = self._affine_plan()
+        if plan is None:
+            return None
+        pack, st, act = plan
+        F, g, G, C, D = affine_residual(arg(x), q0, v0, w0, gp, bp, self.gravity, act,
+                                        st.n_rows_all, *pack.args, *st._kernel_data)
+        n = self.n_q
+        q = x[:n]
+        qkey, t = q.tobytes(), float(t)
+        st.last, st.last_key = (C, D), (qkey, t)
+        self._dense_cache = ((qkey, t, self._active_key), (g, G), False)
+        if self.force_blocks:
+            qd = v0 + gp * (q - q0)
+            for fb, c in self._force_contributions(q, qd, t, 1):
+                F[fb.idx] -= c.Q[:-1] / bp
+        if not math.isfinite(float(F.sum())) and not np.all(np.isfinite(F)):
+            dq = q - q0
+            bad = self._nonfinite_source(q, v0 + gp * dq, w0 + bp * dq, t)
+            raise FloatingPointError(f"non-finite residual at t = {t:.6g} s from {bad}")
+        return F
+
+    def _affine_plan(self):
+        """``(BodyPack, StackedRows, active row indices)`` for :meth:`affine_residual`, or
+        None (memoised on the active set)."""
+        key = self._active_key
+        c = self._affine_cache
+        if c is not None and c[0] == key:
+            return c[1]
+        pack, st = self._body_pack(), self._stacked()
+        plan = None
+        if pack is not None and st is not None and st.complete and not st.weighted:
+            plan = (pack, st, np.flatnonzero(self.active).astype(np.int64))
+        self._affine_cache = (key, plan)
+        return plan
+
     def _dense_rows(self, q, t):
         """``(g, G)`` of the active rows, ``G`` dense (n_lam, n_q), from
         :meth:`StackedRows.dense <flexmbs.system.stacked.StackedRows.dense>` when it covers
@@ -350,12 +402,15 @@ class AssembledSystem:
         key = (q.tobytes(), float(t), self._active_key)
         c = self._dense_cache
         if c is not None and c[0] == key:
-            return c[1]
-        g, G = st.dense(q, t)
+            if c[2]:
+                return c[1]
+            g, G = c[1]                       # all rows (from affine_residual): select
+        else:
+            g, G = st.dense(q, t)
         if not self.active.all():
             act = np.flatnonzero(self.active)
             g, G = g[act], G[act]
-        self._dense_cache = (key, (g, G))
+        self._dense_cache = (key, (g, G), True)
         return g, G
 
     def constraint(self, q, t):
@@ -474,6 +529,12 @@ class AssembledSystem:
     def _force_contributions(self, q, qd, t, order):
         rot: dict = {}
         for fb in self.force_blocks:
+            fast = getattr(fb.element, "body_force", None)
+            if fast is not None and len(fb.markers) == 1 and fb.offsets[0] == 0:
+                c = fast(fb.markers[0], q[fb.idx], t, order)   # one body, no frame jets
+                if c is not None:
+                    yield fb, c
+                    continue
             n = len(fb.idx) + 1
             x, xd = np.empty(n), np.empty(n)
             x[:-1], x[-1] = q[fb.idx], t
@@ -488,11 +549,23 @@ class AssembledSystem:
             yield fb, fb.element.contribution(ctx)
 
     # -- DAE -----------------------------------------------------------------------
+    def _body_pack(self):
+        """All bodies packed for one compiled residual call (:class:`~flexmbs.bodies.pack.
+        BodyPack`), or None if some body has no compiled residual (point masses)."""
+        if self._pack is None:
+            self._pack = BodyPack(self.bodies, [self.offset[id(b)] for b in self.bodies]) \
+                if BodyPack.supports(self.bodies) else False
+        return self._pack or None
+
     def residual(self, q, qd, qdd, lam, t):
-        r = np.empty(self.n_q)
-        for b in self.bodies:                       # the bodies' slices tile q
-            s = self.body_slices[b.name]
-            r[s] = b.residual(q[s], qd[s], qdd[s], self.gravity)
+        pack = self._body_pack()
+        if pack is not None:
+            r = pack.residual(q, qd, qdd, self.gravity)
+        else:
+            r = np.empty(self.n_q)
+            for b in self.bodies:                       # the bodies' slices tile q
+                s = self.body_slices[b.name]
+                r[s] = b.residual(q[s], qd[s], qdd[s], self.gravity)
         for fb, c in self._force_contributions(q, qd, t, 1):
             r[fb.idx] -= c.Q[:-1]                   # a block's coordinates are distinct
         if self.n_lam:
@@ -560,13 +633,48 @@ class AssembledSystem:
             rows += r2; cols += c2; vals += [c_K * v for v in v2]
         return _coo(rows, cols, vals, (self.n_q, self.n_q))
 
-    def _newton_plan(self):
+    def _hessian_pairs(self):
+        """``(rows, cols)`` of the union of the constraint blocks' grids (unique pairs, the
+        support of ``sum_i mu_i h_i``), memoised on the active set."""
+        key = self._active_key
+        c = self._hpairs_cache
+        if c is not None and c[0] == key:
+            return c[1]
+        N = self.n_q
+        keys = np.unique(np.concatenate(
+            [np.add.outer(self.blocks[bi].idx * N, self.blocks[bi].idx).ravel()
+             for bi, _ in self._active_blocks()] or [np.zeros(0, dtype=np.int64)]))
+        pairs = (keys // N, keys % N)
+        self._hpairs_cache = (key, pairs)
+        return pairs
+
+    def _stacked_hessian(self, q, lam, t):
+        """``sum_i mu_i h_i`` (n_q, n_q) dense over all active rows in one compiled call
+        (:func:`flexmbs.kinematics.frame_kernel.stacked_hessian_sum`) when the system has
+        an :meth:`_affine_plan`, else None."""
+        plan = self._affine_plan()
+        if plan is None:
+            return None
+        _, st, act = plan
+        if st.last_key != (q.tobytes(), float(t)):
+            st.dense(q, t)
+        C, D = st.last
+        (_, _, start, nq, U0T, W12, _, wptr, Sa, Sb, kc, src, dst, norm_rows,
+         norm_idx) = st._kernel_data
+        mu = np.zeros(st.n_rows_all)
+        mu[act] = lam
+        mu_st = np.zeros(Sa.shape[0])
+        mu_st[src] = mu[dst]
+        return stacked_hessian_sum(arg(q), C, D, start, nq, U0T, W12, wptr, Sa, Sb, kc, mu_st,
+                                   F.T_A_KERNEL, norm_idx, arg(mu[norm_rows]))
+
+    def _newton_plan(self, stacked: bool = False):
         """Fixed CSR pattern of the Newton matrix ``[[S, G^T], [G, 0]]`` (memoised on the
         active set): every body, force and constraint-Hessian block, ``G``, ``G^T`` and
         the whole diagonal (explicit zeros keep the pattern stable and no row empty).
         ``inv`` maps the concatenated chunk values of :meth:`newton_matrix` to the CSR
         data positions (duplicates are summed)."""
-        key = self._active_key
+        key = (self._active_key, stacked)
         if self._plan_cache is not None and self._plan_cache[0] == key:
             return self._plan_cache[1]
         n, m = self.n_q, self.n_lam
@@ -579,11 +687,15 @@ class AssembledSystem:
         for k, fb in enumerate(self.force_blocks):
             rr, cc = self._grid(("f", k), fb.idx)
             rows.append(rr); cols.append(cc)
-        if m:
+        if m and stacked:        # the constraint Hessian as one chunk of unique pairs
+            rr, cc = self._hessian_pairs()
+            rows.append(rr); cols.append(cc)
+        elif m:
             for bi, _ in self._active_blocks():
                 blk = self.blocks[bi]
                 rr, cc = self._grid(("c", blk.name, blk.kind), blk.idx)
                 rows.append(rr); cols.append(cc)
+        if m:
             indptr, indices = self._pattern()
             g_rows = n + np.repeat(np.arange(m), np.diff(indptr))
             rows += [g_rows, indices]
@@ -607,7 +719,8 @@ class AssembledSystem:
         in the fixed CSR pattern of :meth:`_newton_plan` (the same ``indptr`` and
         ``indices`` arrays at every call, so a solver can overwrite its matrix values in
         place).  ``(K, C, M)`` are those of :meth:`tangent`."""
-        plan = self._newton_plan()
+        H = self._stacked_hessian(q, np.asarray(lam, float), t) if self.n_lam else None
+        plan = self._newton_plan(stacked=H is not None)
         vals = []
         for b in self.bodies:
             s = self.body_slices[b.name]
@@ -615,9 +728,12 @@ class AssembledSystem:
             vals.append((c_K * K + c_C * C + c_M * M).ravel())
         for _, c in self._force_contributions(q, qd, t, 2):
             vals.append((c_K * c.dQ_dx[:-1, :-1] + c_C * c.dQ_dxd[:-1, :-1]).ravel() * -1.0)
-        if self.n_lam:
+        if H is not None:
+            vals.append(c_K * H[self._hessian_pairs()])
+        elif self.n_lam:
             for _, Hs in self._hessian_sums(q, np.asarray(lam, float), t):
                 vals.append((c_K * Hs).ravel())
+        if self.n_lam:
             Gd = self._G_data(q, t)
             vals += [Gd, Gd]
         data = np.bincount(plan.inv, weights=np.concatenate(vals), minlength=plan.nnz) \

@@ -28,7 +28,7 @@ import numpy as np
 from flexmbs.constraints.rows import LabelRows, WeightedRow
 from flexmbs.compiled import arg
 from flexmbs.kinematics import frames as F
-from flexmbs.kinematics.frame_kernel import fill_frame, label_rows
+from flexmbs.kinematics.frame_kernel import fill_frame, label_rows, stacked_rows
 
 MAX_N = 400
 
@@ -98,6 +98,34 @@ class StackedRows:
         # (marker index, (U0T, W12, W_r) of frame_kernel.fill_frame, body start)
         self.compiled = [(m, F._kernel_consts(mk, "flexible" if F._is_flexible(mk) else "rigid"),
                           sl.start) for m, (mk, sl) in enumerate(markers) if sl is not None]
+        self._kernel_data = self._pack(markers)
+
+    def _pack(self, markers) -> tuple:
+        """The arguments of :func:`~flexmbs.kinematics.frame_kernel.stacked_rows` before
+        ``n_rows``: templates, marker data (``W12``/``W_r`` flattened, ``wptr`` in units
+        of 12 entries), the selection matrices and the row maps."""
+        M = len(markers)
+        start = np.full(M, -1, dtype=np.int64)
+        nq = np.zeros(M, dtype=np.int64)
+        U0T = np.zeros((M, 12))
+        W12, W_r = [], []
+        for m, args, s in self.compiled:
+            start[m], nq[m] = s, args[1].shape[1]
+            U0T[m] = args[0]
+        for m in range(M):
+            if start[m] >= 0:
+                a = next(x for x in self.compiled if x[0] == m)[1]
+                W12.append(a[1].ravel())
+                W_r.append(a[2].ravel())
+        wptr = np.zeros(M + 1, dtype=np.int64)
+        np.cumsum(nq, out=wptr[1:])
+        cat = lambda parts: arg(np.concatenate(parts)) if parts else np.zeros(0)  # noqa: E731
+        return (arg(self.C0), arg(self.D0), start, nq, U0T, cat(W12), cat(W_r), wptr,
+                arg(self.S_alpha), arg(self.S_beta), arg(self.k),
+                np.asarray(self.plain, dtype=np.int64),
+                np.asarray(self.global_rows[self.plain], dtype=np.int64),
+                np.asarray(self.norm_rows, dtype=np.int64),
+                np.asarray(self.norm_idx, dtype=np.int64).reshape(-1, 4))
 
     def handles(self, bi: int) -> bool:
         return bi in self.blocks
@@ -146,25 +174,11 @@ class StackedRows:
         ``(n_rows_all, N)`` dense), when :attr:`complete`: the label rows of
         :meth:`evaluate`, a drive row ``w(t) . p + f(t)`` with gradient ``w . dp``, and the
         Euler-parameter normalisations ``e.e - 1`` with gradient ``2 e``."""
-        C, D = self.C0.copy(), self.D0.copy()
-        for m, args, start in self.compiled:
-            fill_frame(arg(q[start:start + args[1].shape[1] + 7]), *args, start, C[m], D[m])
+        g, G, C, D, p, dp = stacked_rows(arg(q), *self._kernel_data, self.n_rows_all)
         self.last = (C, D)
         self.last_key = (q.tobytes(), float(t))
-        M = self.M
-        p, dp = label_rows(self.S_alpha, self.S_beta, self.k, C.reshape(4 * M, 3),
-                           D.reshape(4 * M, 3, self.N))
-        g = np.empty(self.n_rows_all)
-        G = np.zeros((self.n_rows_all, self.N))
-        rows = self.global_rows[self.plain]
-        g[rows] = p[self.plain]
-        G[rows] = dp[self.plain]
         for _, rs, rows, r in self.weighted:
             w, _, _, f, _, _ = rows.weights(t)
             g[r] = w @ p[rs] + f
             G[r] = w @ dp[rs]
-        if len(self.norm_rows):
-            E = q[self.norm_idx]                                   # (B, 4)
-            g[self.norm_rows] = np.einsum("ba,ba->b", E, E) - 1.0
-            G[self.norm_rows[:, None], self.norm_idx] = 2.0 * E
         return g, G

@@ -1,0 +1,42 @@
+"""All rigid and floating-frame bodies of a system packed for one compiled call.
+
+:func:`flexmbs.bodies.ffrf_kernel.bodies_residual` evaluates every body's residual in one
+call (a rigid body is the floating frame with ``n_q = 0``), instead of one Python call
+per body.  The constant arrays of each body's :func:`~flexmbs.bodies.ffrf_kernel.
+ffrf_residual` are flattened and concatenated; ``ptr[b]`` holds where body ``b``'s nine
+arrays start.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from flexmbs.bodies.ffrf_kernel import bodies_residual
+from flexmbs.compiled import arg
+
+
+class BodyPack:
+    """The bodies of a system (each with ``_kernel_args``) at their coordinate offsets."""
+
+    def __init__(self, bodies, offsets):
+        args = [b._kernel_args() for b in bodies]
+        self.off = np.array(offsets, dtype=np.int64)
+        self.nq = np.array([b.n_coords - 7 for b in bodies], dtype=np.int64)
+        self.m = np.array([a[0] for a in args], dtype=float)
+        self.stiff = np.array([bool(a[10]) for a in args])
+        flats = [[np.ravel(a[k]) for a in args] for k in range(1, 10)]
+        sizes = np.array([[len(f[b]) for f in flats] for b in range(len(bodies))],
+                         dtype=np.int64).reshape(len(bodies), 9)
+        self.ptr = np.zeros((len(bodies) + 1, 9), dtype=np.int64)
+        np.cumsum(sizes, axis=0, out=self.ptr[1:])
+        self.flats = tuple(arg(np.concatenate(f)) if f else np.zeros(0) for f in flats)
+        #: the arguments of ``bodies_residual`` after the state and gravity
+        self.args = (self.off, self.nq, self.m, self.stiff, self.ptr, *self.flats)
+
+    @staticmethod
+    def supports(bodies) -> bool:
+        """Whether every body has a compiled floating-frame residual."""
+        return bool(bodies) and all(hasattr(b, "_kernel_args") for b in bodies)
+
+    def residual(self, q, qd, qdd, gravity) -> np.ndarray:
+        """All body residuals stacked like ``q``."""
+        return bodies_residual(arg(q), arg(qd), arg(qdd), arg(gravity), *self.args)
