@@ -138,6 +138,10 @@ def print_table(rows) -> None:
               + ", ".join(f"{r['model']}: {r['flexmbs']['newton_per_step']:.2f} / "
                           f"{r['exudyn']['newton_per_step']:.2f}" for r in rows)
               + " (flexmbs / Exudyn)")
+        print("flexmbs steps/s exclude a five-step warm-up run first in each process (it loads "
+              "the compiled kernels from numba's cache): "
+              + ", ".join(f"{r['model']} {r['flexmbs'].get('warmup_s', float('nan')):.2f} s"
+                          for r in rows))
         print("diff, nodal g: the difference when Exudyn applies gravity on the flexible body "
               "as consistent nodal forces F = M g\n(untimed check; its LoadMassProportional "
               "takes the frame's gravity moment about the undeformed centre of mass)")

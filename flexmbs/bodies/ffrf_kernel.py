@@ -364,3 +364,41 @@ def bodies_residual(q, qd, qdd, g, off, nq, m, stiff, ptr, lin0, lin_q, I2, lin_
             K3[p0[8]:p1[8]].reshape(n ** 3 if stiff[b] else 0, n if stiff[b] else 0),
             stiff[b])
     return out
+
+
+@njit(cache=True)
+def bodies_newton_values(q, qd, qdd, g, cK, cC, cM, off, nq, m, stiff, ptr, lin0, lin_q, I2,
+                         lin_qd, lin_qdd, tptr, C_t, M_e, D_e, I1, I2s_l, G2_m, C_r1_kl,
+                         C_r1_k, O_e1_kl, K_e, K2s, K3s):  # pragma: no cover - compiled
+    """``c_K K + c_C C + c_M M`` (:func:`ffrf_tangent`) of every body, each block row-major,
+    concatenated in body order; the residual's arrays as in :func:`bodies_residual`, the
+    tangent's own flattened from ``tptr[b, k]`` (``k`` the array, in argument order)."""
+    B = off.shape[0]
+    total = 0
+    for b in range(B):
+        total += (7 + nq[b]) ** 2
+    out = np.empty(total)
+    pos = 0
+    for b in range(B):
+        n = nq[b]
+        o, nc = off[b], 7 + n
+        L = 12 + 21 * n
+        p0, p1 = ptr[b], ptr[b + 1]
+        t0, t1 = tptr[b], tptr[b + 1]
+        s = stiff[b]
+        K, Cm, M = ffrf_tangent(
+            q[o:o + nc], qd[o:o + nc], qdd[o:o + nc], g, m[b], lin0[p0[0]:p1[0]],
+            lin_q[p0[1]:p1[1]].reshape(n, L), I2[p0[2]:p1[2]].reshape(n, 9 * n),
+            lin_qd[p0[3]:p1[3]].reshape(n, 3 + 4 * n), lin_qdd[p0[4]:p1[4]].reshape(n, 3 + n),
+            C_t[t0[0]:t1[0]].reshape(n, 3), M_e[t0[1]:t1[1]].reshape(n, n),
+            D_e[t0[2]:t1[2]].reshape(n, n), I1[t0[3]:t1[3]].reshape(n, 9),
+            I2s_l[t0[4]:t1[4]].reshape(n, 9 * n), G2_m[t0[5]:t1[5]].reshape(n, 9 * n),
+            C_r1_kl[t0[6]:t1[6]].reshape(n * n, 3), C_r1_k[t0[7]:t1[7]].reshape(n, 3 * n),
+            O_e1_kl[t0[8]:t1[8]].reshape(n * n, 9), K_e[t0[9]:t1[9]].reshape(n, n),
+            K2s[t0[10]:t1[10]].reshape(n * n if s else 0, n if s else 0),
+            K3s[t0[11]:t1[11]].reshape(n ** 3 if s else 0, n if s else 0), s)
+        for i in range(nc):
+            for j in range(nc):
+                out[pos] = cK * K[i, j] + cC * Cm[i, j] + cM * M[i, j]
+                pos += 1
+    return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmbs.bodies.ffrf_kernel import bodies_residual
+from flexmbs.bodies.ffrf_kernel import bodies_newton_values, bodies_residual
 from flexmbs.compiled import arg
 
 
@@ -31,6 +31,27 @@ class BodyPack:
         self.flats = tuple(arg(np.concatenate(f)) if f else np.zeros(0) for f in flats)
         #: the arguments of ``bodies_residual`` after the state and gravity
         self.args = (self.off, self.nq, self.m, self.stiff, self.ptr, *self.flats)
+        self._bodies = list(bodies)
+        self._targs = None
+
+    def _tangent_pack(self) -> tuple:
+        """``(tptr, 12 flats)`` of the tangents' own arrays (made on first use)."""
+        if self._targs is None:
+            args = [b._tangent_args()[:12] for b in self._bodies]
+            flats = [[np.ravel(a[k]) for a in args] for k in range(12)]
+            sizes = np.array([[len(f[b]) for f in flats] for b in range(len(args))],
+                             dtype=np.int64).reshape(len(args), 12)
+            tptr = np.zeros((len(args) + 1, 12), dtype=np.int64)
+            np.cumsum(sizes, axis=0, out=tptr[1:])
+            self._targs = (tptr, *(arg(np.concatenate(f)) for f in flats))
+        return self._targs
+
+    def newton_values(self, q, qd, qdd, gravity, c_K, c_C, c_M) -> np.ndarray:
+        """``c_K K + c_C C + c_M M`` of every body's tangent, blocks row-major, in body
+        order (:func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values`)."""
+        return bodies_newton_values(arg(q), arg(qd), arg(qdd), arg(gravity), float(c_K),
+                                    float(c_C), float(c_M), *self.args[:5],
+                                    *self.flats[:5], *self._tangent_pack())
 
     @staticmethod
     def supports(bodies) -> bool:

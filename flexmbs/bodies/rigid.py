@@ -221,13 +221,19 @@ class RigidBody:
         """``(K, C, M)``: derivatives of :meth:`residual` by q, qd, qdd (7x7 each), by
         the compiled floating-frame tangent with ``n_q = 0``
         (:func:`flexmbs.bodies.ffrf_kernel.ffrf_tangent`)."""
+        return ffrf_tangent(arg(q), arg(qd), arg(qdd), arg(gravity), *self._kernel_args()[:6],
+                            *self._tangent_args())
+
+    def _tangent_args(self) -> tuple:
+        """Constant arguments of :func:`~flexmbs.bodies.ffrf_kernel.ffrf_tangent` after those
+        shared with the residual (all empty: no elastic coordinates)."""
         a = self.__dict__.get("_targs")
         if a is None:
             z = np.zeros
             a = self.__dict__["_targs"] = (
                 z((0, 3)), z((0, 0)), z((0, 0)), z((0, 9)), z((0, 0)), z((0, 0)), z((0, 3)),
                 z((0, 0)), z((0, 9)), z((0, 0)), z((0, 0)), z((0, 0)), False)
-        return ffrf_tangent(arg(q), arg(qd), arg(qdd), arg(gravity), *self._kernel_args()[:6], *a)
+        return a
 
     def tangent_reference(self, q, qd, qdd, gravity):
         """:meth:`tangent` written out with numpy (the reference of the kernel):

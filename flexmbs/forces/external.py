@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flexmbs.constraints.drives import as_time_function, time_jet
+from flexmbs.constraints.drives import Constant, as_time_function, time_jet
 from flexmbs.forces.base import ForceContribution, ForceElement
 from flexmbs.forces.spring_damper import attach, side_problems
 from flexmbs.kinematics import jet as J
@@ -111,7 +111,27 @@ class ExternalTorque(ForceElement):
         nb = len(q_b)
         if nb != 7 or (marker.Phi is not None and marker.body.n_coords > 7):
             return None
-        m, md, _ = (np.asarray(v, float) for v in _load(self, "torque")(t))
+        fn = _load(self, "torque")
+        if self.frame == "inertial" and isinstance(fn, Constant):
+            # the common constant torque: 2 G(e)^T m on Python floats, and the constant
+            # tangent 2 R_G(m) (no time term) made once
+            m0, m1, m2 = np.asarray(fn.c, float).tolist()
+            e0, x, y, z = q_b[3:7].tolist()
+            Q = np.array([0.0, 0.0, 0.0, 2.0 * (-x * m0 - y * m1 - z * m2),
+                          2.0 * (e0 * m0 + z * m1 - y * m2), 2.0 * (-z * m0 + e0 * m1 + x * m2),
+                          2.0 * (y * m0 - x * m1 + e0 * m2), 0.0])
+            if order < 2:
+                return ForceContribution(Q, None, None)
+            K = self.__dict__.get("_dQ")
+            if K is None:
+                K = np.zeros((8, 8))
+                K[3:7, 3:7] = Q_e_inertial(q_b[3:7], np.array([m0, m1, m2]))[1]
+                K.setflags(write=False)
+                self.__dict__["_dQ"] = K
+                self.__dict__["_dQd"] = np.zeros((8, 8))
+                self.__dict__["_dQd"].setflags(write=False)
+            return ForceContribution(Q, K, self.__dict__["_dQd"])
+        m, md, _ = (np.asarray(v, float) for v in fn(t))
         e = q_b[3:7]
         Q = np.zeros(nb + 1)
         if self.frame == "body":

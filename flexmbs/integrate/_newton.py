@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import math
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -71,6 +72,16 @@ class NewtonInfo:
     reason: str = ""
 
 
+class _Reason:
+    """The SNES reasons the convergence test returns, as plain ints (looked up once)."""
+    _R = PETSc.SNES.ConvergedReason
+    ITERATING = int(_R.ITERATING)
+    CONVERGED_FNORM_ABS = int(_R.CONVERGED_FNORM_ABS)
+    CONVERGED_SNORM_RELATIVE = int(_R.CONVERGED_SNORM_RELATIVE)
+    DIVERGED_FNORM_NAN = int(_R.DIVERGED_FNORM_NAN)
+    DIVERGED_MAX_IT = int(_R.DIVERGED_MAX_IT)
+
+
 class _Abort(Exception):
     pass
 
@@ -105,7 +116,6 @@ class NewtonSolver:
         self._info = NewtonInfo()
         self._abort: str | None = None
         self._snes.setFunction(self._function, self._f)
-        self._snes.setMonitor(self._monitor)
         self._configured = False
         # start-of-solve Jacobian policy (see ``solve``): iterations of the last solve that
         # started with the previous Jacobian, running mean of those started with a fresh one
@@ -129,7 +139,9 @@ class NewtonSolver:
             self._bounds = np.array([0] + [b.stop for b in self._blocks], dtype=np.int64)
             self._alg_tol = float(algebraic_tol)
             self._max_it = 20
-            self._snes.setConvergenceTest(self._converged)
+            self._snes.setConvergenceTest(self._converged)   # it also records the history
+        else:
+            self._snes.setMonitor(self._monitor)
 
     # read-only handles, as in dolfinx
     @property
@@ -164,10 +176,11 @@ class NewtonSolver:
 
     def _converged(self, snes, its, norms):
         """The increment test of the module docstring (a SNES convergence test)."""
-        R = PETSc.SNES.ConvergedReason
+        R = _Reason
         fnorm = norms[2]
+        self._monitor(snes, its, fnorm)      # the history (the test runs once per iteration)
         fn = self._fnorms
-        if not np.isfinite(fnorm):
+        if not math.isfinite(fnorm):
             return R.DIVERGED_FNORM_NAN
         if fnorm == 0.0:
             return R.CONVERGED_FNORM_ABS
@@ -194,6 +207,8 @@ class NewtonSolver:
         return R.ITERATING
 
     def _monitor(self, snes, its, fnorm):
+        """Residual-norm history; a fresh Jacobian that made the first iteration worse
+        aborts the solve (the safeguard of :meth:`solve`)."""
         self._fnorms.append(float(fnorm))
         if self._watch and its == 1 and self._fnorms[1] > self._fnorms[0]:
             self._watch_tripped = True

@@ -267,8 +267,18 @@ class GeneralizedAlpha:
         h_min = h * 2.0 ** -max_cuts if h_min is None else h_min
         h_max = (t_end - t0) if h_max is None else h_max
 
+        out_list = [] if outs is None else outs.tolist()
+        next_out = [0]      # index of the first output time not yet passed (times increase)
+
+        def at_output_time(t: float) -> bool:
+            k = next_out[0]
+            while k < len(out_list) and out_list[k] < t - eps:
+                k += 1
+            next_out[0] = k
+            return k < len(out_list) and abs(out_list[k] - t) <= eps
+
         def emit(st: State) -> bool:
-            at_output = outs is None or bool(np.any(np.abs(outs - st.t) <= eps))
+            at_output = outs is None or at_output_time(st.t)
             record = rec is not None and at_output
             call = callback is not None and (not callback_at_outputs or at_output
                                              or st.t == t0)

@@ -361,18 +361,29 @@ class AssembledSystem:
         if plan is None:
             return None
         pack, st, act = plan
-        F, g, G, C, D = affine_residual(arg(x), q0, v0, w0, gp, bp, self.gravity, act,
-                                        st.n_rows_all, *pack.args, *st._kernel_data)
+        F, g, G, C, D, finite = affine_residual(arg(x), q0, v0, w0, gp, bp, self.gravity,
+                                                act, st.n_rows_all, *pack.args,
+                                                *st._kernel_data)
         n = self.n_q
         q = x[:n]
         qkey, t = q.tobytes(), float(t)
         st.last, st.last_key = (C, D), (qkey, t)
         self._dense_cache = ((qkey, t, self._active_key), (g, G), False)
         if self.force_blocks:
-            qd = v0 + gp * (q - q0)
-            for fb, c in self._force_contributions(q, qd, t, 1):
-                F[fb.idx] -= c.Q[:-1] / bp
-        if not math.isfinite(float(F.sum())) and not np.all(np.isfinite(F)):
+            slow = []
+            for fb in self.force_blocks:
+                c = self._body_force(fb, q, t, 1)
+                if c is None:
+                    slow.append(fb)
+                else:
+                    F[fb.idx] -= c.Q[:-1] / bp
+            if slow:                         # elements that need the frame jets
+                qd = v0 + gp * (q - q0)
+                for fb, c in self._force_contributions(q, qd, t, 1):
+                    if fb in slow:
+                        F[fb.idx] -= c.Q[:-1] / bp
+            finite = math.isfinite(float(F.sum()))
+        if not finite and not np.all(np.isfinite(F)):
             dq = q - q0
             bad = self._nonfinite_source(q, v0 + gp * dq, w0 + bp * dq, t)
             raise FloatingPointError(f"non-finite residual at t = {t:.6g} s from {bad}")
@@ -529,12 +540,10 @@ class AssembledSystem:
     def _force_contributions(self, q, qd, t, order):
         rot: dict = {}
         for fb in self.force_blocks:
-            fast = getattr(fb.element, "body_force", None)
-            if fast is not None and len(fb.markers) == 1 and fb.offsets[0] == 0:
-                c = fast(fb.markers[0], q[fb.idx], t, order)   # one body, no frame jets
-                if c is not None:
-                    yield fb, c
-                    continue
+            c = self._body_force(fb, q, t, order)
+            if c is not None:
+                yield fb, c
+                continue
             n = len(fb.idx) + 1
             x, xd = np.empty(n), np.empty(n)
             x[:-1], x[-1] = q[fb.idx], t
@@ -547,6 +556,15 @@ class AssembledSystem:
                          for m, o in zip(fb.markers, fb.offsets))
             ctx = LocalContext(fb.markers, frames, x, xd, t, n, fb.offsets, q_b, qd_b, order)
             yield fb, fb.element.contribution(ctx)
+
+    @staticmethod
+    def _body_force(fb, q, t, order):
+        """The element's ``body_force`` shortcut (one body's load without frame jets, e.g.
+        a torque), or None when it has none or declines."""
+        fast = getattr(fb.element, "body_force", None)
+        if fast is None or len(fb.markers) != 1 or fb.offsets[0] != 0:
+            return None
+        return fast(fb.markers[0], q[fb.idx], t, order)
 
     # -- DAE -----------------------------------------------------------------------
     def _body_pack(self):
@@ -721,11 +739,15 @@ class AssembledSystem:
         place).  ``(K, C, M)`` are those of :meth:`tangent`."""
         H = self._stacked_hessian(q, np.asarray(lam, float), t) if self.n_lam else None
         plan = self._newton_plan(stacked=H is not None)
-        vals = []
-        for b in self.bodies:
-            s = self.body_slices[b.name]
-            K, C, M = b.tangent(q[s], qd[s], qdd[s], self.gravity)
-            vals.append((c_K * K + c_C * C + c_M * M).ravel())
+        pack = self._body_pack()
+        if pack is not None:            # all bodies in one compiled call
+            vals = [pack.newton_values(q, qd, qdd, self.gravity, c_K, c_C, c_M)]
+        else:
+            vals = []
+            for b in self.bodies:
+                s = self.body_slices[b.name]
+                K, C, M = b.tangent(q[s], qd[s], qdd[s], self.gravity)
+                vals.append((c_K * K + c_C * C + c_M * M).ravel())
         for _, c in self._force_contributions(q, qd, t, 2):
             vals.append((c_K * c.dQ_dx[:-1, :-1] + c_C * c.dQ_dxd[:-1, :-1]).ravel() * -1.0)
         if H is not None:

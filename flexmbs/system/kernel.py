@@ -27,7 +27,8 @@ def affine_residual(x, q0, v0, w0, gp, bp, gravity, active, n_rows,
                     K_e, K2, K3,
                     C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst, norm_rows,
                     norm_idx):  # pragma: no cover - compiled
-    """``(F, g, G, C, D)`` of the module docstring; after ``n_rows`` come the arguments of
+    """``(F, g, G, C, D, finite)`` of the module docstring (``finite``: all of ``F`` is,
+    as a finite sum has finite terms); after ``n_rows`` come the arguments of
     ``bodies_residual`` (after the state and gravity) and of ``stacked_rows`` (after
     ``q``), flat (numba types a tuple argument in Python at every call, which is slow)."""
     n = q0.shape[0]
@@ -51,6 +52,9 @@ def affine_residual(x, q0, v0, w0, gp, bp, gravity, active, n_rows,
             for j in range(n):
                 r[j] += lk * G[row, j]
         F[n + k] = g[row]
+    total = 0.0
     for j in range(n):
         F[j] = r[j] / bp
-    return F, g, G, C, D
+    for j in range(n + m):
+        total += F[j]
+    return F, g, G, C, D, np.isfinite(total)

@@ -28,7 +28,7 @@ G = np.array([0.3, -9.81, 0.2])
 
 def _state(rng, body, qs=1e-2):
     n = body.n_coords
-    q = np.concatenate([rng.normal(size=3), random_unit_e(rng), qs * rng.normal(size=body.n_q)])
+    q = np.concatenate([rng.normal(size=3), random_unit_e(rng), qs * rng.normal(size=n - 7)])
     return q, rng.normal(size=n), rng.normal(size=n)
 
 
@@ -202,3 +202,31 @@ def test_label_hessian_sum_kernel_equals_numpy_and_full_hessians(kinds):
     scale = np.abs(full).max()
     assert np.abs(got - ref).max() <= 1e-13 * scale
     assert np.abs(got - full).max() <= 1e-13 * scale
+
+
+@pytest.mark.parametrize("stiffening", [True, False])
+def test_body_pack_equals_body_by_body(stiffening):
+    """All bodies in one compiled call (``BodyPack``: residuals and scaled tangents)
+    against each body's own ``residual``/``tangent``: a rigid body, a flexible body with
+    damping, another rigid body."""
+    from flexmbs.bodies.pack import BodyPack
+    bodies = [RigidBody.box("a", (0.3, 0.05, 0.02), 7850.0, com=(0.12, 0.01, -0.02)),
+              FlexibleBody("f", beam_cb(3, damping=1e-3), stiffening=stiffening),
+              RigidBody.box("c", (0.1, 0.1, 0.1), 2700.0)]
+    offs = np.cumsum([0] + [b.n_coords for b in bodies])[:-1]
+    pack = BodyPack(bodies, offs)
+    rng = np.random.default_rng(12)
+    parts = [_state(rng, b, 1e-2) for b in bodies]
+    q, qd, qdd = (np.concatenate([p[k] for p in parts]) for k in range(3))
+    r = pack.residual(q, qd, qdd, G)
+    vals = pack.newton_values(q, qd, qdd, G, 0.7, 0.3, 1.1)
+    pos = 0
+    for b, o, (qb, qdb, qddb) in zip(bodies, offs, parts):
+        ref = b.residual(qb, qdb, qddb, G)
+        assert np.abs(r[o:o + b.n_coords] - ref).max() <= 1e-14 * np.abs(ref).max()
+        K, C, M = b.tangent(qb, qdb, qddb, G)
+        block = (0.7 * K + 0.3 * C + 1.1 * M).ravel()
+        got = vals[pos:pos + block.size]
+        assert np.abs(got - block).max() <= 1e-14 * np.abs(block).max()
+        pos += block.size
+    assert pos == vals.size
