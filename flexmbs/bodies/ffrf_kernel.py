@@ -183,6 +183,45 @@ def _cross(a, b):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _mm(A, B):  # pragma: no cover - compiled
+    """``A B`` by loops (faster than a BLAS call at these sizes, any memory layout)."""
+    n, k = A.shape
+    m = B.shape[1]
+    C = np.zeros((n, m))
+    for i in range(n):
+        for p in range(k):
+            a = A[i, p]
+            if a != 0.0:
+                for j in range(m):
+                    C[i, j] += a * B[p, j]
+    return C
+
+
+@njit(cache=True)
+def _mv(A, x):  # pragma: no cover - compiled
+    """``A x`` by loops."""
+    y = np.zeros(A.shape[0])
+    for i in range(A.shape[0]):
+        s = 0.0
+        for j in range(A.shape[1]):
+            s += A[i, j] * x[j]
+        y[i] = s
+    return y
+
+
+@njit(cache=True)
+def _vm(x, A):  # pragma: no cover - compiled
+    """``x A`` by loops."""
+    y = np.zeros(A.shape[1])
+    for i in range(A.shape[0]):
+        a = x[i]
+        if a != 0.0:
+            for j in range(A.shape[1]):
+                y[j] += a * A[i, j]
+    return y
+
+
+@njit(cache=True)
 def _tilde(a):  # pragma: no cover - compiled
     """Skew matrix with ``tilde(a) b = a x b``."""
     T = np.zeros((3, 3))
@@ -242,7 +281,7 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
                 Dij += oc
             f_om[i, j] = m * Dij
     f_om[0:3] -= 2.0 * _tilde(lqd[0:3])
-    f_om[3:6] = ot @ Iq - _tilde(Iw) + Gr
+    f_om[3:6] = _mm(ot, Iq) - _tilde(Iw) + Gr
     for k in range(n):
         for j in range(3):
             f_al[6 + k, j] = lin[o + 12 * k + j]          # C_r
@@ -250,22 +289,22 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
             for i in range(3):
                 s += (lin[o + 12 * k + 3 + 3 * j + i] + lin[o + 12 * k + 3 + 3 * i + j]) * om[i]
             f_om[6 + k, j] = s
-    f_qd[0:3] = 2.0 * (ot @ C_tT)
+    f_qd[0:3] = 2.0 * _mm(ot, C_tT)
     for mm in range(n):
         for i in range(3):
             s = 0.0
             for j in range(3):
                 s += lin[12 + 9 * mm + 3 * i + j] * om[j]
             f_qd[3 + i, mm] = -2.0 * s
-    Cw = C_r1_kl @ om                                     # (k l)
+    Cw = _mv(C_r1_kl, om)                                 # (k l)
     for k in range(n):
         for l in range(n):
             f_qd[6 + k, l] = 2.0 * Cw[k * n + l] + D_e[k, l]
-    f_q[0:3] = (_tilde(al) + ot @ ot) @ C_tT
-    dI = I1 + (qe @ I2s_l).reshape(n, 9)                  # dI/dq_j (j, ab)
-    G2qd = qed @ G2_m                                      # (l, ij)
-    Cq = qedd @ C_r1_k                                     # (l, j)
-    tdC = -(_tilde(d) @ C_tT)
+    f_q[0:3] = _mm(_tilde(al) + _mm(ot, ot), C_tT)
+    dI = I1 + _vm(qe, I2s_l).reshape(n, 9)                # dI/dq_j (j, ab)
+    G2qd = _vm(qed, G2_m)                                  # (l, ij)
+    Cq = _vm(qedd, C_r1_k)                                 # (l, j)
+    tdC = -_mm(_tilde(d), C_tT)
     for j in range(n):
         dIal = np.zeros(3)
         dIom = np.zeros(3)
@@ -282,14 +321,14 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     for i in range(3):
         for j in range(3):
             ww[3 * i + j] = om[i] * om[j]
-    Ca = C_r1_kl @ al
-    Ow = O_e1_kl @ ww
+    Ca = _mv(C_r1_kl, al)
+    Ow = _mv(O_e1_kl, ww)
     for k in range(n):
         for l in range(n):
             f_q[6 + k, l] = Ca[k * n + l] + Ow[k * n + l] + K_e[k, l]
     if stiff:
-        T2 = (K2s @ qe).reshape(n, n)
-        T3 = ((K3s @ qe).reshape(n * n, n) @ qe).reshape(n, n)
+        T2 = _mv(K2s, qe).reshape(n, n)
+        T3 = _mv(_mv(K3s, qe).reshape(n * n, n), qe).reshape(n, n)
         f_q[6:] += T2 + T3
     f_qdd[0:3] = C_tT
     for k in range(n):
@@ -307,18 +346,18 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     # one projection blockdiag(A, 2 L^T, E) of all column blocks
     nc = 7 + n
     X = np.empty((N, 3 + 4 + n + 4 + n + 4 + n))
-    X[:, 0:3] = f_d @ np.ascontiguousarray(A.T)
-    X[:, 3:7] = f_al @ L2
+    X[:, 0:3] = _mm(f_d, A.T)
+    X[:, 3:7] = _mm(f_al, L2)
     X[:, 7:7 + n] = f_qdd
     o1 = 7 + n
-    X[:, o1:o1 + 4] = f_om @ L2
+    X[:, o1:o1 + 4] = _mm(f_om, L2)
     X[:, o1 + 4:o1 + 4 + n] = f_qd
     o2 = o1 + 4 + n
-    X[:, o2:o2 + 4] = f_d @ dd_de + f_al @ dal_de + f_om @ dom_de
+    X[:, o2:o2 + 4] = _mm(f_d, dd_de) + _mm(f_al, dal_de) + _mm(f_om, dom_de)
     X[:, o2 + 4:] = f_q
     Y = np.empty((nc, X.shape[1]))
-    Y[0:3] = A @ X[0:3]
-    Y[3:7] = np.ascontiguousarray(L2.T) @ X[3:6]
+    Y[0:3] = _mm(A, X[0:3])
+    Y[3:7] = _mm(L2.T, X[3:6])
     Y[7:] = X[6:]
     M = np.zeros((nc, nc))
     Cm = np.zeros((nc, nc))

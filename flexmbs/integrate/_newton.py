@@ -133,7 +133,7 @@ class NewtonSolver:
                 raise ValueError(f"NewtonSolver: block sizes {sizes} do not add up to {n}")
             bounds = np.cumsum((0,) + sizes)
             self._blocks = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
-            self._d1: list[float] = []
+            self._d1 = np.ones(len(self._blocks))
             self._alg = slice(n - int(n_algebraic), n) if n_algebraic else None
             self._alg0 = n - int(n_algebraic) if n_algebraic else -1
             self._bounds = np.array([0] + [b.stop for b in self._blocks], dtype=np.int64)
@@ -186,21 +186,23 @@ class NewtonSolver:
             return R.CONVERGED_FNORM_ABS
         if its == 0:
             return R.ITERATING
-        d, xm, fmax = block_maxima(snes.getSolutionUpdate().getArray(readonly=True),
-                                   snes.getSolution().getArray(readonly=True),
-                                   self._f.getArray(readonly=True), self._bounds, self._alg0)
-        d, xm = d.tolist(), xm.tolist()
-        if its == 1:
+        d, x0max, fmax, roundoff, ratio = block_maxima(
+            snes.getSolutionUpdate().getArray(readonly=True),
+            snes.getSolution().getArray(readonly=True), self._f.getArray(readonly=True),
+            self._bounds, self._alg0, self._d1, _EPS64)
+        if its == 1:                          # the first increments: d_b / d1_b = 1
             self._d1 = d
+            dmax = float(d.max())
+            ratio = 1.0 if dmax > 0.0 else (0.0 if dmax == 0.0 else dmax)
         rho = fnorm / fn[-2] if len(fn) >= 2 and fn[-2] > 0.0 else 1.0
-        x0max = xm[0]
-        if all(di <= _EPS64 * xi for di, xi in zip(d, xm)):   # round-off level in every block
+        if roundoff:                          # round-off level in every block
             return R.CONVERGED_SNORM_RELATIVE
         if self._alg is not None and fmax > self._alg_tol * max(1.0, x0max):
             return R.DIVERGED_MAX_IT if its >= self._max_it else R.ITERATING
         if rho < 1.0:
             eta = rho / (1.0 - rho)
-            if all(eta * di <= self._kappa * d1 for di, d1 in zip(d, self._d1)):
+            if eta * ratio <= self._kappa or (eta == 0.0 and ratio == ratio):
+                # eta d_b <= kappa d1_b in every block b
                 return R.CONVERGED_SNORM_RELATIVE
         if its >= self._max_it:
             return R.DIVERGED_MAX_IT
@@ -225,7 +227,8 @@ class NewtonSolver:
         except ArithmeticError as exc:
             self._abort = f"Jacobian evaluation failed ({exc})"
             raise _Abort from exc
-        if not np.all(np.isfinite(csr_parts(A)[2])):
+        data = csr_parts(A)[2]
+        if not math.isfinite(float(data.sum())) and not np.all(np.isfinite(data)):
             self._abort = "non-finite entries in the Jacobian"
             raise _Abort
         self._fill(P, A)
@@ -315,7 +318,7 @@ class NewtonSolver:
                 reason += f" ({self._residual_error})"
             raise NewtonFailure(reason, its, fnorm)
         self._count(fresh_start, its)
-        return self._x.getArray(readonly=True).copy(), dataclasses.replace(self._info)
+        return self._x.getArray(readonly=True).copy(), self._info   # a new one per solve
 
     def _run(self, x0) -> Exception | None:
         """One SNES solve from ``x0``; the exception it ended with, if any."""
