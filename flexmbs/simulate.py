@@ -146,10 +146,16 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
                                      options_prefix=options_prefix,
                                      petsc_options=petsc_options, project_velocity=project_velocity)
             try:
+                # the recorder at the output times only (it projects the velocities), the
+                # progress callback after every step without that cost
+                recorder.progress = None
+                step_cb = None if progress is None else \
+                    (lambda t, st: bool(progress(t, t_end, st)))
                 traj = integ.run(init.q, init.qd, init.qdd, init.lam, t0, t_end, h=dt,
                                  adaptive=adaptive, rtol=rtol, atol=atol, output_times=out_times,
                                  callback=recorder, store=False,
-                                 callback_at_outputs=out_times is not None and progress is None)
+                                 callback_at_outputs=out_times is not None,
+                                 step_callback=step_cb)
             finally:
                 integ.destroy()
             stats = traj.stats

@@ -42,7 +42,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import scipy.sparse as sp
@@ -239,7 +239,8 @@ class GeneralizedAlpha:
             rtol: float = 1e-4, atol: float = 1e-6, output_times: Sequence[float] | None = None,
             callback: Callback | None = None, store: bool = True, h_min: float | None = None,
             h_max: float | None = None, max_cuts: int = 8,
-            callback_at_outputs: bool = False) -> Trajectory:
+            callback_at_outputs: bool = False,
+            step_callback: Callable[[float, Stats], bool] | None = None) -> Trajectory:
         """Integrate from consistent ``(q0, qd0, qdd0, lam0)`` at ``t0`` to ``t_end``.
 
         Fixed steps ``h`` (cut in halves on Newton failure, up to ``max_cuts`` times), or
@@ -247,7 +248,9 @@ class GeneralizedAlpha:
         (``err <= 1`` with weights ``atol + rtol |q|``).  Steps land on ``output_times``.
         ``callback(t, q, qd, qdd, lam, stats)`` is called at ``t0`` and after every
         accepted step (with ``callback_at_outputs`` only at ``t0`` and the output times);
-        a true return value stops the integration.  With ``store`` the states at
+        a true return value stops the integration.  ``step_callback(t, stats)`` is called
+        after every accepted step (no state, so no velocity projection: cheap, e.g. for
+        progress); a true return value stops too.  With ``store`` the states at
         ``output_times`` (or at every step if ``None``) are returned.
         """
         if not h > 0.0 or not t_end > t0:
@@ -342,6 +345,8 @@ class GeneralizedAlpha:
                 if abs(goal - targets[i_target]) <= eps:
                     i_target += 1
             stop = emit(s)
+            if step_callback is not None and not stop:
+                stop = bool(step_callback(s.t, c.stats()))
         stats = c.stats()
         self.final_state = s
         if rec is None:  # only the final state
