@@ -54,6 +54,7 @@ NEWTON_DEFAULTS = {
 
 
 _EPS64 = 64.0 * np.finfo(float).eps
+_IGNORE_ALL = {"divide": "ignore", "over": "ignore", "under": "ignore", "invalid": "ignore"}
 
 
 class NewtonFailure(Exception):
@@ -333,10 +334,17 @@ class NewtonSolver:
         self._n_runs += 1
         insert = (self._n_runs <= 2 or self._fill.general_used
                   or self._options.read_at_solve)
+        # floating-point errors are ignored during the solve (np.errstate costs several
+        # µs, so a caller that already ignores them, e.g. the time loop, skips it)
+        fp = contextlib.nullcontext() if np.geterr() == _IGNORE_ALL else \
+            np.errstate(all="ignore")
         try:
-            with self._options.inserted() if insert else contextlib.nullcontext(), \
-                    np.errstate(all="ignore"):
-                self._snes.solve(None, self._x)
+            if insert:
+                with self._options.inserted(), fp:
+                    self._snes.solve(None, self._x)
+            else:
+                with fp:
+                    self._snes.solve(None, self._x)
         except (_Abort, PETSc.Error) as exc:
             err = exc
         self._watch = False

@@ -297,56 +297,59 @@ class GeneralizedAlpha:
 
         stop = emit(s)
         h_cur, i_target, k_grid, cuts = h, 0, 1, 0
-        while not stop and i_target < len(targets):
-            goal = targets[i_target]
-            if not adaptive:
-                goal = min(goal, t0 + k_grid * h)
-            h_try = min(h_cur, goal - s.t)
-            if goal - s.t - h_try <= eps:
-                h_try = goal - s.t
-            try:
-                s1, its, jacs = self.step(s, h_try)
-                c.newton += its
-                c.solves += its
-                c.jac += jacs
-            except NewtonFailure as f:
-                c.newton += f.iterations
-                c.solves += f.iterations
-                c.rejected += 1
-                cuts += 1
-                log.debug("step %d at t = %g, h = %g failed: %s", c.steps + 1, s.t, h_try, f)
-                if cuts > max_cuts or h_try * 0.5 < h_min:
-                    raise ConvergenceError(
-                        f"generalized-alpha: Newton failed ({f.reason}) with residual norm "
-                        f"{f.residual:.3e} after {f.iterations} iterations; step size cut "
-                        f"to h = {h_try:.3e} ({cuts - 1} cuts)", t=s.t + h_try,
-                        step=c.steps + 1) from None
-                h_cur = 0.5 * h_try
-                continue
-            if adaptive:
-                err = self.error_norm(s, s1, h_try, rtol, atol)
-                fac = 0.9 * err ** (-1.0 / 3.0) if err > 0 else 5.0
-                if err > 1.0 and h_try > h_min:
+        # floating-point errors ignored in the time loop, as in every Newton solve (set
+        # once here: np.errstate per solve costs several µs)
+        with np.errstate(all="ignore"):
+            while not stop and i_target < len(targets):
+                goal = targets[i_target]
+                if not adaptive:
+                    goal = min(goal, t0 + k_grid * h)
+                h_try = min(h_cur, goal - s.t)
+                if goal - s.t - h_try <= eps:
+                    h_try = goal - s.t
+                try:
+                    s1, its, jacs = self.step(s, h_try)
+                    c.newton += its
+                    c.solves += its
+                    c.jac += jacs
+                except NewtonFailure as f:
+                    c.newton += f.iterations
+                    c.solves += f.iterations
                     c.rejected += 1
-                    h_cur = max(h_min, h_try * min(0.9, max(0.2, fac)))
+                    cuts += 1
+                    log.debug("step %d at t = %g, h = %g failed: %s", c.steps + 1, s.t, h_try, f)
+                    if cuts > max_cuts or h_try * 0.5 < h_min:
+                        raise ConvergenceError(
+                            f"generalized-alpha: Newton failed ({f.reason}) with residual norm "
+                            f"{f.residual:.3e} after {f.iterations} iterations; step size cut "
+                            f"to h = {h_try:.3e} ({cuts - 1} cuts)", t=s.t + h_try,
+                            step=c.steps + 1) from None
+                    h_cur = 0.5 * h_try
                     continue
-                h_new = h_try * min(5.0 if c.steps == 0 else 2.0, max(0.2, fac))
-                h_cur = min(h_max, max(h_min, h_new if h_try >= h_cur * (1 - 1e-12)
-                                       else max(h_new, h_cur if fac >= 1.0 else h_new)))
-            else:
-                h_cur = min(h, 2.0 * h_try) if h_try < h * (1 - 1e-12) else h
-            cuts = 0
-            c.steps += 1
-            s = s1
-            if abs(s.t - goal) <= eps:
-                s = State(goal, s.q, s.qd, s.qdd, s.a, s.lam)
-                if not adaptive and abs(goal - (t0 + k_grid * h)) <= eps:
-                    k_grid += 1
-                if abs(goal - targets[i_target]) <= eps:
-                    i_target += 1
-            stop = emit(s)
-            if step_callback is not None and not stop:
-                stop = bool(step_callback(s.t, c.stats()))
+                if adaptive:
+                    err = self.error_norm(s, s1, h_try, rtol, atol)
+                    fac = 0.9 * err ** (-1.0 / 3.0) if err > 0 else 5.0
+                    if err > 1.0 and h_try > h_min:
+                        c.rejected += 1
+                        h_cur = max(h_min, h_try * min(0.9, max(0.2, fac)))
+                        continue
+                    h_new = h_try * min(5.0 if c.steps == 0 else 2.0, max(0.2, fac))
+                    h_cur = min(h_max, max(h_min, h_new if h_try >= h_cur * (1 - 1e-12)
+                                           else max(h_new, h_cur if fac >= 1.0 else h_new)))
+                else:
+                    h_cur = min(h, 2.0 * h_try) if h_try < h * (1 - 1e-12) else h
+                cuts = 0
+                c.steps += 1
+                s = s1
+                if abs(s.t - goal) <= eps:
+                    s = State(goal, s.q, s.qd, s.qdd, s.a, s.lam)
+                    if not adaptive and abs(goal - (t0 + k_grid * h)) <= eps:
+                        k_grid += 1
+                    if abs(goal - targets[i_target]) <= eps:
+                        i_target += 1
+                stop = emit(s)
+                if step_callback is not None and not stop:
+                    stop = bool(step_callback(s.t, c.stats()))
         stats = c.stats()
         self.final_state = s
         if rec is None:  # only the final state
