@@ -2,7 +2,7 @@
 
     python benchmarks/run.py [--models rigid_pendulum,rigid_fourbar] [--json out.json]
                              [--petsc "-fmbs_pc_factor_mat_solver_type umfpack"]
-    python benchmarks/run.py --exudyn [--models ...] [--repeat 2] [--exudyn-fast]
+    python benchmarks/run.py --exudyn [--models ...] [--repeat 2] [--exudyn-fast] [--docs]
 
 Each model runs at h = 1e-3 s over 1 s (generalized-alpha, rho_inf = 0.9, the default
 direct LU) in a fresh subprocess, so the peak memory (max RSS) is the model's own.
@@ -119,6 +119,11 @@ def exudyn_main(args):
     with open(args.json, "w") as f:
         json.dump(rows, f, indent=2)
     print(f"\nwritten {args.json}")
+    if args.docs:
+        from compare import write_docs_block
+        doc = os.path.join(HERE, "..", "docs", "performance.md")
+        write_docs_block(rows, doc, "python benchmarks/run.py " + " ".join(sys.argv[1:]))
+        print(f"updated {os.path.normpath(doc)}")
     return 0
 
 
@@ -134,6 +139,9 @@ def main(argv=None):
                     "unless --models is given)")
     ap.add_argument("--repeat", type=int, default=2,
                     help="--exudyn: runs per side and model, interleaved; the better is shown")
+    ap.add_argument("--docs", action="store_true",
+                    help="--exudyn: write the table into docs/performance.md (its generated "
+                    "block <!-- exudyn:table -->)")
     ap.add_argument("--exudyn-fast", action="store_true",
                     help="--exudyn: Exudyn's fast module (EXUDYN_MODULE=fast, no range checks)")
     ap.add_argument("--one", help=argparse.SUPPRESS)

@@ -148,3 +148,48 @@ def print_table(rows) -> None:
         print("\nModels and key outputs (at t_end = 1 s, h = 1e-3 s, rho_inf = 0.9):")
         for r in rows:
             print(f"  {r['model']}: {r['note']}")
+
+
+_TITLES = {"rigid_pendulum": "rigid pendulum", "rigid_fourbar": "rigid four-bar",
+           "cantilever_10": "cantilever, 10 modes",
+           "flexible_pendulum_8": "flexible pendulum, 8 modes",
+           "flexible_slider_crank_12": "flexible slider-crank, 12 modes"}
+
+
+def markdown_table(rows, command: str) -> str:
+    """The side-by-side table as the generated block of ``docs/performance.md``."""
+    import datetime
+    import os
+    import platform
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    when = datetime.datetime.now().strftime("%Y-%m-%dT%H:%M")
+    lines = [f"*Measured {when} by `{command}` on {platform.machine()}, "
+             f"{os.cpu_count()} cores, load average {load} at the end; Exudyn "
+             f"{rows[0]['exudyn_version']} ({rows[0]['exudyn_module']} module); each side the "
+             f"better of {len(rows[0]['flexmbs_steps_per_s_runs'])} runs, interleaved.*", "",
+             "| model | flexmbs steps/s | Exudyn steps/s | ratio flexmbs/Exudyn | Newton/step "
+             "flexmbs / Exudyn | flexmbs warm-up s | key-output difference [m] |",
+             "|---|---:|---:|---:|---|---:|---|"]
+    for r in rows:
+        a, b = r["flexmbs"], r["exudyn"]
+        diff = f"{r['key_difference']:.1e}"
+        if r["key_difference_nodal_gravity"] is not None:
+            diff += f" ({r['key_difference_nodal_gravity']:.1e} with nodal gravity in Exudyn)"
+        lines.append(f"| {_TITLES.get(r['model'], r['model'])} | {a['steps_per_s']:,.0f} | "
+                     f"{b['steps_per_s']:,.0f} | {r['ratio']:.2f} | "
+                     f"{a['newton_per_step']:.2f} / {b['newton_per_step']:.2f} | "
+                     f"{a.get('warmup_s', float('nan')):.2f} | {diff} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_docs_block(rows, path, command: str) -> None:
+    """Replace ``<!-- exudyn:table -->`` ... ``<!-- /exudyn:table -->`` in ``path``."""
+    import re
+    from pathlib import Path
+    p = Path(path)
+    text = p.read_text()
+    pat = re.compile(r"(<!-- exudyn:table -->\n).*?(<!-- /exudyn:table -->)", re.S)
+    if not pat.search(text):
+        raise SideBySideError(f"{p}: no '<!-- exudyn:table -->' block to replace")
+    p.write_text(pat.sub(lambda m: m.group(1) + markdown_table(rows, command) + m.group(2),
+                         text))
