@@ -356,14 +356,14 @@ class AssembledSystem:
         ``q = x[:n]`` (the residual of an implicit Newmark-type step, generalized-α) in one
         compiled call (:func:`flexmbs.system.kernel.affine_residual`), plus the force
         elements; None when the system has bodies or rows the kernel does not cover
-        (point masses, drives, joints other than label rows)."""
+        (point masses, joints other than label rows and drives of them)."""
         plan = self._affine_plan()
         if plan is None:
             return None
         pack, st, act = plan
         F, g, G, C, D, finite = affine_residual(arg(x), q0, v0, w0, gp, bp, self.gravity,
                                                 act, st.n_rows_all, *pack.args,
-                                                *st._kernel_data)
+                                                *st._kernel_data, *st.drive_weights(float(t)))
         n = self.n_q
         q = x[:n]
         qkey, t = q.tobytes(), float(t)
@@ -398,7 +398,7 @@ class AssembledSystem:
             return c[1]
         pack, st = self._body_pack(), self._stacked()
         plan = None
-        if pack is not None and st is not None and st.complete and not st.weighted:
+        if pack is not None and st is not None and st.complete:
             plan = (pack, st, np.flatnonzero(self.active).astype(np.int64))
         self._affine_cache = (key, plan)
         return plan
@@ -683,6 +683,12 @@ class AssembledSystem:
         mu[act] = lam
         mu_st = np.zeros(Sa.shape[0])
         mu_st[src] = mu[dst]
+        if st.weighted:                       # a drive row's Hessian: sum_j w_j h_pj
+            row, lo, n, w, _ = st.drive_weights(float(t))
+            o = 0
+            for d in range(len(row)):
+                mu_st[lo[d]:lo[d] + n[d]] += mu[row[d]] * w[o:o + n[d]]
+                o += n[d]
         return stacked_hessian_sum(arg(q), C, D, start, nq, U0T, W12, wptr, Sa, Sb, kc, mu_st,
                                    F.T_A_KERNEL, norm_idx, arg(mu[norm_rows]))
 

@@ -26,9 +26,11 @@ def affine_residual(x, q0, v0, w0, gp, bp, gravity, active, n_rows,
                     b_off, b_nq, b_m, b_stiff, b_ptr, lin0, lin_q, I2, lin_qd, lin_qdd, C_t,
                     K_e, K2, K3,
                     C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst, norm_rows,
-                    norm_idx):  # pragma: no cover - compiled
+                    norm_idx, wd_row, wd_lo, wd_n, wd_w, wd_f):  # pragma: no cover - compiled
     """``(F, g, G, C, D, finite)`` of the module docstring (``finite``: all of ``F`` is,
-    as a finite sum has finite terms); after ``n_rows`` come the arguments of
+    as a finite sum has finite terms), drive rows included (``wd_*``: the time weights of
+    :meth:`flexmbs.system.stacked.StackedRows.drive_weights`); after ``n_rows`` come the
+    arguments of
     ``bodies_residual`` (after the state and gravity) and of ``stacked_rows`` (after
     ``q``), flat (numba types a tuple argument in Python at every call, which is slow)."""
     n = q0.shape[0]
@@ -41,8 +43,18 @@ def affine_residual(x, q0, v0, w0, gp, bp, gravity, active, n_rows,
         qdd[i] = w0[i] + bp * dq
     r = bodies_residual(q, qd, qdd, gravity, b_off, b_nq, b_m, b_stiff, b_ptr, lin0, lin_q, I2,
                         lin_qd, lin_qdd, C_t, K_e, K2, K3)
-    g, G, C, D, _, _ = stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc,
-                                    src, dst, norm_rows, norm_idx, n_rows)
+    g, G, C, D, p, dp = stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc,
+                                     src, dst, norm_rows, norm_idx, n_rows)
+    o = 0
+    for d in range(wd_row.shape[0]):          # drive rows: w(t) . p + f(t), gradient w . dp
+        row = wd_row[d]
+        g[row] = wd_f[d]
+        for j in range(wd_n[d]):
+            wj = wd_w[o + j]
+            g[row] += wj * p[wd_lo[d] + j]
+            for c in range(dp.shape[1]):
+                G[row, c] += wj * dp[wd_lo[d] + j, c]
+        o += wd_n[d]
     m = active.shape[0]
     F = np.empty(n + m)
     for k in range(m):

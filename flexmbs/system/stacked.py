@@ -71,6 +71,7 @@ class StackedRows:
         self.blocks = {}
         self.global_rows = np.full(R, -1)            # row of the system (-1: drives)
         self.weighted = []                                # drives: (block, rows, WeightedRow, row)
+        self._drive_cache = None
         r0 = 0
         for bi, rows, base, (mP, mQ) in entries:
             nr = len(base.labels)
@@ -167,6 +168,27 @@ class StackedRows:
             Dl[0, :-1] = w @ dpb
             Dl[0, -1] = w1 @ pb + f1
             out[bi] = (np.array([w @ pb + f]), Dl)
+        return out
+
+    def drive_weights(self, t: float) -> tuple:
+        """The drive rows for the compiled kernels at time ``t`` (memoised on ``t``):
+        ``(row, lo, n, w, f)`` with drive ``d`` the system row ``row[d] = sum_j
+        w[o_d + j] p[lo[d] + j] + f[d]`` over its ``n[d]`` label rows ``p`` (``o_d`` the
+        running sum of ``n``)."""
+        c = self._drive_cache
+        if c is not None and c[0] == t:
+            return c[1]
+        D = len(self.weighted)
+        row = np.array([r for _, _, _, r in self.weighted], dtype=np.int64)
+        lo = np.array([rs.start for _, rs, _, _ in self.weighted], dtype=np.int64)
+        n = np.array([rs.stop - rs.start for _, rs, _, _ in self.weighted], dtype=np.int64)
+        w, f = [], np.zeros(D)
+        for d, (_, _, rows, _) in enumerate(self.weighted):
+            wd, _, _, fd, _, _ = rows.weights(t)
+            w.append(np.asarray(wd, float))
+            f[d] = fd
+        out = (row, lo, n, arg(np.concatenate(w)) if w else np.zeros(0), f)
+        self._drive_cache = (t, out)
         return out
 
     def dense(self, q: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:

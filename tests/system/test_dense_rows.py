@@ -60,14 +60,17 @@ def _slider_crank_torque():
     return model
 
 
-@pytest.mark.parametrize("which", ["slider_crank_torque", "flexible_pendulum"])
+@pytest.mark.parametrize("which", ["slider_crank_torque", "slider_crank_drive",
+                                   "flexible_pendulum"])
 def test_stacked_newton_matrix_and_step_residual_equal_blockwise(which, monkeypatch):
     """The Newton matrix with the constraint Hessian of all rows in one compiled call
-    (``stacked_hessian_sum``) and the fused step residual (``affine_residual``) against
-    the block-by-block Hessian sums and ``residual``/``constraint``."""
-    model = _slider_crank_torque() if which == "slider_crank_torque" else _flexible_pendulum()
+    (``stacked_hessian_sum``) and the fused step residual (``affine_residual``, drive rows
+    included) against the block-by-block Hessian sums and ``residual``/``constraint``."""
+    model = {"slider_crank_torque": _slider_crank_torque,
+             "slider_crank_drive": lambda: slider_crank()[0],        # a velocity drive row
+             "flexible_pendulum": _flexible_pendulum}[which]()
     asm = AssembledSystem(model)
-    if which == "slider_crank_torque":
+    if which.startswith("slider_crank"):
         asm.active = np.arange(asm.n_rows_all) % 5 != 3
     assert asm._affine_plan() is not None
     rng = np.random.default_rng(3)
