@@ -19,3 +19,13 @@ def arg(x) -> np.ndarray:
             and x.flags.writeable:
         return x
     return np.array(x, dtype=float, order="C")
+
+
+def state(who: str, n: int, q, qd, qdd, gravity) -> tuple:
+    """``(q, qd, qdd, gravity)`` through :func:`arg`, after checking their shapes (the
+    kernels do not check indices: a short vector would be read past its end)."""
+    out = tuple(arg(x) for x in (q, qd, qdd, gravity))
+    for name, x, shape in zip(("q", "qd", "qdd", "gravity"), out, ((n,), (n,), (n,), (3,))):
+        if x.shape != shape:
+            raise ValueError(f"{who}: {name} must have shape {shape}, got {x.shape}")
+    return out

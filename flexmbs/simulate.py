@@ -137,7 +137,10 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
     if output_dt is not None:
         out_times = np.arange(t0, t_end + 0.5 * output_dt, output_dt)[1:]
     writer = ResultWriter(output, attrs={"model": model.name}) if output else None
-    recorder = _Recorder(asm, writer, progress, t_end, out_times, t0)
+    # generalized-alpha calls progress itself after every step (step_callback); the TS
+    # integrator reports every step to the recorder, which then calls it
+    recorder = _Recorder(asm, writer, progress if method == "ts" else None, t_end,
+                         out_times, t0)
     wall = _time.perf_counter()
     try:
         if method == "genalpha":
@@ -148,7 +151,6 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
             try:
                 # the recorder at the output times only (it projects the velocities), the
                 # progress callback after every step without that cost
-                recorder.progress = None
                 step_cb = None if progress is None else \
                     (lambda t, st: bool(progress(t, t_end, st)))
                 traj = integ.run(init.q, init.qd, init.qdd, init.lam, t0, t_end, h=dt,

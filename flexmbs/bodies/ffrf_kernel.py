@@ -40,12 +40,7 @@ def _state(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd):  # pragma: no co
     om = _two_L(e0, x, y, z, qd[3], qd[4], qd[5], qd[6])
     al = _two_L(e0, x, y, z, qdd[3], qdd[4], qdd[5], qdd[6])
 
-    lin = lin0.copy()                                  # lin0 + q_e lin_q
-    for k in range(n):
-        qk = q[7 + k]
-        if qk != 0.0:
-            for j in range(lin.shape[0]):
-                lin[j] += qk * lin_q[k, j]
+    lin = lin0 + _vm(q[7:], lin_q)                     # lin0 + q_e lin_q
     c = np.empty(3)
     for i in range(3):
         c[i] = lin[i] / m
@@ -66,18 +61,8 @@ def _state(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd):  # pragma: no co
         s = -2.0 * qd[7 + mm]
         for ij in range(9):
             Gr[ij] += s * lin[12 + 9 * mm + ij]
-    lqd = np.zeros(lin_qd.shape[1])                    # [C_t^T qd, C_r1 qd, D qd]
-    for k in range(n):
-        s = qd[7 + k]
-        if s != 0.0:
-            for j in range(lqd.shape[0]):
-                lqd[j] += s * lin_qd[k, j]
-    lqdd = np.zeros(lin_qdd.shape[1])                  # [C_t^T qdd, M_e qdd]
-    for k in range(n):
-        s = qdd[7 + k]
-        if s != 0.0:
-            for j in range(lqdd.shape[0]):
-                lqdd[j] += s * lin_qdd[k, j]
+    lqd = _vm(qd[7:], lin_qd)                          # [C_t^T qd, C_r1 qd, D qd]
+    lqdd = _vm(qdd[7:], lin_qdd)                       # [C_t^T qdd, M_e qdd]
 
     Iw = np.empty(3)
     Ia = np.empty(3)

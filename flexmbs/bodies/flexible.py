@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flexmbs.compiled import arg
+from flexmbs.compiled import arg, state
 from flexmbs.bodies.ffrf_kernel import ffrf_residual, ffrf_tangent
 from flexmbs.bodies.marker import Marker
 from flexmbs.kinematics.frames import dATw_de, dAu_de
@@ -195,13 +195,17 @@ class FlexibleBody:
             for key in ("C_r1_kl", "O_e1_kl"):
                 cached[key + "/"] = _row_chunks(cached[key])
             if self.uses_stiffening:
-                K2, K3 = np.asarray(b.K2, float), np.asarray(b.K3, float)
-                cached["K2"] = _row_chunks(K2.reshape(n * n, n))                # (k a, b)
-                cached["K3"] = _row_chunks(K3.reshape(n ** 3, n))               # (k a b, c)
+                # one writable copy of each tensor, flat for the kernels (arg() would copy
+                # the body's read-only arrays) and in row blocks for the numpy reference
+                K2, K3 = np.array(b.K2, dtype=float), np.array(b.K3, dtype=float)
+                cached["K2_flat"] = K2.reshape(n * n, n)                         # (k a, b)
+                cached["K3_flat"] = K3.reshape(n ** 3, n)                        # (k a b, c)
                 # d(K2:qq)/dq_j = (K2[k,j,b] + K2[k,b,j]) q_b, and the three slots of K3
-                cached["K2s"] = _row_chunks((K2 + np.swapaxes(K2, 1, 2)).reshape(n * n, n))
-                cached["K3s"] = _row_chunks((K3 + np.transpose(K3, (0, 2, 1, 3))
-                                             + np.transpose(K3, (0, 3, 1, 2))).reshape(n ** 3, n))
+                cached["K2s_flat"] = (K2 + np.swapaxes(K2, 1, 2)).reshape(n * n, n)
+                cached["K3s_flat"] = (K3 + np.transpose(K3, (0, 2, 1, 3))
+                                      + np.transpose(K3, (0, 3, 1, 2))).reshape(n ** 3, n)
+                for key in ("K2", "K3", "K2s", "K3s"):
+                    cached[key] = _row_chunks(cached[key + "_flat"])
             self.__dict__["_consts"] = cached
         return cached
 
@@ -337,11 +341,13 @@ class FlexibleBody:
     # -- dynamics ---------------------------------------------------------------------
     def _state(self, q, qd, qdd, gravity):
         """Body-frame quantities of the module docstring at one state (a dict; the last
-        one is kept, so the tangent at the state of the last residual reuses it).
+        one is kept, so :meth:`tangent_reference` at the state of the last
+        :meth:`residual_reference` reuses it). The numpy formulation that the compiled
+        kernels (:mod:`flexmbs.bodies.ffrf_kernel`) are tested against.
 
-        The rigid-body-sized algebra (3-vectors, 3x3 products) is done on Python floats,
-        which is several times faster than numpy calls at that size; the ``n_q``-sized
-        parts are matrix products with the reshaped invariants of :meth:`_const`.
+        The rigid-body-sized algebra (3-vectors, 3x3 products) is done on Python floats;
+        the ``n_q``-sized parts are matrix products with the reshaped invariants of
+        :meth:`_const`.
         """
         key = (q.tobytes(), qd.tobytes(), qdd.tobytes(), gravity.tobytes())
         last = self.__dict__.get("_last_state")
@@ -395,7 +401,11 @@ class FlexibleBody:
         """``[m (rdd - g) + A f_t; 2 L^T f_r; f_e]`` (module docstring), shape (7 + n_q,),
         by the compiled kernel :func:`flexmbs.bodies.ffrf_kernel.ffrf_residual`."""
         a = self._kernel_args()
-        return ffrf_residual(arg(q), arg(qd), arg(qdd), arg(gravity), *a)
+        return ffrf_residual(*self._state_args(q, qd, qdd, gravity), *a)
+
+    def _state_args(self, q, qd, qdd, gravity) -> tuple:
+        """The state arguments of the kernels, shapes checked (:func:`flexmbs.compiled.state`)."""
+        return state(f"FlexibleBody '{self.name}'", self.n_coords, q, qd, qdd, gravity)
 
     def _kernel_args(self) -> tuple:
         """The constant arguments of :func:`~flexmbs.bodies.ffrf_kernel.ffrf_residual`."""
@@ -404,8 +414,8 @@ class FlexibleBody:
             k, b, n = self._const(), self.body, self.n_q
             c = arg
             stiff = self.uses_stiffening
-            K2 = c(np.reshape(b.K2, (n * n, n))) if stiff else np.zeros((0, 0))
-            K3 = c(np.reshape(b.K3, (n ** 3, n))) if stiff else np.zeros((0, 0))
+            K2 = k["K2_flat"] if stiff else np.zeros((0, 0))
+            K3 = k["K3_flat"] if stiff else np.zeros((0, 0))
             # arg() copies read-only data (the body's arrays), so the types never vary
             a = (float(b.m), c(k["lin0"]), c(k["lin_q"]), c(k["I2"]), c(k["lin_qd"]),
                  c(k["lin_qdd"]),
@@ -434,7 +444,7 @@ class FlexibleBody:
         """``(K, C, M)``: exact derivatives of :meth:`residual` by q, qd, qdd, by the
         compiled kernel :func:`flexmbs.bodies.ffrf_kernel.ffrf_tangent`."""
         a = self._kernel_args()
-        return ffrf_tangent(arg(q), arg(qd), arg(qdd), arg(gravity), *a[:6], *self._tangent_args())
+        return ffrf_tangent(*self._state_args(q, qd, qdd, gravity), *a[:6], *self._tangent_args())
 
     def _tangent_args(self) -> tuple:
         """The constant arguments of :func:`~flexmbs.bodies.ffrf_kernel.ffrf_tangent` after
@@ -444,13 +454,8 @@ class FlexibleBody:
             k, b, n = self._const(), self.body, self.n_q
             c = arg
             stiff = self.uses_stiffening
-            if stiff:
-                K2, K3 = np.asarray(b.K2, float), np.asarray(b.K3, float)
-                K2s = c((K2 + np.swapaxes(K2, 1, 2)).reshape(n * n, n))
-                K3s = c((K3 + np.transpose(K3, (0, 2, 1, 3))
-                         + np.transpose(K3, (0, 3, 1, 2))).reshape(n ** 3, n))
-            else:
-                K2s = K3s = np.zeros((0, 0))
+            K2s = k["K2s_flat"] if stiff else np.zeros((0, 0))
+            K3s = k["K3s_flat"] if stiff else np.zeros((0, 0))
             a = (c(b.C_t).reshape(n, 3), c(b.M_e).reshape(n, n), c(k["D"]).reshape(n, n),
                  c(k["I1"]).reshape(n, 9), c(k["I2s_l"]).reshape(n, 9 * n),
                  c(k["G2_m"]).reshape(n, 9 * n), c(k["C_r1_kl"]).reshape(n * n, 3),

@@ -14,6 +14,14 @@ from flexmbs.bodies.ffrf_kernel import bodies_newton_values, bodies_residual
 from flexmbs.compiled import arg
 
 
+def _cat(parts) -> np.ndarray:
+    """The flat arrays of all bodies end to end (one body's array as it is, no copy: the
+    stiffening tensors of a single body can be hundreds of MB)."""
+    if not parts:
+        return np.zeros(0)
+    return arg(parts[0]) if len(parts) == 1 else arg(np.concatenate(parts))
+
+
 class BodyPack:
     """The bodies of a system (each with ``_kernel_args``) at their coordinate offsets."""
 
@@ -28,7 +36,7 @@ class BodyPack:
                          dtype=np.int64).reshape(len(bodies), 9)
         self.ptr = np.zeros((len(bodies) + 1, 9), dtype=np.int64)
         np.cumsum(sizes, axis=0, out=self.ptr[1:])
-        self.flats = tuple(arg(np.concatenate(f)) if f else np.zeros(0) for f in flats)
+        self.flats = tuple(_cat(f) for f in flats)
         #: the arguments of ``bodies_residual`` after the state and gravity
         self.args = (self.off, self.nq, self.m, self.stiff, self.ptr, *self.flats)
         self._bodies = list(bodies)
@@ -43,7 +51,7 @@ class BodyPack:
                              dtype=np.int64).reshape(len(args), 12)
             tptr = np.zeros((len(args) + 1, 12), dtype=np.int64)
             np.cumsum(sizes, axis=0, out=tptr[1:])
-            self._targs = (tptr, *(arg(np.concatenate(f)) for f in flats))
+            self._targs = (tptr, *(_cat(f) for f in flats))
         return self._targs
 
     def newton_values(self, q, qd, qdd, gravity, c_K, c_C, c_M) -> np.ndarray:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from flexmbs.compiled import arg
+from flexmbs.compiled import arg, state
 from flexmbs.bodies.ffrf_kernel import ffrf_residual, ffrf_tangent
 from flexmbs.bodies.marker import Marker
 from flexmbs.kinematics.frames import cross3, dATw_de, dAu_de
@@ -179,7 +179,11 @@ class RigidBody:
         """Rows ``[r_r; r_e]`` of the module docstring, shape (7,): the floating-frame
         residual with no elastic coordinates (:func:`flexmbs.bodies.ffrf_kernel.ffrf_residual`
         with ``lin0 = [m c, I_O]``, ``n_q = 0``), compiled."""
-        return ffrf_residual(arg(q), arg(qd), arg(qdd), arg(gravity), *self._kernel_args())
+        return ffrf_residual(*self._state_args(q, qd, qdd, gravity), *self._kernel_args())
+
+    def _state_args(self, q, qd, qdd, gravity) -> tuple:
+        """The state arguments of the kernels, shapes checked (:func:`flexmbs.compiled.state`)."""
+        return state(f"RigidBody '{self.name}'", self.n_coords, q, qd, qdd, gravity)
 
     def _kernel_args(self) -> tuple:
         """Constant arguments of :func:`~flexmbs.bodies.ffrf_kernel.ffrf_residual` for a
@@ -221,7 +225,7 @@ class RigidBody:
         """``(K, C, M)``: derivatives of :meth:`residual` by q, qd, qdd (7x7 each), by
         the compiled floating-frame tangent with ``n_q = 0``
         (:func:`flexmbs.bodies.ffrf_kernel.ffrf_tangent`)."""
-        return ffrf_tangent(arg(q), arg(qd), arg(qdd), arg(gravity), *self._kernel_args()[:6],
+        return ffrf_tangent(*self._state_args(q, qd, qdd, gravity), *self._kernel_args()[:6],
                             *self._tangent_args())
 
     def _tangent_args(self) -> tuple:

@@ -156,8 +156,8 @@ class ExternalTorque(ForceElement):
         marker, off, q_b = ctx.markers[0], ctx.offsets[0], ctx.q_bodies[0]
         if off is None or q_b is None or marker.body.n_coords < 7:
             return ForceContribution(Q, dQ_dx, dQ_dxd)
-        m, md, _ = (np.asarray(v, float) for v in _load(self, "torque")(ctx.t))
         if marker.Phi is not None and marker.body.n_coords > 7:
+            m, md, _ = (np.asarray(v, float) for v in _load(self, "torque")(ctx.t))
             # flexible marker: Q = J_R^T m with J_R = [0, 2G(e), A Psi] (THEORY §2.6, h_d)
             nb = marker.body.n_coords
             Qb, dQb, dQt = marker_torque(marker, q_b, m, md, self.frame)
@@ -166,17 +166,10 @@ class ExternalTorque(ForceElement):
                 dQ_dx[off:off + nb, off:off + nb] = dQb
                 dQ_dx[off:off + nb, n - 1] = dQt
             return ForceContribution(Q, dQ_dx, dQ_dxd)
-        e = np.asarray(q_b[3:7], dtype=float)
-        if self.frame == "body":
-            R = np.asarray(marker.R, dtype=float)
-            Q_e, dQ_e = Q_e_body(e, R @ m)
-            Q_e_t, _ = Q_e_body(e, R @ md)
-        else:
-            Q_e, dQ_e = Q_e_inertial(e, m)
-            Q_e_t, _ = Q_e_inertial(e, md)
-        eo = slice(off + 3, off + 7)
-        Q[eo] = Q_e
+        # rigid body: the body's own rows [r, e] and time, from body_force
+        c = self.body_force(marker, q_b, ctx.t, ctx.order)
+        rows = np.append(np.arange(off, off + 7), n - 1)
+        Q[rows] = c.Q
         if dQ_dx is not None:
-            dQ_dx[eo, eo] = dQ_e
-            dQ_dx[eo, n - 1] = Q_e_t
+            dQ_dx[np.ix_(rows, rows)] = c.dQ_dx
         return ForceContribution(Q, dQ_dx, dQ_dxd)

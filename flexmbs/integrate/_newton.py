@@ -135,7 +135,6 @@ class NewtonSolver:
             bounds = np.cumsum((0,) + sizes)
             self._blocks = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
             self._d1 = np.ones(len(self._blocks))
-            self._alg = slice(n - int(n_algebraic), n) if n_algebraic else None
             self._alg0 = n - int(n_algebraic) if n_algebraic else -1
             self._bounds = np.array([0] + [b.stop for b in self._blocks], dtype=np.int64)
             self._alg_tol = float(algebraic_tol)
@@ -198,7 +197,7 @@ class NewtonSolver:
         rho = fnorm / fn[-2] if len(fn) >= 2 and fn[-2] > 0.0 else 1.0
         if roundoff:                          # round-off level in every block
             return R.CONVERGED_SNORM_RELATIVE
-        if self._alg is not None and fmax > self._alg_tol * max(1.0, x0max):
+        if self._alg0 >= 0 and fmax > self._alg_tol * max(1.0, x0max):
             return R.DIVERGED_MAX_IT if its >= self._max_it else R.ITERATING
         if rho < 1.0:
             eta = rho / (1.0 - rho)

@@ -370,18 +370,8 @@ class AssembledSystem:
         st.last, st.last_key = (C, D), (qkey, t)
         self._dense_cache = ((qkey, t, self._active_key), (g, G), False)
         if self.force_blocks:
-            slow = []
-            for fb in self.force_blocks:
-                c = self._body_force(fb, q, t, 1)
-                if c is None:
-                    slow.append(fb)
-                else:
-                    F[fb.idx] -= c.Q[:-1] / bp
-            if slow:                         # elements that need the frame jets
-                qd = v0 + gp * (q - q0)
-                for fb, c in self._force_contributions(q, qd, t, 1):
-                    if fb in slow:
-                        F[fb.idx] -= c.Q[:-1] / bp
+            for fb, c in self._force_contributions(q, v0 + gp * (q - q0), t, 1):
+                F[fb.idx] -= c.Q[:-1] / bp
             finite = math.isfinite(float(F.sum()))
         if not finite and not np.all(np.isfinite(F)):
             dq = q - q0

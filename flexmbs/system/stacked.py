@@ -28,7 +28,7 @@ import numpy as np
 from flexmbs.constraints.rows import LabelRows, WeightedRow
 from flexmbs.compiled import arg
 from flexmbs.kinematics import frames as F
-from flexmbs.kinematics.frame_kernel import fill_frame, label_rows, stacked_rows
+from flexmbs.kinematics.frame_kernel import stacked_rows
 
 MAX_N = 400
 
@@ -65,7 +65,7 @@ class StackedRows:
         self.norm_idx = np.array([asm.blocks[bi].idx for bi in norm], dtype=int).reshape(-1, 4)
         self.n_rows_all = int(asm._row_start[-1])
         self.last_key = None
-        self.M = M = len(markers)
+        M = len(markers)
         R = sum(len(b.labels) for _, _, b, _ in entries)
         Sa, Sb, k = np.zeros((R, 4 * M)), np.zeros((R, 4 * M)), np.zeros((R, 3))
         self.blocks = {}
@@ -96,9 +96,6 @@ class StackedRows:
             else:
                 D0[m, 0, :, sl.start:sl.start + 3] = np.eye(3)
         self.C0, self.D0 = C0, D0
-        # (marker index, (U0T, W12, W_r) of frame_kernel.fill_frame, body start)
-        self.compiled = [(m, F._kernel_consts(mk, "flexible" if F._is_flexible(mk) else "rigid"),
-                          sl.start) for m, (mk, sl) in enumerate(markers) if sl is not None]
         self._kernel_data = self._pack(markers)
 
     def _pack(self, markers) -> tuple:
@@ -110,14 +107,13 @@ class StackedRows:
         nq = np.zeros(M, dtype=np.int64)
         U0T = np.zeros((M, 12))
         W12, W_r = [], []
-        for m, args, s in self.compiled:
-            start[m], nq[m] = s, args[1].shape[1]
-            U0T[m] = args[0]
-        for m in range(M):
-            if start[m] >= 0:
-                a = next(x for x in self.compiled if x[0] == m)[1]
-                W12.append(a[1].ravel())
-                W_r.append(a[2].ravel())
+        for m, (mk, sl) in enumerate(markers):      # (U0T, W12, W_r) of fill_frame
+            if sl is None:
+                continue
+            u0t, w12, w_r = F._kernel_consts(mk, "flexible" if F._is_flexible(mk) else "rigid")
+            start[m], nq[m], U0T[m] = sl.start, w12.shape[1], u0t
+            W12.append(w12.ravel())
+            W_r.append(w_r.ravel())
         wptr = np.zeros(M + 1, dtype=np.int64)
         np.cumsum(nq, out=wptr[1:])
         cat = lambda parts: arg(np.concatenate(parts)) if parts else np.zeros(0)  # noqa: E731
@@ -146,15 +142,9 @@ class StackedRows:
     def evaluate(self, q: np.ndarray, t: float) -> dict:
         """``{block index: (g (k,), dg/dx (k, n_loc + 1))}`` of the handled blocks, the
         derivatives over the block's local vector ``x = [q_i; q_j; t]``."""
-        C, D = self.C0.copy(), self.D0.copy()
-        for m, args, start in self.compiled:          # every non-ground marker, compiled
-            q_b = q[start:start + args[1].shape[1] + 7]
-            fill_frame(arg(q_b), *args, start, C[m], D[m])
+        _, _, C, D, p, dp = stacked_rows(arg(q), *self._kernel_data, self.n_rows_all)
         self.last = (C, D)
         self.last_key = (q.tobytes(), float(t))
-        M = self.M
-        p, dp = label_rows(self.S_alpha, self.S_beta, self.k, C.reshape(4 * M, 3),
-                           D.reshape(4 * M, 3, self.N))
         out = {}
         for bi, (rs, weighted, idx) in self.blocks.items():
             pb, dpb = p[rs], dp[rs][:, idx]

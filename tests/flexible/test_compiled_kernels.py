@@ -230,3 +230,21 @@ def test_body_pack_equals_body_by_body(stiffening):
         assert np.abs(got - block).max() <= 1e-14 * np.abs(block).max()
         pos += block.size
     assert pos == vals.size
+
+
+def test_kernels_reject_wrong_shapes_with_a_clear_error():
+    """The kernels do not check indices, so the bodies check the shapes first: a short
+    state names the body, the argument, the expected and the found shape."""
+    fb = FlexibleBody("arm", beam_cb(3))
+    rb = RigidBody.box("crank", (0.3, 0.05, 0.02), 7850.0)
+    rng = np.random.default_rng(1)
+    q, qd, qdd = _state(rng, fb)
+    n = fb.n_coords
+    with pytest.raises(ValueError, match=rf"FlexibleBody 'arm': qd must have shape \({n},\), "
+                                         rf"got \({n - 1},\)"):
+        fb.residual(q, qd[:-1], qdd, G)
+    with pytest.raises(ValueError, match=r"FlexibleBody 'arm': gravity must have shape \(3,\)"):
+        fb.tangent(q, qd, qdd, G[:2])
+    with pytest.raises(ValueError, match=rf"RigidBody 'crank': q must have shape \(7,\), "
+                                         rf"got \({n},\)"):
+        rb.residual(q, qd[:7], qdd[:7], G)
