@@ -9,6 +9,9 @@ from the cache by every later process.
 from __future__ import annotations
 
 import numpy as np
+from llvmlite import ir
+from numba import carray, njit, types
+from numba.extending import intrinsic
 
 _F8 = np.dtype(float)
 
@@ -29,3 +32,111 @@ def state(who: str, n: int, q, qd, qdd, gravity) -> tuple:
         if x.shape != shape:
             raise ValueError(f"{who}: {name} must have shape {shape}, got {x.shape}")
     return out
+
+
+# --- native callbacks ---------------------------------------------------------------
+# PETSc calls a solver's residual and convergence test through C function pointers.  A
+# numba ``cfunc`` is such a pointer: PETSc then calls the compiled code directly, with no
+# Python frame per call (petsc4py's Python callbacks cost several microseconds each).
+# The cfunc gets its data as one C context pointer: the address of an int64 *table* whose
+# rows ``[address, s0, s1, s2, s3]`` describe the arrays it works on (kept alive by the
+# Python object that made the table), and calls PETSc's C functions (``VecGetArray``...)
+# by addresses stored in the table too (so the compiled code holds no process-specific
+# address and is cached like every kernel).
+
+_I8P = ir.IntType(8).as_pointer()
+
+
+@intrinsic
+def call_c2(typingctx, fn, a, b):  # pragma: no cover - compiled
+    """``((int32 (*)(void *, void *)) fn)(a, b)``: a C function by its address."""
+    sig = types.int32(types.intp, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        f, x, y = args
+        fnty = ir.FunctionType(ir.IntType(32), [_I8P, _I8P])
+        ptr = builder.inttoptr(f, fnty.as_pointer())
+        return builder.call(ptr, [builder.inttoptr(x, _I8P), builder.inttoptr(y, _I8P)])
+    return sig, codegen
+
+
+def _pointer_intrinsic(numba_type, llvm_type):
+    @intrinsic
+    def to_pointer(typingctx, address):  # pragma: no cover - compiled
+        sig = types.CPointer(numba_type)(types.intp)
+
+        def codegen(context, builder, signature, args):
+            return builder.inttoptr(args[0], llvm_type.as_pointer())
+        return sig, codegen
+    return to_pointer
+
+
+f8_pointer = _pointer_intrinsic(types.float64, ir.DoubleType())
+i8_pointer = _pointer_intrinsic(types.int64, ir.IntType(64))
+i4_pointer = _pointer_intrinsic(types.int32, ir.IntType(32))
+
+
+@njit(cache=True, inline="always")
+def f1(tab, k):  # pragma: no cover - compiled
+    """Row ``k`` of a table as a 1-d float64 array (``f2``...: 2-d..., ``i1``, ``i2``: int64)."""
+    return carray(f8_pointer(tab[k, 0]), tab[k, 1])
+
+
+@njit(cache=True, inline="always")
+def f2(tab, k):  # pragma: no cover - compiled
+    return carray(f8_pointer(tab[k, 0]), (tab[k, 1], tab[k, 2]))
+
+
+@njit(cache=True, inline="always")
+def f3(tab, k):  # pragma: no cover - compiled
+    return carray(f8_pointer(tab[k, 0]), (tab[k, 1], tab[k, 2], tab[k, 3]))
+
+
+@njit(cache=True, inline="always")
+def f4(tab, k):  # pragma: no cover - compiled
+    return carray(f8_pointer(tab[k, 0]), (tab[k, 1], tab[k, 2], tab[k, 3], tab[k, 4]))
+
+
+@njit(cache=True, inline="always")
+def i1(tab, k):  # pragma: no cover - compiled
+    return carray(i8_pointer(tab[k, 0]), tab[k, 1])
+
+
+@njit(cache=True, inline="always")
+def i2(tab, k):  # pragma: no cover - compiled
+    return carray(i8_pointer(tab[k, 0]), (tab[k, 1], tab[k, 2]))
+
+
+class Table:
+    """An int64 table ``[address, s0, s1, s2, s3]`` per array, for a cfunc's context.
+
+    ``add(a)`` appends an array (float64 or int64, C-contiguous; kept alive here) and
+    returns its row; ``add_value(v)`` an integer in column 0 (e.g. a C function's
+    address).  ``address`` is what the cfunc receives (valid while this object lives).
+    """
+
+    def __init__(self):
+        self._rows: list[list[int]] = []
+        self._keep: list[np.ndarray] = []
+        self._tab: np.ndarray | None = None
+
+    def add(self, a: np.ndarray) -> int:
+        if a.dtype not in (np.float64, np.int64) or not a.flags.c_contiguous or a.ndim > 4:
+            raise TypeError(f"Table: need a C-contiguous float64/int64 array of ndim <= 4, "
+                            f"got {a.dtype} {a.shape}")
+        self._keep.append(a)
+        self._rows.append([a.ctypes.data, *a.shape, *([0] * (4 - a.ndim))])
+        return len(self._rows) - 1
+
+    def add_value(self, v: int) -> int:
+        self._rows.append([int(v), 0, 0, 0, 0])
+        return len(self._rows) - 1
+
+    @property
+    def address(self) -> int:
+        if self._tab is None:
+            self._tab = np.array(self._rows, dtype=np.int64).reshape(-1, 5)
+        return self._tab.ctypes.data
+
+    def __len__(self) -> int:
+        return len(self._rows)

@@ -1,8 +1,11 @@
-"""Compiled (numba) block maxima for the Newton increment test of :mod:`._newton`."""
+"""Compiled (numba) Newton increment test of :mod:`._newton`: its block maxima, and the
+whole test as PETSc's C convergence test (no Python frame per Newton iteration)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import carray, cfunc, njit, types
+
+from flexmbs.compiled import call_c2, f1, f8_pointer, i1, i4_pointer, i8_pointer
 
 
 @njit(cache=True)
@@ -39,3 +42,93 @@ def block_maxima(dx, x, f, bounds, alg0, d1, eps):  # pragma: no cover - compile
             if not q <= ratio:
                 ratio = q
     return d, xm[0], fm, roundoff, ratio
+
+
+#: rows of the context table of :func:`increment_test_c` (made by
+#: :class:`flexmbs.integrate._newton.NewtonSolver`): PETSc's ``SNESGetSolutionUpdate``,
+#: ``SNESGetSolution``, ``VecGetArrayRead``, ``VecRestoreArrayRead``; a slot of six
+#: pointers; the residual vector's handle; ``ints``; ``reals``; the residual norms; the
+#: block bounds; the first increments ``d1``
+N_TEST_TABLE = 11
+#: ``ints``: snes_max_it, first algebraic row (-1: none), watch, watch tripped, number of
+#: norms recorded, then the reasons ITERATING, CONVERGED_FNORM_ABS,
+#: CONVERGED_SNORM_RELATIVE, DIVERGED_FNORM_NAN, DIVERGED_MAX_IT
+N_INTS = 10
+#: ``reals``: kappa, algebraic tolerance, round-off factor (64 eps)
+N_REALS = 3
+
+
+@njit(cache=True)
+def _decide(its, fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, ints,
+            reals):  # pragma: no cover - compiled
+    """The reason after the block maxima (``NewtonSolver._converged`` from there on)."""
+    if its == 1:                        # the first increments: d_b / d1_b = 1
+        dmax = d.max()
+        for b in range(d.shape[0]):
+            d1[b] = d[b]
+        ratio = 1.0 if dmax > 0.0 else (0.0 if dmax == 0.0 else dmax)
+    rho = fnorm / fn[k - 1] if k >= 1 and fn[k - 1] > 0.0 else 1.0
+    if roundoff:
+        return ints[7]
+    if ints[1] >= 0 and fmax > reals[1] * max(1.0, x0max):
+        return ints[9] if its >= ints[0] else ints[5]
+    if rho < 1.0:
+        eta = rho / (1.0 - rho)
+        if eta * ratio <= reals[0] or (eta == 0.0 and ratio == ratio):
+            return ints[7]
+    if its >= ints[0]:
+        return ints[9]
+    return ints[5]
+
+
+@cfunc(types.int32(types.intp, types.int32, types.float64, types.float64, types.float64,
+                   types.intp, types.intp), cache=True)
+def increment_test_c(snes, its, xnorm, snorm, fnorm, reason, ctx):  # pragma: no cover
+    """The increment test of :mod:`._newton` (``NewtonSolver._converged`` is its Python
+    form, the reference) as PETSc's ``SNESConvergenceTest``: records ``fnorm``, checks
+    the watch of a fresh Jacobian (first iteration worse than the start: ``tripped``,
+    stop), then the tests; writes the reason."""
+    t = carray(i8_pointer(ctx), (N_TEST_TABLE, 5))
+    ints = i1(t, 6)
+    out = carray(i4_pointer(reason), 1)
+    fn = f1(t, 8)
+    k = ints[4]
+    if k < fn.shape[0]:
+        fn[k] = fnorm
+        ints[4] = k + 1
+    if ints[2] != 0 and its == 1 and k >= 1 and fn[1] > fn[0]:
+        ints[3] = 1
+        out[0] = ints[9]
+        return 0
+    if not np.isfinite(fnorm):
+        out[0] = ints[8]
+        return 0
+    if fnorm == 0.0:
+        out[0] = ints[6]
+        return 0
+    if its == 0:
+        out[0] = ints[5]
+        return 0
+    slot = t[4, 0]
+    sl = carray(i8_pointer(slot), 6)
+    for j in range(2):                  # the update and solution vectors
+        err = call_c2(t[j, 0], snes, slot + 8 * j)
+        if err:
+            return err
+    for j, vec in ((0, sl[0]), (1, sl[1]), (2, t[5, 0])):
+        err = call_c2(t[2, 0], vec, slot + 16 + 8 * j)
+        if err:
+            return err
+    bounds = i1(t, 9)
+    d1 = f1(t, 10)
+    reals = f1(t, 7)
+    n = bounds[bounds.shape[0] - 1]
+    d, x0max, fmax, roundoff, ratio = block_maxima(
+        carray(f8_pointer(sl[2]), n), carray(f8_pointer(sl[3]), n),
+        carray(f8_pointer(sl[4]), n), bounds, ints[1], d1, reals[2])
+    for j, vec in ((0, sl[0]), (1, sl[1]), (2, t[5, 0])):
+        err = call_c2(t[3, 0], vec, slot + 16 + 8 * j)
+        if err:
+            return err
+    out[0] = _decide(its, fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, ints, reals)
+    return 0

@@ -35,8 +35,11 @@ import numpy as np
 import scipy.sparse as sp
 from petsc4py import PETSc
 
-from ._increments import block_maxima
-from ._petsc import FixedPatternFill, aij_from_csr, csr_parts, reason_name
+from flexmbs import petsc_c
+from flexmbs.compiled import Table
+
+from ._increments import N_TEST_TABLE, block_maxima, increment_test_c
+from ._petsc import DenseFill, FixedPatternFill, aij_from_csr, csr_parts, reason_name
 from .options import OptionsManager, default_direct_lu
 
 log = logging.getLogger(__name__)
@@ -53,8 +56,23 @@ NEWTON_DEFAULTS = {
 }
 
 
+#: Newton matrices up to this size are stored dense and factored by LAPACK (partial
+#: pivoting) when the linear solver is left at its default: at these sizes that is
+#: several times faster than a sparse LU (measured in docs/performance.md, round 4).
+#: ``-<prefix>newton_mat_type aij|dense`` chooses explicitly.
+DENSE_MAX = 64
+
 _EPS64 = 64.0 * np.finfo(float).eps
 _IGNORE_ALL = {"divide": "ignore", "over": "ignore", "under": "ignore", "invalid": "ignore"}
+_errobj = getattr(np.core.umath, "geterrobj", None) if hasattr(np, "core") else None
+
+
+def _ignoring_fp_errors() -> bool:
+    """Whether numpy ignores every floating-point error now (``np.geterr()`` builds a
+    dict, several µs; numpy 1.x's error object holds the mask, 0 = all ignored)."""
+    if _errobj is not None:
+        return _errobj()[1] == 0
+    return np.geterr() == _IGNORE_ALL
 
 
 class NewtonFailure(Exception):
@@ -83,6 +101,9 @@ class _Reason:
     DIVERGED_MAX_IT = int(_R.DIVERGED_MAX_IT)
 
 
+_SNES_REASONS = PETSc.SNES.ConvergedReason
+
+
 class _Abort(Exception):
     pass
 
@@ -96,7 +117,8 @@ class NewtonSolver:
     def __init__(self, n: int, *, prefix: str = "fmbs_", petsc_options: Mapping | None = None,
                  comm=None, theta: float = 0.25, increment_rtol: float | None = None,
                  block_sizes: tuple[int, ...] | None = None, n_algebraic: int = 0,
-                 algebraic_tol: float = 1e-12, jacobian_cost: float | None = None):
+                 algebraic_tol: float = 1e-12, jacobian_cost: float | None = None,
+                 native_test: bool = True):
         comm = PETSc.COMM_SELF if comm is None else comm
         if comm.getSize() != 1:
             raise NotImplementedError(
@@ -110,6 +132,7 @@ class NewtonSolver:
         self._f = self._x.duplicate()
         self._J: PETSc.Mat | None = None
         self._F_cb: Callable | None = None
+        self._inplace = False
         self._J_cb: Callable | None = None
         self._reuse = False
         self._stale = True
@@ -127,6 +150,8 @@ class NewtonSolver:
         self._last_A = None         # the matrix last filled in (restored by the safeguard)
         self._n_runs = 0
         self._watch = self._watch_tripped = False
+        self._native_test = False
+        self._native_F = None           # the C residual installed in the SNES, if any
         self._kappa = increment_rtol
         if increment_rtol is not None:
             sizes = (n,) if not block_sizes else tuple(int(b) for b in block_sizes)
@@ -139,7 +164,11 @@ class NewtonSolver:
             self._bounds = np.array([0] + [b.stop for b in self._blocks], dtype=np.int64)
             self._alg_tol = float(algebraic_tol)
             self._max_it = 20
-            self._snes.setConvergenceTest(self._converged)   # it also records the history
+            # the test as PETSc's C convergence test (installed in _setup, when snes_max_it
+            # is known), or its Python form (the reference; it also records the history)
+            self._native_test = bool(native_test)
+            if not self._native_test:
+                self._snes.setConvergenceTest(self._converged)
         else:
             self._snes.setMonitor(self._monitor)
 
@@ -165,9 +194,11 @@ class NewtonSolver:
 
     # --- PETSc callbacks -------------------------------------------------------------
     def _function(self, snes, x, f):
-        xa = x.getArray(readonly=True).copy()
         try:  # floating-point errors are ignored (np.errstate) around the whole solve
-            fa = self._F_cb(xa)
+            if self._inplace:     # F(x, out) writes into the vector's own array
+                self._F_cb(x.getArray(), f.getArray())
+                return
+            fa = self._F_cb(x.getArray(readonly=True).copy())
         except ArithmeticError as exc:  # overflow, division by zero in a force law
             log.debug("residual evaluation failed: %s", exc)
             self._residual_error = str(exc)
@@ -217,8 +248,12 @@ class NewtonSolver:
             raise _Abort
 
     def _jacobian(self, snes, x, J, P):
-        fn = self._fnorms
-        poor = len(fn) >= 2 and fn[-2] > 0 and fn[-1] > self._theta * fn[-2]
+        if self._native_test:
+            fn, k = self._t_fn, int(self._t_ints[4])
+        else:
+            fn = self._fnorms
+            k = len(fn)
+        poor = k >= 2 and fn[k - 2] > 0 and fn[k - 1] > self._theta * fn[k - 2]
         if self._reuse and not self._stale and not poor:
             return  # matrix state unchanged: PETSc keeps the factorisation
         xa = x.getArray(readonly=True).copy()
@@ -238,19 +273,69 @@ class NewtonSolver:
         self._stale = False
         self._info.jacobian_evaluations += 1
 
+    def _dense(self, N: int) -> bool:
+        """Whether the Newton matrix is stored dense (see :data:`DENSE_MAX`)."""
+        o = self._options
+        kind = (o.value("newton_mat_type") or "auto").lower()
+        if kind not in ("auto", "dense", "aij"):
+            raise ValueError(f"PETSc option -{o.prefix}newton_mat_type: expected auto, dense "
+                             f"or aij, got {kind!r}")
+        if kind != "auto":
+            return kind == "dense"
+        return N <= DENSE_MAX and all(o.is_default(k) for k in (
+            "ksp_type", "pc_type", "pc_factor_mat_solver_type"))
+
     def _setup(self, A0) -> None:
-        self._J = aij_from_csr(A0, self._comm)
-        self._fill = FixedPatternFill(A0)
+        if self._dense(csr_parts(A0)[3][0]):
+            self._fill = DenseFill(A0)
+            self._J = self._fill.create(self._comm)
+            self._options.set_default("pc_factor_mat_solver_type", "petsc")
+            self._options.remove_default("pc_factor_nonzeros_along_diagonal")
+        else:
+            self._J = aij_from_csr(A0, self._comm)
+            self._fill = FixedPatternFill(A0)
         self._snes.setJacobian(self._jacobian, self._J, self._J)
         self._options.set_from_options(self._snes)
         self._max_it = self._snes.getTolerances()[3]
+        self._ksp = self._snes.getKSP()
+        if self._native_test:
+            self._install_test()
         self._configured = True
+
+    def _install_test(self) -> None:
+        """The increment test as PETSc's C convergence test: its context table of
+        :data:`~._increments.N_TEST_TABLE` rows (arrays kept here)."""
+        R = _Reason
+        tab = Table()
+        for name in ("SNESGetSolutionUpdate", "SNESGetSolution", "VecGetArrayRead",
+                     "VecRestoreArrayRead"):
+            tab.add_value(petsc_c.address(name))
+        tab.add(np.zeros(6, dtype=np.int64))
+        tab.add_value(self._f.handle)
+        self._t_ints = np.array([self._max_it, self._alg0, 0, 0, 0, R.ITERATING,
+                                 R.CONVERGED_FNORM_ABS, R.CONVERGED_SNORM_RELATIVE,
+                                 R.DIVERGED_FNORM_NAN, R.DIVERGED_MAX_IT], dtype=np.int64)
+        self._t_fn = np.zeros(self._max_it + 2)
+        self._t_d1 = np.ones(len(self._blocks))
+        for a in (self._t_ints, np.array([self._kappa, self._alg_tol, _EPS64]), self._t_fn,
+                  self._bounds.astype(np.int64), self._t_d1):
+            tab.add(a)
+        assert len(tab) == N_TEST_TABLE
+        self._t_table = tab
+        petsc_c.snes_set_convergence_test(self._snes, increment_test_c.address, tab.address)
 
     # --- solve -----------------------------------------------------------------------
     def solve(self, x0: np.ndarray, F: Callable[[np.ndarray], np.ndarray],
-              J: Callable[[np.ndarray], sp.spmatrix], *, reuse: bool = False) -> tuple[
-                  np.ndarray, NewtonInfo]:
+              J: Callable[[np.ndarray], sp.spmatrix], *, reuse: bool = False,
+              inplace: bool = False) -> tuple[np.ndarray, NewtonInfo]:
         """Solve ``F(x) = 0`` from ``x0``; raises :class:`NewtonFailure` with the reason.
+
+        With ``inplace`` the residual is called as ``F(x, out)`` and writes into ``out``
+        (the PETSc vector's array; ``x`` is the solution vector's, not to be kept).  If
+        such an ``F`` has ``native`` true, PETSc calls its C function ``F.c_function``
+        with context ``F.c_context`` instead (no Python frame per evaluation); ``F``
+        then records non-finite values in ``F.status[0]`` (named afterwards by
+        ``F.raise_nonfinite()``) and ``F.sync()`` is called after the solve.
 
         With ``reuse`` the Jacobian (and its factorisation) of the previous solve is kept
         while Newton contracts by ``theta`` or better.  With ``jacobian_cost = c`` (the
@@ -267,7 +352,16 @@ class NewtonSolver:
         rest of the run (strongly nonlinear problems, e.g. geometric stiffening, where
         only Jacobians near a solution are safe).
         """
-        self._F_cb, self._J_cb = F, J
+        self._F_cb, self._J_cb, self._inplace = F, J, inplace
+        native = F if inplace and getattr(F, "native", False) else None
+        if native is not None:
+            fc = (native.c_function, native.c_context)
+            if self._native_F != fc:
+                petsc_c.snes_set_function(self._snes, self._f, *fc)
+                self._native_F = fc
+        elif self._native_F is not None:
+            self._snes.setFunction(self._function, self._f)
+            self._native_F = None
         self._reuse = reuse
         policy = (reuse and not self._stale and self._jac_cost is not None
                   and self._last_A is not None and self._refresh_first())
@@ -298,15 +392,21 @@ class NewtonSolver:
             err = self._run(x0)
             self._info.iterations += wasted
             fresh_start = False
+        if native is not None:
+            native.sync()
+            if native.status[0]:
+                try:
+                    native.raise_nonfinite()
+                except FloatingPointError as exc:
+                    self._residual_error = str(exc)
         its, fnorm = self._info.iterations, self._info.residual
         if err is not None:
             self._stale = True
             reason = self._abort or f"PETSc error in the Newton solve ({err})"
             raise NewtonFailure(reason, its, fnorm) from None
         code = self._snes.getConvergedReason()
-        ksp = self._snes.getKSP()
-        kcode = ksp.getConvergedReason()
-        self._info.reason = reason_name(PETSc.SNES.ConvergedReason, code)
+        kcode = self._ksp.getConvergedReason()
+        self._info.reason = reason_name(_SNES_REASONS, code)
         if code <= 0 or kcode < 0:
             self._stale = True
             reason = f"SNES {self._info.reason}"
@@ -324,6 +424,9 @@ class NewtonSolver:
         """One SNES solve from ``x0``; the exception it ended with, if any."""
         self._fnorms = []
         self._watch_tripped = False
+        if self._native_test:
+            ints = self._t_ints
+            ints[2], ints[3], ints[4] = int(self._watch), 0, 0
         self._x.setArray(np.asarray(x0, dtype=float))
         err: Exception | None = None
         # the solver's options go into the database while PETSc may read them: in the
@@ -335,8 +438,7 @@ class NewtonSolver:
                   or self._options.read_at_solve)
         # floating-point errors are ignored during the solve (np.errstate costs several
         # µs, so a caller that already ignores them, e.g. the time loop, skips it)
-        fp = contextlib.nullcontext() if np.geterr() == _IGNORE_ALL else \
-            np.errstate(all="ignore")
+        fp = contextlib.nullcontext() if _ignoring_fp_errors() else np.errstate(all="ignore")
         try:
             if insert:
                 with self._options.inserted(), fp:
@@ -348,6 +450,10 @@ class NewtonSolver:
             err = exc
         self._watch = False
         self._info.iterations = self._snes.getIterationNumber()
+        if self._native_test:
+            k = int(self._t_ints[4])
+            self._watch_tripped = bool(self._t_ints[3])
+            self._fnorms = self._t_fn[:k].tolist()
         self._info.residual = self._fnorms[-1] if self._fnorms else float("nan")
         return err
 

@@ -91,6 +91,45 @@ class FixedPatternFill:
             fill_aij(M, A)
 
 
+class DenseFill:
+    """Fills a sequential dense PETSc matrix (LAPACK LU with partial pivoting) from CSR.
+
+    For the fixed pattern of the first matrix given (same ``indptr``/``indices`` arrays,
+    as :class:`FixedPatternFill`) the values go to precomputed row-major positions of a
+    buffer that stays zero elsewhere; any other matrix is expanded in full.
+    """
+
+    general_used = False            # a dense matrix has no pattern to set up again
+
+    def __init__(self, A0):
+        ip, ix, _, shape = csr_parts(A0)
+        self._ref = (ip, ix)
+        rows = np.repeat(np.arange(shape[0]), np.diff(ip))
+        self._pos = rows * shape[1] + ix
+        self._buf = np.zeros(shape[0] * shape[1], dtype=PETSc.ScalarType)
+        self._rows = np.arange(shape[0], dtype=PETSc.IntType)
+        self._cols = np.arange(shape[1], dtype=PETSc.IntType)
+
+    def create(self, comm=None) -> PETSc.Mat:
+        """A new sequential dense matrix of this shape."""
+        M = PETSc.Mat().createDense((self._rows.size, self._cols.size),
+                                    comm=PETSc.COMM_SELF if comm is None else comm)
+        M.setUp()
+        return M
+
+    def __call__(self, M: PETSc.Mat, A) -> None:
+        ip, ix, data, _ = csr_parts(A)
+        if ip is self._ref[0] and ix is self._ref[1]:
+            self._buf[self._pos] = data
+            values = self._buf
+        else:
+            values = (A.toarray() if sp.issparse(A) else
+                      sp.csr_matrix((data, ix, ip), shape=(self._rows.size,
+                                                           self._cols.size)).toarray())
+        M.setValues(self._rows, self._cols, values, addv=PETSc.InsertMode.INSERT_VALUES)
+        M.assemble()
+
+
 def finite(*arrays: np.ndarray) -> bool:
     return all(np.all(np.isfinite(a)) for a in arrays)
 

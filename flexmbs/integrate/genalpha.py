@@ -153,7 +153,7 @@ class GeneralizedAlpha:
                                     n_algebraic=self._m,
                                     jacobian_cost=jacobian_cost if jacobian_reuse else None)
         self._h_jac: float | None = None
-        self._affine = hasattr(dae, "affine_residual")
+        self._affine = hasattr(dae, "affine_step")
 
     @property
     def snes(self) -> PETSc.SNES:
@@ -183,12 +183,12 @@ class GeneralizedAlpha:
                                  p.beta, p.gamma, bp)
 
 
+        # the DAE's residual of the whole step as a function of x, writing in place
+        f_step = dae.affine_step(q0, v0, w0, gp, bp, t1) if self._affine else None
+        if f_step is None:
+            self._affine = False
+
         def F(x):
-            if self._affine:        # the DAE evaluates the whole step residual at once
-                out = dae.affine_residual(x, q0, v0, w0, gp, bp, t1)
-                if out is not None:
-                    return out
-                self._affine = False
             q1 = x[:n]
             dq = q1 - q0
             r = dae.residual(q1, v0 + gp * dq, w0 + bp * dq, x[n:] * bp, t1)
@@ -215,7 +215,10 @@ class GeneralizedAlpha:
                  and 2.0 / 3.0 <= h / self._h_jac <= 1.5)
         if not reuse:
             self._newton.invalidate_jacobian()
-        x, info = self._newton.solve(x0, F, J, reuse=reuse)
+        if f_step is not None:
+            x, info = self._newton.solve(x0, f_step, J, reuse=reuse, inplace=True)
+        else:
+            x, info = self._newton.solve(x0, F, J, reuse=reuse)
         if info.jacobian_evaluations:
             self._h_jac = h
         q1, qd1, qdd1, a1, lam1 = update(x, s.q, s.qd, s.qdd, s.a, h, p.alpha_m, p.alpha_f,

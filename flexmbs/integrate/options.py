@@ -135,6 +135,7 @@ class OptionsManager:
         # command-line / global options win: drop what is already set there
         self._parameters = {k: _to_str(v) for k, v in merged.items()
                             if not glob.hasName(self._prefix + k)}
+        self._given = {k.lstrip("-") for k in (petsc_options or {})}
         self._read_at_solve = any(k.startswith("mat_") or any(w in k for w in _SOLVE_TIME)
                                   for k in self._parameters)
 
@@ -153,6 +154,30 @@ class OptionsManager:
     def parameters(self) -> dict[str, str | None]:
         """The options this manager inserts (without prefix), a copy."""
         return dict(self._parameters)
+
+    def value(self, key: str) -> str | None:
+        """The effective value of option ``key`` (without prefix): the global database's
+        if set there, else this manager's; None when unset (or set without a value)."""
+        glob = PETSc.Options()
+        if glob.hasName(self._prefix + key):
+            return glob.getString(self._prefix + key, None) or None
+        return self._parameters.get(key)
+
+    def is_default(self, key: str) -> bool:
+        """Whether option ``key`` keeps this manager's default (neither the caller's
+        ``petsc_options`` nor the global database set it)."""
+        return key not in self._given and not PETSc.Options().hasName(self._prefix + key)
+
+    def set_default(self, key: str, value: object) -> None:
+        """Replace the default of ``key`` (no effect where the caller or the global
+        database set it)."""
+        if self.is_default(key):
+            self._parameters[key] = _to_str(value)
+
+    def remove_default(self, key: str) -> None:
+        """Drop the default of ``key`` (unless the caller or the global database set it)."""
+        if self.is_default(key):
+            self._parameters.pop(key, None)
 
     @contextlib.contextmanager
     def inserted(self) -> Iterator[None]:

@@ -31,7 +31,7 @@ from flexmbs.kinematics.frame_kernel import label_hessian_sum, stacked_hessian_s
 from flexmbs.kinematics.jet import Jet
 from flexmbs.kinematics.rotation import G_of
 from flexmbs.system.stacked import MAX_N as STACKED_MAX_N
-from flexmbs.system.kernel import affine_residual
+from flexmbs.system.affine_step import AffineStep
 from flexmbs.system.stacked import StackedRows
 
 log = logging.getLogger(__name__)
@@ -155,6 +155,7 @@ class AssembledSystem:
         self._plan_cache = None
         self._stacked_rows = None
         self._dense_cache = None
+        self._affine_step = None
         self._affine_cache = None
         self._hpairs_cache = None
         self._pack = None
@@ -353,31 +354,36 @@ class AssembledSystem:
 
     def affine_residual(self, x, q0, v0, w0, gp, bp, t):
         """``[r(q, v0 + gp (q - q0), w0 + bp (q - q0), bp x[n:], t) / bp;  g_A(q, t)]`` with
-        ``q = x[:n]`` (the residual of an implicit Newmark-type step, generalized-α) in one
-        compiled call (:func:`flexmbs.system.kernel.affine_residual`), plus the force
-        elements; None when the system has bodies or rows the kernel does not cover
-        (point masses, joints other than label rows and drives of them)."""
+        ``q = x[:n]`` (the residual of an implicit Newmark-type step, generalized-α), by
+        :meth:`affine_step`; None when the system has bodies or rows the kernel does not
+        cover (point masses, joints other than label rows and drives of them)."""
+        f = self.affine_step(q0, v0, w0, gp, bp, t)
+        if f is None:
+            return None
+        out = np.empty(self.n_q + self.n_lam)
+        f(arg(x), out)
+        return out
+
+    def affine_step(self, q0, v0, w0, gp, bp, t):
+        """The residual of one implicit step (:meth:`affine_residual`) as a function
+        ``f(x, out)`` of ``x`` alone, writing into ``out`` (e.g. a PETSc vector's array),
+        also callable by PETSc as a C function: the system's
+        :class:`~flexmbs.system.affine_step.AffineStep` (one per active set) bound to
+        this step.  None when the compiled kernel does not cover the system."""
         plan = self._affine_plan()
         if plan is None:
             return None
-        pack, st, act = plan
-        F, g, G, C, D, finite = affine_residual(arg(x), q0, v0, w0, gp, bp, self.gravity,
-                                                act, st.n_rows_all, *pack.args,
-                                                *st._kernel_data, *st.drive_weights(float(t)))
-        n = self.n_q
-        q = x[:n]
-        qkey, t = q.tobytes(), float(t)
-        st.last, st.last_key = (C, D), (qkey, t)
-        self._dense_cache = ((qkey, t, self._active_key), (g, G), False)
-        if self.force_blocks:
-            for fb, c in self._force_contributions(q, v0 + gp * (q - q0), t, 1):
-                F[fb.idx] -= c.Q[:-1] / bp
-            finite = math.isfinite(float(F.sum()))
-        if not finite and not np.all(np.isfinite(F)):
-            dq = q - q0
-            bad = self._nonfinite_source(q, v0 + gp * dq, w0 + bp * dq, t)
-            raise FloatingPointError(f"non-finite residual at t = {t:.6g} s from {bad}")
-        return F
+        c = self._affine_step
+        if c is None or c[0] is not plan:
+            c = self._affine_step = (plan, AffineStep(self, plan))
+        return c[1].set(q0, v0, w0, gp, bp, t)
+
+    def _sync_affine(self) -> None:
+        """Caches of rows and frames from the step residual's last call (see
+        :meth:`AffineStep.sync <flexmbs.system.affine_step.AffineStep.sync>`)."""
+        c, p = self._affine_step, self._affine_cache
+        if c is not None and p is not None and c[0] is p[1]:
+            c[1].sync()
 
     def _affine_plan(self):
         """``(BodyPack, StackedRows, active row indices)`` for :meth:`affine_residual`, or
@@ -405,7 +411,8 @@ class AssembledSystem:
         if c is not None and c[0] == key:
             if c[2]:
                 return c[1]
-            g, G = c[1]                       # all rows (from affine_residual): select
+            g, G = c[1]                       # all rows (from affine_step): select
+            g, G = g.copy(), G.copy()         # (its buffers are overwritten by the next)
         else:
             g, G = st.dense(q, t)
         if not self.active.all():
@@ -733,6 +740,7 @@ class AssembledSystem:
         in the fixed CSR pattern of :meth:`_newton_plan` (the same ``indptr`` and
         ``indices`` arrays at every call, so a solver can overwrite its matrix values in
         place).  ``(K, C, M)`` are those of :meth:`tangent`."""
+        self._sync_affine()
         H = self._stacked_hessian(q, np.asarray(lam, float), t) if self.n_lam else None
         plan = self._newton_plan(stacked=H is not None)
         pack = self._body_pack()

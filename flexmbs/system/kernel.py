@@ -15,24 +15,28 @@ normalisations (:class:`flexmbs.system.stacked.StackedRows`), one call gives
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import carray, cfunc, njit, types
 
 from flexmbs.bodies.ffrf_kernel import bodies_residual
+from flexmbs.compiled import call_c2, f1, f2, f3, f4, f8_pointer, i1, i2, i8_pointer
 from flexmbs.kinematics.frame_kernel import stacked_rows
 
 
 @njit(cache=True)
-def affine_residual(x, q0, v0, w0, gp, bp, gravity, active, n_rows,
+def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
                     b_off, b_nq, b_m, b_stiff, b_ptr, lin0, lin_q, I2, lin_qd, lin_qdd, C_t,
                     K_e, K2, K3,
                     C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst, norm_rows,
-                    norm_idx, wd_row, wd_lo, wd_n, wd_w, wd_f):  # pragma: no cover - compiled
-    """``(F, g, G, C, D, finite)`` of the module docstring (``finite``: all of ``F`` is,
-    as a finite sum has finite terms), drive rows included (``wd_*``: the time weights of
+                    norm_idx, wd_row, wd_lo, wd_n, wd_w, wd_f, g_out, G_out, C_out,
+                    D_out):  # pragma: no cover - compiled
+    """``F`` of the module docstring written into ``F``, and ``g, G, C, D`` into
+    ``*_out``; returns whether all of ``F`` is finite (a finite sum has finite terms).
+    Drive rows included (``wd_*``: the time weights of
     :meth:`flexmbs.system.stacked.StackedRows.drive_weights`); after ``n_rows`` come the
-    arguments of
-    ``bodies_residual`` (after the state and gravity) and of ``stacked_rows`` (after
-    ``q``), flat (numba types a tuple argument in Python at every call, which is slow)."""
+    arguments of ``bodies_residual`` (after the state and gravity) and of
+    ``stacked_rows`` (after ``q``), flat (numba types a tuple argument in Python at every
+    call, which is slow).  Outputs are written in place because every array a compiled
+    function returns costs a Python object (about a microsecond each)."""
     n = q0.shape[0]
     q = x[:n].copy()
     qd = np.empty(n)
@@ -56,7 +60,6 @@ def affine_residual(x, q0, v0, w0, gp, bp, gravity, active, n_rows,
                 G[row, c] += wj * dp[wd_lo[d] + j, c]
         o += wd_n[d]
     m = active.shape[0]
-    F = np.empty(n + m)
     for k in range(m):
         lk = bp * x[n + k]
         row = active[k]
@@ -69,4 +72,57 @@ def affine_residual(x, q0, v0, w0, gp, bp, gravity, active, n_rows,
         F[j] = r[j] / bp
     for j in range(n + m):
         total += F[j]
-    return F, g, G, C, D, np.isfinite(total)
+    g_out[:] = g
+    G_out[:] = G
+    C_out[:] = C
+    D_out[:] = D
+    return np.isfinite(total)
+
+
+#: rows of the table of :func:`affine_residual_c` (made by :class:`flexmbs.system.
+#: affine_step.AffineStep`): PETSc's ``VecGetArrayRead``, ``VecRestoreArrayRead``,
+#: ``VecGetArray``, ``VecRestoreArray``; a slot for two pointers; ``status``; ``q_last``;
+#: ``scal = [gp, bp]``; then every argument of :func:`affine_residual` after ``F, x`` in
+#: order (``gp, bp`` in ``scal``, ``n_rows`` as a value)
+N_TABLE = 52
+
+
+@cfunc(types.int32(types.intp, types.intp, types.intp, types.intp), cache=True)
+def affine_residual_c(snes, x, f, ctx):  # pragma: no cover - compiled
+    """:func:`affine_residual` as PETSc's ``SNESFunction(SNES, Vec x, Vec f, void *ctx)``
+    (arrays by ``VecGetArrayRead``/``VecGetArray``); records ``q = x[:n]`` in ``q_last``,
+    whether ``F`` is finite in ``status[0]`` (the caller names the source afterwards) and
+    counts the calls in ``status[1]``."""
+    t = carray(i8_pointer(ctx), (N_TABLE, 5))
+    slot = t[4, 0]
+    err = call_c2(t[0, 0], x, slot)
+    if err:
+        return err
+    err = call_c2(t[2, 0], f, slot + 8)
+    if err:
+        return err
+    sl = carray(i8_pointer(slot), 2)
+    q0 = f1(t, 8)
+    n = q0.shape[0]
+    m = i1(t, 12).shape[0]
+    X = carray(f8_pointer(sl[0]), n + m)
+    F = carray(f8_pointer(sl[1]), n + m)
+    scal = f1(t, 7)
+    finite = affine_residual(
+        F, X, q0, f1(t, 9), f1(t, 10), scal[0], scal[1], f1(t, 11), i1(t, 12), t[13, 0],
+        i1(t, 14), i1(t, 15), f1(t, 16), i1(t, 17), i2(t, 18), f1(t, 19), f1(t, 20),
+        f1(t, 21), f1(t, 22), f1(t, 23), f1(t, 24), f1(t, 25), f1(t, 26), f1(t, 27),
+        f3(t, 28), f4(t, 29), i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33), f1(t, 34),
+        i1(t, 35), f2(t, 36), f2(t, 37), f2(t, 38), i1(t, 39), i1(t, 40), i1(t, 41),
+        i2(t, 42), i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47), f1(t, 48),
+        f2(t, 49), f3(t, 50), f4(t, 51))
+    q_last = f1(t, 6)
+    for i in range(n):
+        q_last[i] = X[i]
+    status = i1(t, 5)
+    status[0] = 0 if finite else 1
+    status[1] += 1
+    err = call_c2(t[1, 0], x, slot)
+    if err:
+        return err
+    return call_c2(t[3, 0], f, slot + 8)

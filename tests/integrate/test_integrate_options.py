@@ -25,16 +25,36 @@ def factor_type(ga):
 
 
 def test_default_is_direct_lu():
+    """Small Newton matrices: dense, LAPACK LU (partial pivoting); with
+    ``newton_mat_type aij`` (or above ``DENSE_MAX``) the sparse package."""
     ga = run("fmbs_t1_")
     assert ga.snes.getKSP().getType() == "preonly"
     assert ga.snes.getKSP().getPC().getType() == "lu"
+    assert ga.newton.J.getType() == "seqdense"
+    assert factor_type(ga) == "petsc"
+    assert ga.snes.getType() == "newtonls"
+    assert not PETSc.Options().hasName("fmbs_t1_pc_type")  # removed after the solve
+    ga = run("fmbs_t1b_", petsc_options={"newton_mat_type": "aij"})
     has_umf = any(PETSc.Sys.hasExternalPackage(p) for p in ("umfpack", "suitesparse"))
     expected = ("superlu" if PETSc.Sys.hasExternalPackage("superlu") else
                 "umfpack" if has_umf else
                 "mumps" if PETSc.Sys.hasExternalPackage("mumps") else "petsc")
+    assert ga.newton.J.getType() == "seqaij"
     assert factor_type(ga) == expected
-    assert ga.snes.getType() == "newtonls"
-    assert not PETSc.Options().hasName("fmbs_t1_pc_type")  # removed after the solve
+
+
+def test_dense_and_sparse_newton_matrices_give_the_same_trajectory():
+    """Second formulation: the same steps with the sparse LU agree to round-off."""
+    a = run("fmbs_t1c_", petsc_options={"newton_mat_type": "dense"}).final_state
+    b = run("fmbs_t1d_", petsc_options={"newton_mat_type": "aij"}).final_state
+    np.testing.assert_allclose(a.q, b.q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(a.lam, b.lam, rtol=1e-9, atol=1e-12)
+
+
+def test_bad_newton_mat_type_is_a_clear_error():
+    with pytest.raises(ValueError, match="newton_mat_type: expected auto, dense or aij, "
+                                         "got 'csr'"):
+        run("fmbs_t1e_", petsc_options={"newton_mat_type": "csr"})
 
 
 def test_user_options_and_command_line_win():

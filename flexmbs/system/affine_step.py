@@ -1,0 +1,159 @@
+"""The residual of one implicit step, bound to a system (generalized-α's Newton function).
+
+Implicit Newmark-type integrators solve for ``x = [q; lam~]`` with ``qd = v0 + gp (q - q0)``,
+``qdd = w0 + bp (q - q0)`` and ``lam = bp lam~`` (:mod:`flexmbs.system.kernel`):
+
+    F(x) = [ (r(q, qd, qdd, lam, t) + G_A^T lam) / bp;  g_A(q, t) ].
+
+:class:`AffineStep` holds every argument of the compiled
+:func:`~flexmbs.system.kernel.affine_residual` except ``x`` in arrays of its own, made once
+per system; :meth:`AffineStep.set` writes the step's ``q0, v0, w0, gp, bp, t`` into them.
+It is then called two ways:
+
+* from Python, ``step(x, out)`` (force elements added in Python), or
+* from PETSc directly, through the C function :func:`~flexmbs.system.kernel.
+  affine_residual_c` and the context :attr:`AffineStep.c_context` (systems without force
+  elements): no Python frame per Newton iteration.
+
+After a call the kernel's by-products (all rows ``g``, ``G`` dense, marker frames ``C``,
+``D``) are in the buffers at ``q_last``; :meth:`sync` hands them to the system's caches
+(the Newton matrix at that ``q`` reuses them).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from flexmbs.compiled import Table
+from flexmbs.system.kernel import N_TABLE, affine_residual, affine_residual_c
+
+__all__ = ["AffineStep"]
+
+_C_FUNCTION = affine_residual_c.address
+
+
+class AffineStep:
+    """The step residual of an :class:`~flexmbs.system.assembly.AssembledSystem` whose
+    bodies and rows the compiled kernel covers (``plan = (BodyPack, StackedRows, active
+    row indices)`` of ``AssembledSystem._affine_plan``)."""
+
+    def __init__(self, asm, plan):
+        pack, st, act = plan
+        n = asm.n_q
+        self.n, self.m = n, int(act.size)
+        self._asm, self._st, self._act, self._akey = asm, st, act, asm._active_key
+        self.q0, self.v0, self.w0 = np.zeros(n), np.zeros(n), np.zeros(n)
+        self.scal = np.zeros(2)                      # gp, bp
+        self.t = 0.0
+        self.q_last = np.zeros(n)
+        self.status = np.zeros(2, dtype=np.int64)    # non-finite flag, native calls
+        row, lo, nd, w, f = st.drive_weights(0.0)
+        self._wd_w, self._wd_f = np.zeros_like(w), np.zeros_like(f)
+        self._bufs = (np.zeros(st.n_rows_all), np.zeros((st.n_rows_all, n)),
+                      np.zeros(st.C0.shape), np.zeros(st.D0.shape))
+        self._const = (asm.gravity, act, st.n_rows_all, *pack.args, *st._kernel_data,
+                       row, lo, nd)
+        self._forces = asm.force_blocks
+        self._args: tuple | None = None
+        self._table: Table | None = None
+        self._pack = pack
+
+    # --- per step ----------------------------------------------------------------------
+    def set(self, q0, v0, w0, gp: float, bp: float, t: float) -> AffineStep:
+        """Bind the step: the affine maps ``qd(q)``, ``qdd(q)`` and the time."""
+        self.q0[:], self.v0[:], self.w0[:] = q0, v0, w0
+        self.scal[0], self.scal[1] = gp, bp
+        self.t = t = float(t)
+        if self._wd_f.size:
+            _, _, _, w, f = self._st.drive_weights(t)
+            self._wd_w[:], self._wd_f[:] = w, f
+        self._args = None
+        return self
+
+    def _call_args(self) -> tuple:
+        """The arguments of :func:`affine_residual` after ``F, x`` (for Python calls)."""
+        g, n_rows = self._const[0], self._const[2]
+        return (self.q0, self.v0, self.w0, float(self.scal[0]), float(self.scal[1]), g,
+                self._act, n_rows, *self._const[3:], self._wd_w, self._wd_f, *self._bufs)
+
+    # --- the Python call -----------------------------------------------------------------
+    def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
+        """``out = F(x)`` (``x``, ``out`` writable C-contiguous float arrays of size
+        ``n + m``); raises ``FloatingPointError`` naming the source of a non-finite value."""
+        if self._args is None:
+            self._args = self._call_args()
+        finite = affine_residual(out, x, *self._args)
+        n = self.n
+        self.q_last[:] = x[:n]
+        if self._forces:
+            q = x[:n]
+            gp, bp = self.scal
+            for fb, c in self._asm._force_contributions(q, self.v0 + gp * (q - self.q0),
+                                                        self.t, 1):
+                out[fb.idx] -= c.Q[:-1] / bp
+            finite = math.isfinite(float(out.sum()))
+        self.sync()
+        if not finite and not np.all(np.isfinite(out)):
+            self.status[0] = 1
+            self.raise_nonfinite()
+        self.status[0] = 0
+
+    # --- the C call ----------------------------------------------------------------------
+    @property
+    def native(self) -> bool:
+        """Whether PETSc may call the compiled residual directly (no force elements)."""
+        return not self._forces
+
+    @property
+    def c_function(self) -> int:
+        """Address of the C function ``SNESFunction`` (:func:`affine_residual_c`)."""
+        return _C_FUNCTION
+
+    @property
+    def c_context(self) -> int:
+        """Its context: the table of every array (made on first use, then fixed)."""
+        if self._table is not None:
+            return self._table.address
+        if self._table is None:
+            from flexmbs.petsc_c import address
+            tab = Table()
+            for name in ("VecGetArrayRead", "VecRestoreArrayRead", "VecGetArray",
+                         "VecRestoreArray"):
+                tab.add_value(address(name))
+            self._slot = np.zeros(2, dtype=np.int64)
+            for a in (self._slot, self.status, self.q_last, self.scal, self.q0, self.v0,
+                      self.w0):
+                tab.add(a)
+            g, act, n_rows, *rest = self._const
+            tab.add(g)
+            tab.add(act)
+            tab.add_value(n_rows)
+            for a in rest:
+                tab.add(a.astype(np.int64) if a.dtype == bool else a)
+            for a in (self._wd_w, self._wd_f, *self._bufs):
+                tab.add(a)
+            if len(tab) != N_TABLE:          # pragma: no cover - a layout change
+                raise RuntimeError(f"AffineStep: table of {len(tab)} rows, the C function "
+                                   f"expects {N_TABLE}")
+            self._table = tab
+        return self._table.address
+
+    def raise_nonfinite(self) -> None:
+        """Raise ``FloatingPointError`` naming the source of the non-finite residual at
+        ``q_last`` (after a call that set ``status[0]``)."""
+        q = self.q_last.copy()
+        gp, bp = self.scal
+        dq = q - self.q0
+        bad = self._asm._nonfinite_source(q, self.v0 + gp * dq, self.w0 + bp * dq, self.t)
+        raise FloatingPointError(f"non-finite residual at t = {self.t:.6g} s from {bad}")
+
+    # --- by-products -----------------------------------------------------------------------
+    def sync(self) -> None:
+        """Hand the last call's rows and frames (at ``q_last``, ``t``) to the system's
+        caches."""
+        st, asm = self._st, self._asm
+        qkey = self.q_last.tobytes()
+        g, G, C, D = self._bufs
+        st.last, st.last_key = (C, D), (qkey, self.t)
+        asm._dense_cache = ((qkey, self.t, self._akey), (g, G), False)

@@ -1,0 +1,90 @@
+"""The compiled C callbacks PETSc calls directly, against their Python forms.
+
+Two formulations of each: the step residual as PETSc's C ``SNESFunction``
+(``affine_residual_c``) against the same kernel called from Python (``AffineStep.__call__``),
+and the Newton increment test as PETSc's C convergence test (``increment_test_c``) against
+``NewtonSolver._converged``; plus the error path of the C residual (a non-finite value is
+named after the solve, as the Python path names it during the call).
+"""
+import ctypes
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from petsc4py import PETSc
+
+import flexmbs as fm
+from flexmbs.integrate import _newton
+from flexmbs.integrate._newton import NewtonFailure, NewtonSolver
+from flexmbs.system.assembly import AssembledSystem
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "flexible"))
+from flexcases import pendulum_cb  # noqa: E402
+
+
+def flexible_pendulum():
+    beam = fm.FlexibleBody("beam", pendulum_cb(3))
+    return fm.System(gravity=(0, -9.81, 0)).add(
+        fm.Revolute("pin", fm.ground, beam["pin"], axis="z"))
+
+
+def step_at(asm, rng, t=0.1):
+    n = asm.n_q
+    q = asm.initial_q() + 1e-2 * rng.normal(size=n)
+    gp, bp = 37.0, 2.3e4
+    q0 = q - 1e-3 * rng.normal(size=n)
+    v0, w0 = rng.normal(size=n), rng.normal(size=n)
+    x = np.concatenate([q, rng.normal(size=asm.n_lam) / bp])
+    return asm.affine_step(q0, v0, w0, gp, bp, t), x
+
+
+def test_c_residual_equals_the_python_call():
+    asm = AssembledSystem(flexible_pendulum())
+    step, x = step_at(asm, np.random.default_rng(5))
+    assert step.native
+    out = np.empty_like(x)
+    step(x.copy(), out)
+    X = PETSc.Vec().createWithArray(x.copy())
+    Fv = X.duplicate()
+    fn = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * 4)(step.c_function)
+    calls = int(step.status[1])
+    assert fn(None, X.handle, Fv.handle, step.c_context) == 0
+    assert np.array_equal(Fv.getArray(), out)          # the same kernel: bit for bit
+    assert step.status[1] == calls + 1 and step.status[0] == 0
+    assert np.array_equal(step.q_last, x[:asm.n_q])
+
+
+def test_c_convergence_test_equals_the_python_test(monkeypatch):
+    """Same Newton iterations, Jacobians and trajectory with either form of the test."""
+    def run(native):
+        orig = _newton.NewtonSolver.__init__
+
+        def init(self, *a, **k):
+            orig(self, *a, native_test=native, **k)
+        monkeypatch.setattr(_newton.NewtonSolver, "__init__", init)
+        res = fm.simulate(flexible_pendulum(), 0.3, 1e-3, rho_inf=0.9, output_dt=0.1)
+        monkeypatch.undo()
+        return res
+    a, b = run(True), run(False)
+    assert a.stats.newton_iterations == b.stats.newton_iterations > a.stats.steps
+    assert a.stats.jacobian_evaluations == b.stats.jacobian_evaluations
+    assert np.array_equal(a.q, b.q)
+
+
+def test_c_residual_names_a_non_finite_value_after_the_solve():
+    asm = AssembledSystem(flexible_pendulum())
+    step, x = step_at(asm, np.random.default_rng(6))
+    step.v0[asm.n_q - 1] = np.nan                      # a modal velocity
+    n, m = asm.n_q, asm.n_lam
+    ns = NewtonSolver(n + m, prefix="fmbs_native_nan_", increment_rtol=1e-5,
+                      block_sizes=(n, m), n_algebraic=m)
+
+    def J(x):
+        q = x[:n]
+        return asm.newton_matrix(q, np.zeros(n), np.zeros(n), np.zeros(m), 0.1, 1.0, 1.0, 1.0)
+    with pytest.raises(NewtonFailure, match=r"DIVERGED_FNORM_NAN, non-finite residual "
+                                            r"\(non-finite residual at t = 0.1 s from "
+                                            r"body 'beam'\)"):
+        ns.solve(x, step, J, inplace=True)
+    ns.destroy()
