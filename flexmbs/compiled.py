@@ -136,7 +136,14 @@ class Table:
     def address(self) -> int:
         if self._tab is None:
             self._tab = np.array(self._rows, dtype=np.int64).reshape(-1, 5)
-        return self._tab.ctypes.data
+            self._address = self._tab.ctypes.data      # (``ctypes.data`` costs µs)
+        return self._address
+
+    @property
+    def array(self) -> np.ndarray:
+        """The table itself, (rows, 5) int64 (for calls from Python)."""
+        self.address
+        return self._tab
 
     def __len__(self) -> int:
         return len(self._rows)

@@ -103,6 +103,19 @@ class ExternalTorque(ForceElement):
     def problems(self) -> list[str]:
         return _load_problems(self, "torque")
 
+    def linear_force(self, marker, n_b: int) -> np.ndarray | None:
+        """``K`` (n_b, n_b) with the generalized force ``Q = K q_b`` at every state and
+        time, or None: a constant inertial torque ``m`` on a rigid body, ``Q_e = 2 G(e)^T m
+        = 2 R_G(m) e`` (compiled residuals take it as such)."""
+        if n_b != 7 or (marker.Phi is not None and marker.body.n_coords > 7):
+            return None
+        fn = _load(self, "torque")
+        if self.frame != "inertial" or not isinstance(fn, Constant):
+            return None
+        K = np.zeros((7, 7))
+        K[3:7, 3:7] = Q_e_inertial(np.zeros(4), np.asarray(fn.c, float))[1]
+        return K
+
     def body_force(self, marker, q_b, t: float, order: int = 1) -> ForceContribution | None:
         """:meth:`contribution` on a rigid body without the frame jets: ``Q`` over
         ``[q_b; t]`` is ``2 G(e)^T m`` (or ``2 L(e)^T R_P m'``) on ``e``, ``dQ/de`` the

@@ -182,6 +182,12 @@ class NewtonSolver:
         return self._J
 
     @property
+    def dense(self) -> bool:
+        """Whether the Newton matrix is stored dense (known after the first solve); the
+        Jacobian callback may then return a dense (N, N) array instead of CSR."""
+        return isinstance(getattr(self, "_fill", None), DenseFill)
+
+    @property
     def x(self) -> PETSc.Vec:
         return self._x
 
@@ -262,7 +268,7 @@ class NewtonSolver:
         except ArithmeticError as exc:
             self._abort = f"Jacobian evaluation failed ({exc})"
             raise _Abort from exc
-        data = csr_parts(A)[2]
+        data = A if isinstance(A, np.ndarray) else csr_parts(A)[2]
         if not math.isfinite(float(data.sum())) and not np.all(np.isfinite(data)):
             self._abort = "non-finite entries in the Jacobian"
             raise _Abort
@@ -335,7 +341,7 @@ class NewtonSolver:
         such an ``F`` has ``native`` true, PETSc calls its C function ``F.c_function``
         with context ``F.c_context`` instead (no Python frame per evaluation); ``F``
         then records non-finite values in ``F.status[0]`` (named afterwards by
-        ``F.raise_nonfinite()``) and ``F.sync()`` is called after the solve.
+        ``F.raise_nonfinite()``) and ``F.invalidate()`` is called after the solve.
 
         With ``reuse`` the Jacobian (and its factorisation) of the previous solve is kept
         while Newton contracts by ``theta`` or better.  With ``jacobian_cost = c`` (the
@@ -393,7 +399,7 @@ class NewtonSolver:
             self._info.iterations += wasted
             fresh_start = False
         if native is not None:
-            native.sync()
+            native.invalidate()
             if native.status[0]:
                 try:
                     native.raise_nonfinite()

@@ -92,7 +92,8 @@ class FixedPatternFill:
 
 
 class DenseFill:
-    """Fills a sequential dense PETSc matrix (LAPACK LU with partial pivoting) from CSR.
+    """Fills a sequential dense PETSc matrix (LAPACK LU with partial pivoting) from CSR
+    or from a dense (N, N) array.
 
     For the fixed pattern of the first matrix given (same ``indptr``/``indices`` arrays,
     as :class:`FixedPatternFill`) the values go to precomputed row-major positions of a
@@ -118,6 +119,10 @@ class DenseFill:
         return M
 
     def __call__(self, M: PETSc.Mat, A) -> None:
+        if isinstance(A, np.ndarray):           # already dense (N, N)
+            M.setValues(self._rows, self._cols, A, addv=PETSc.InsertMode.INSERT_VALUES)
+            M.assemble()
+            return
         ip, ix, data, _ = csr_parts(A)
         if ip is self._ref[0] and ix is self._ref[1]:
             self._buf[self._pos] = data

@@ -197,7 +197,11 @@ class GeneralizedAlpha:
             out[n:] = dae.constraint(q1, t1)
             return out
 
+        newton = self._newton
+
         def J(x):
+            if f_step is not None and f_step.native and newton.dense:
+                return f_step.newton_dense(x)      # one compiled call, dense
             q1, lam1 = split(x)
             dq = q1 - q0
             qd1, qdd1 = v0 + gp * dq, w0 + bp * dq

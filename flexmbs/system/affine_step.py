@@ -26,7 +26,14 @@ import math
 import numpy as np
 
 from flexmbs.compiled import Table
-from flexmbs.system.kernel import N_TABLE, affine_residual, affine_residual_c
+from flexmbs.kinematics.frames import T_A_KERNEL
+from flexmbs.system.kernel import (
+    N_NEWTON_TABLE,
+    N_TABLE,
+    affine_residual,
+    affine_residual_c,
+    newton_dense,
+)
 
 __all__ = ["AffineStep"]
 
@@ -54,9 +61,22 @@ class AffineStep:
                       np.zeros(st.C0.shape), np.zeros(st.D0.shape))
         self._const = (asm.gravity, act, st.n_rows_all, *pack.args, *st._kernel_data,
                        row, lo, nd)
-        self._forces = asm.force_blocks
+        # force elements: linear ones (Q = K q, e.g. a constant torque) in the kernel, the
+        # others added in Python (then PETSc cannot call the kernel directly)
+        self._forces, linear = [], []
+        for fb in asm.force_blocks:
+            K = _linear_force(fb)
+            if K is None:
+                self._forces.append(fb)
+            else:
+                linear.append((np.asarray(fb.idx, dtype=np.int64), K))
+        self._lf = (np.cumsum([0] + [len(i) for i, _ in linear], dtype=np.int64),
+                    np.concatenate([i for i, _ in linear] or [np.zeros(0, np.int64)]),
+                    np.cumsum([0] + [K.size for _, K in linear], dtype=np.int64),
+                    np.concatenate([K.ravel() for _, K in linear] or [np.zeros(0)]))
         self._args: tuple | None = None
         self._table: Table | None = None
+        self._ntable: Table | None = None
         self._pack = pack
 
     # --- per step ----------------------------------------------------------------------
@@ -75,7 +95,8 @@ class AffineStep:
         """The arguments of :func:`affine_residual` after ``F, x`` (for Python calls)."""
         g, n_rows = self._const[0], self._const[2]
         return (self.q0, self.v0, self.w0, float(self.scal[0]), float(self.scal[1]), g,
-                self._act, n_rows, *self._const[3:], self._wd_w, self._wd_f, *self._bufs)
+                self._act, n_rows, *self._const[3:], self._wd_w, self._wd_f, *self._lf,
+                *self._bufs)
 
     # --- the Python call -----------------------------------------------------------------
     def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
@@ -90,7 +111,7 @@ class AffineStep:
             q = x[:n]
             gp, bp = self.scal
             for fb, c in self._asm._force_contributions(q, self.v0 + gp * (q - self.q0),
-                                                        self.t, 1):
+                                                        self.t, 1, self._forces):
                 out[fb.idx] -= c.Q[:-1] / bp
             finite = math.isfinite(float(out.sum()))
         self.sync()
@@ -102,7 +123,8 @@ class AffineStep:
     # --- the C call ----------------------------------------------------------------------
     @property
     def native(self) -> bool:
-        """Whether PETSc may call the compiled residual directly (no force elements)."""
+        """Whether PETSc may call the compiled residual directly, and
+        :meth:`newton_dense` applies (no force elements but linear ones)."""
         return not self._forces
 
     @property
@@ -131,13 +153,34 @@ class AffineStep:
             tab.add_value(n_rows)
             for a in rest:
                 tab.add(a.astype(np.int64) if a.dtype == bool else a)
-            for a in (self._wd_w, self._wd_f, *self._bufs):
+            for a in (self._wd_w, self._wd_f, *self._lf, *self._bufs):
                 tab.add(a)
             if len(tab) != N_TABLE:          # pragma: no cover - a layout change
                 raise RuntimeError(f"AffineStep: table of {len(tab)} rows, the C function "
                                    f"expects {N_TABLE}")
             self._table = tab
         return self._table.address
+
+    # --- the Newton matrix ----------------------------------------------------------------
+    def newton_dense(self, x: np.ndarray) -> np.ndarray:
+        """The Newton matrix of this step at ``x`` (generalized-α's: ``c_K = 1/bp``,
+        ``c_C = gp/bp``, ``c_M = 1``), dense (N, N), by one compiled call
+        (:func:`~flexmbs.system.kernel.newton_dense`; systems without force elements)."""
+        self.c_context                      # the tables exist from here on
+        if self._ntable is None:
+            tab = Table()
+            tptr, *flats = self._pack._tangent_pack()
+            for a in (tptr, *flats, T_A_KERNEL, np.zeros(2, dtype=np.int64)):
+                tab.add(a)
+            if len(tab) != N_NEWTON_TABLE:   # pragma: no cover - a layout change
+                raise RuntimeError(f"AffineStep: Newton table of {len(tab)} rows, the "
+                                   f"kernel expects {N_NEWTON_TABLE}")
+            tab.address
+            self._ntable = tab
+        N = self.n + self.m
+        out = np.empty((N, N))
+        newton_dense(out, x, self._table.array, self._ntable.array)
+        return out
 
     def raise_nonfinite(self) -> None:
         """Raise ``FloatingPointError`` naming the source of the non-finite residual at
@@ -149,6 +192,12 @@ class AffineStep:
         raise FloatingPointError(f"non-finite residual at t = {self.t:.6g} s from {bad}")
 
     # --- by-products -----------------------------------------------------------------------
+    def invalidate(self) -> None:
+        """Forget the system's cached rows and frames (after C calls, which overwrite the
+        buffers without Python knowing; :meth:`sync` restores them)."""
+        self._st.last_key = None
+        self._asm._dense_cache = None
+
     def sync(self) -> None:
         """Hand the last call's rows and frames (at ``q_last``, ``t``) to the system's
         caches."""
@@ -157,3 +206,13 @@ class AffineStep:
         g, G, C, D = self._bufs
         st.last, st.last_key = (C, D), (qkey, self.t)
         asm._dense_cache = ((qkey, self.t, self._akey), (g, G), False)
+
+
+def _linear_force(fb) -> np.ndarray | None:
+    """``K`` over ``fb.idx`` when the force element of block ``fb`` is linear,
+    ``Q = K q[idx]`` (its ``linear_force``), else None."""
+    fn = getattr(fb.element, "linear_force", None)
+    if fn is None or len(fb.markers) != 1 or fb.offsets[0] != 0:
+        return None
+    K = fn(fb.markers[0], len(fb.idx))
+    return None if K is None else np.ascontiguousarray(K, dtype=float)

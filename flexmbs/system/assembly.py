@@ -534,9 +534,9 @@ class AssembledSystem:
         return _coo(rows, cols, vals, (self.n_lam, self.n_q))
 
     # -- forces --------------------------------------------------------------------
-    def _force_contributions(self, q, qd, t, order):
+    def _force_contributions(self, q, qd, t, order, blocks=None):
         rot: dict = {}
-        for fb in self.force_blocks:
+        for fb in self.force_blocks if blocks is None else blocks:
             c = self._body_force(fb, q, t, order)
             if c is not None:
                 yield fb, c

@@ -17,26 +17,14 @@ from __future__ import annotations
 import numpy as np
 from numba import carray, cfunc, njit, types
 
-from flexmbs.bodies.ffrf_kernel import bodies_residual
+from flexmbs.bodies.ffrf_kernel import bodies_newton_values, bodies_residual
 from flexmbs.compiled import call_c2, f1, f2, f3, f4, f8_pointer, i1, i2, i8_pointer
-from flexmbs.kinematics.frame_kernel import stacked_rows
+from flexmbs.kinematics.frame_kernel import stacked_hessian_sum, stacked_rows
 
 
-@njit(cache=True)
-def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
-                    b_off, b_nq, b_m, b_stiff, b_ptr, lin0, lin_q, I2, lin_qd, lin_qdd, C_t,
-                    K_e, K2, K3,
-                    C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst, norm_rows,
-                    norm_idx, wd_row, wd_lo, wd_n, wd_w, wd_f, g_out, G_out, C_out,
-                    D_out):  # pragma: no cover - compiled
-    """``F`` of the module docstring written into ``F``, and ``g, G, C, D`` into
-    ``*_out``; returns whether all of ``F`` is finite (a finite sum has finite terms).
-    Drive rows included (``wd_*``: the time weights of
-    :meth:`flexmbs.system.stacked.StackedRows.drive_weights`); after ``n_rows`` come the
-    arguments of ``bodies_residual`` (after the state and gravity) and of
-    ``stacked_rows`` (after ``q``), flat (numba types a tuple argument in Python at every
-    call, which is slow).  Outputs are written in place because every array a compiled
-    function returns costs a Python object (about a microsecond each)."""
+@njit(cache=True, inline="always")
+def _affine_state(x, q0, v0, w0, gp, bp):  # pragma: no cover - compiled
+    """``q = x[:n]``, ``qd = v0 + gp (q - q0)``, ``qdd = w0 + bp (q - q0)``."""
     n = q0.shape[0]
     q = x[:n].copy()
     qd = np.empty(n)
@@ -45,6 +33,29 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
         dq = q[i] - q0[i]
         qd[i] = v0[i] + gp * dq
         qdd[i] = w0[i] + bp * dq
+    return q, qd, qdd
+
+
+@njit(cache=True)
+def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
+                    b_off, b_nq, b_m, b_stiff, b_ptr, lin0, lin_q, I2, lin_qd, lin_qdd, C_t,
+                    K_e, K2, K3,
+                    C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst, norm_rows,
+                    norm_idx, wd_row, wd_lo, wd_n, wd_w, wd_f, lf_ptr, lf_idx, lf_kptr, lf_K,
+                    g_out, G_out, C_out, D_out):  # pragma: no cover - compiled
+    """``F`` of the module docstring written into ``F``, and ``g, G, C, D`` into
+    ``*_out``; returns whether all of ``F`` is finite (a finite sum has finite terms).
+    Drive rows included (``wd_*``: the time weights of
+    :meth:`flexmbs.system.stacked.StackedRows.drive_weights`), and linear generalized
+    forces ``Q_k = K_k q[idx_k]`` (``lf_*``: force ``k`` on the coordinates
+    ``lf_idx[lf_ptr[k]:lf_ptr[k + 1]]``, ``K_k`` row-major from ``lf_K[lf_kptr[k]]``, e.g. a
+    constant torque on a rigid body) subtracted as ``Q_k / beta'``; after ``n_rows`` come the
+    arguments of ``bodies_residual`` (after the state and gravity) and of
+    ``stacked_rows`` (after ``q``), flat (numba types a tuple argument in Python at every
+    call, which is slow).  Outputs are written in place because every array a compiled
+    function returns costs a Python object (about a microsecond each)."""
+    n = q0.shape[0]
+    q, qd, qdd = _affine_state(x, q0, v0, w0, gp, bp)
     r = bodies_residual(q, qd, qdd, gravity, b_off, b_nq, b_m, b_stiff, b_ptr, lin0, lin_q, I2,
                         lin_qd, lin_qdd, C_t, K_e, K2, K3)
     g, G, C, D, p, dp = stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc,
@@ -70,6 +81,13 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
     total = 0.0
     for j in range(n):
         F[j] = r[j] / bp
+    for k in range(lf_ptr.shape[0] - 1):
+        a, p, kp = lf_ptr[k], lf_ptr[k + 1] - lf_ptr[k], lf_kptr[k]
+        for i in range(p):
+            s = 0.0
+            for j in range(p):
+                s += lf_K[kp + i * p + j] * q[lf_idx[a + j]]
+            F[lf_idx[a + i]] -= s / bp
     for j in range(n + m):
         total += F[j]
     g_out[:] = g
@@ -84,7 +102,7 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
 #: ``VecGetArray``, ``VecRestoreArray``; a slot for two pointers; ``status``; ``q_last``;
 #: ``scal = [gp, bp]``; then every argument of :func:`affine_residual` after ``F, x`` in
 #: order (``gp, bp`` in ``scal``, ``n_rows`` as a value)
-N_TABLE = 52
+N_TABLE = 56
 
 
 @cfunc(types.int32(types.intp, types.intp, types.intp, types.intp), cache=True)
@@ -114,8 +132,8 @@ def affine_residual_c(snes, x, f, ctx):  # pragma: no cover - compiled
         f1(t, 21), f1(t, 22), f1(t, 23), f1(t, 24), f1(t, 25), f1(t, 26), f1(t, 27),
         f3(t, 28), f4(t, 29), i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33), f1(t, 34),
         i1(t, 35), f2(t, 36), f2(t, 37), f2(t, 38), i1(t, 39), i1(t, 40), i1(t, 41),
-        i2(t, 42), i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47), f1(t, 48),
-        f2(t, 49), f3(t, 50), f4(t, 51))
+        i2(t, 42), i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47), i1(t, 48),
+        i1(t, 49), i1(t, 50), f1(t, 51), f1(t, 52), f2(t, 53), f3(t, 54), f4(t, 55))
     q_last = f1(t, 6)
     for i in range(n):
         q_last[i] = X[i]
@@ -126,3 +144,113 @@ def affine_residual_c(snes, x, f, ctx):  # pragma: no cover - compiled
     if err:
         return err
     return call_c2(t[3, 0], f, slot + 8)
+
+
+#: rows of the Newton table of :func:`newton_dense` (made by :class:`flexmbs.system.
+#: affine_step.AffineStep`): the body pack's tangent arrays (``tptr`` and the twelve
+#: flattened arrays of :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values`), the
+#: frame-derivative tensor ``T_A`` and a status row ``[non-finite flag, evaluations]``
+N_NEWTON_TABLE = 15
+
+
+@njit(cache=True)
+def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
+    """The Newton matrix of the step at ``x`` (``AssembledSystem.newton_matrix`` with
+    ``c_K = 1/bp``, ``c_C = gp/bp``, ``c_M = 1``), dense row-major into ``out`` (N, N):
+
+        [[c_K (K + d(G^T lam)/dq) + c_C C + c_M M,  G^T],
+         [G,                                        0  ]],
+
+    bodies by :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values`, the constraint
+    Hessian by :func:`~flexmbs.kinematics.frame_kernel.stacked_hessian_sum`, ``G`` from the
+    rows at ``q`` (the residual's buffers when it was last evaluated at this ``q``), the
+    linear forces of :func:`affine_residual` as ``-c_K K_k``.
+    ``t``: the table of :func:`affine_residual_c`; ``nt``: the Newton table.  Returns
+    whether every entry is finite."""
+    q0, v0, w0, scal = f1(t, 8), f1(t, 9), f1(t, 10), f1(t, 7)
+    n = q0.shape[0]
+    act = i1(t, 12)
+    m = act.shape[0]
+    gp, bp = scal[0], scal[1]
+    q, qd, qdd = _affine_state(x, q0, v0, w0, gp, bp)
+    cK, cC = 1.0 / bp, gp / bp
+    # rows and frames at q: the residual's, else evaluated here
+    q_last = f1(t, 6)
+    same = True
+    for i in range(n):
+        if q_last[i] != q[i]:
+            same = False
+            break
+    n_rows = t[13, 0]
+    if same:
+        G, C, D = f2(t, 53), f3(t, 54), f4(t, 55)
+    else:
+        g_, G, C, D, p_, dp_ = stacked_rows(
+            q, f3(t, 28), f4(t, 29), i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33), f1(t, 34),
+            i1(t, 35), f2(t, 36), f2(t, 37), f2(t, 38), i1(t, 39), i1(t, 40), i1(t, 41),
+            i2(t, 42), n_rows)
+        row, lo, nd, w = i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46)
+        o = 0
+        for d in range(row.shape[0]):           # drive rows' gradients w . dp
+            for j in range(nd[d]):
+                for c in range(n):
+                    G[row[d], c] += w[o + j] * dp_[lo[d] + j, c]
+            o += nd[d]
+    off, nq = i1(t, 14), i1(t, 15)
+    vals = bodies_newton_values(
+        q, qd, qdd, f1(t, 11), cK, cC, 1.0, off, nq, f1(t, 16), i1(t, 17), i2(t, 18),
+        f1(t, 19), f1(t, 20), f1(t, 21), f1(t, 22), f1(t, 23), i2(nt, 0), f1(nt, 1),
+        f1(nt, 2), f1(nt, 3), f1(nt, 4), f1(nt, 5), f1(nt, 6), f1(nt, 7), f1(nt, 8),
+        f1(nt, 9), f1(nt, 10), f1(nt, 11), f1(nt, 12))
+    N = n + m
+    for i in range(N):
+        for j in range(N):
+            out[i, j] = 0.0
+    pos = 0
+    for b in range(off.shape[0]):
+        o, nc = off[b], 7 + nq[b]
+        for i in range(nc):
+            for j in range(nc):
+                out[o + i, o + j] += vals[pos]
+                pos += 1
+    lf_ptr, lf_idx, lf_kptr, lf_K = i1(t, 48), i1(t, 49), i1(t, 50), f1(t, 51)
+    for k in range(lf_ptr.shape[0] - 1):        # linear forces: -c_K K_k
+        a, p, kp = lf_ptr[k], lf_ptr[k + 1] - lf_ptr[k], lf_kptr[k]
+        for i in range(p):
+            for j in range(p):
+                out[lf_idx[a + i], lf_idx[a + j]] += -(cK * lf_K[kp + i * p + j])
+    if m:
+        # sum_i mu_i h_i with mu = lam on the active rows (drives: w_j mu on their rows)
+        mu = np.zeros(n_rows)
+        for k in range(m):
+            mu[act[k]] = bp * x[n + k]
+        Sa, src, dst = f2(t, 36), i1(t, 39), i1(t, 40)
+        mu_st = np.zeros(Sa.shape[0])
+        for i in range(src.shape[0]):
+            mu_st[src[i]] = mu[dst[i]]
+        row, lo, nd, w = i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46)
+        o = 0
+        for d in range(row.shape[0]):
+            for j in range(nd[d]):
+                mu_st[lo[d] + j] += mu[row[d]] * w[o + j]
+            o += nd[d]
+        norm_rows = i1(t, 41)
+        mu_norm = np.empty(norm_rows.shape[0])
+        for b in range(norm_rows.shape[0]):
+            mu_norm[b] = mu[norm_rows[b]]
+        H = stacked_hessian_sum(q, C, D, i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33),
+                                i1(t, 35), Sa, f2(t, 37), f2(t, 38), mu_st, f4(nt, 13),
+                                i2(t, 42), mu_norm)
+        for i in range(n):
+            for j in range(n):
+                out[i, j] += cK * H[i, j]
+        for k in range(m):
+            r = act[k]
+            for j in range(n):
+                out[n + k, j] = G[r, j]
+                out[j, n + k] = G[r, j]
+    total = 0.0
+    for i in range(N):
+        for j in range(N):
+            total += out[i, j]
+    return np.isfinite(total)

@@ -256,3 +256,20 @@ def test_problems_are_reported():
     assert any("frame" in p for p in ExternalForce("f", b, (1, 0, 0), frame="local").problems())
     assert any("3 components" in p for p in ExternalForce("f", b, (1, 0)).problems())
     assert any("k must be" in p for p in RotationalSpringDamper("t", rev, k=-2.0).problems())
+
+
+def test_constant_torque_is_the_linear_force_it_declares():
+    """``linear_force`` (the compiled residual's form, ``Q = K q``) against ``body_force``
+    (``2 G(e)^T m``) at random orientations; None where it does not hold."""
+    body = RigidBody.box("b", (0.2, 0.1, 0.05), rho=1000.0)
+    tq = ExternalTorque("tq", at=body, torque=(0.3, -1.2, 0.7))
+    (mk,) = tq.resolve()
+    K = tq.linear_force(mk, 7)
+    rng = np.random.default_rng(2)
+    for _ in range(3):
+        e = rng.normal(size=4)
+        q = np.concatenate([rng.normal(size=3), e / np.linalg.norm(e)])
+        Q = tq.body_force(mk, q, 0.0, 1).Q[:-1]
+        assert np.abs(K @ q - Q).max() <= 1e-15 * np.abs(Q).max()
+    tb = ExternalTorque("tb", at=body, torque=(0, 0, 1.0), frame="body")
+    assert tb.linear_force(tb.resolve()[0], 7) is None

@@ -64,8 +64,9 @@ def _slider_crank_torque():
                                    "flexible_pendulum"])
 def test_stacked_newton_matrix_and_step_residual_equal_blockwise(which, monkeypatch):
     """The Newton matrix with the constraint Hessian of all rows in one compiled call
-    (``stacked_hessian_sum``) and the fused step residual (``affine_residual``, drive rows
-    included) against the block-by-block Hessian sums and ``residual``/``constraint``."""
+    (``stacked_hessian_sum``), the fused step residual (``affine_residual``, drive rows
+    included) and the step's whole Newton matrix (``newton_dense``) against the
+    block-by-block Hessian sums, ``residual``/``constraint`` and ``newton_matrix``."""
     model = {"slider_crank_torque": _slider_crank_torque,
              "slider_crank_drive": lambda: slider_crank()[0],        # a velocity drive row
              "flexible_pendulum": _flexible_pendulum}[which]()
@@ -85,6 +86,12 @@ def test_stacked_newton_matrix_and_step_residual_equal_blockwise(which, monkeypa
     v0, w0 = qd - gp * (q - q0), qdd - bp * (q - q0)
     x = np.concatenate([q, lam / bp])
     F = asm.affine_residual(x, q0, v0, w0, gp, bp, t)
+    # the step's Newton matrix in one compiled call (dense; a torque as a linear force)
+    step = asm.affine_step(q0, v0, w0, gp, bp, t)
+    assert step.native
+    S = step.newton_dense(x)
+    step.q_last[:] = np.nan                  # rows and frames not cached: evaluated anew
+    S2 = step.newton_dense(x)
     monkeypatch.setattr(AssembledSystem, "_affine_plan", lambda self: None)
     asm2 = AssembledSystem(model)
     asm2.active = asm.active
@@ -93,3 +100,6 @@ def test_stacked_newton_matrix_and_step_residual_equal_blockwise(which, monkeypa
     r = asm2.residual(q, qd, qdd, lam, t)
     F_ref = np.concatenate([r / bp, asm2.constraint(q, t)])
     assert np.abs(F - F_ref).max() <= 1e-13 * np.abs(F_ref).max()
+    S_ref = asm2.newton_matrix(q, qd, qdd, bp * x[n:], t, 1.0 / bp, gp / bp, 1.0).toarray()
+    assert np.abs(S - S_ref).max() <= 1e-13 * np.abs(S_ref).max()
+    assert np.abs(S2 - S_ref).max() <= 1e-13 * np.abs(S_ref).max()
