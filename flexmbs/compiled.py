@@ -60,6 +60,19 @@ def call_c2(typingctx, fn, a, b):  # pragma: no cover - compiled
     return sig, codegen
 
 
+@intrinsic
+def call_c3(typingctx, fn, a, b, c):  # pragma: no cover - compiled
+    """``((int32 (*)(void *, void *, void *)) fn)(a, b, c)``."""
+    sig = types.int32(types.intp, types.intp, types.intp, types.intp)
+
+    def codegen(context, builder, signature, args):
+        f, x, y, z = args
+        fnty = ir.FunctionType(ir.IntType(32), [_I8P, _I8P, _I8P])
+        ptr = builder.inttoptr(f, fnty.as_pointer())
+        return builder.call(ptr, [builder.inttoptr(v, _I8P) for v in (x, y, z)])
+    return sig, codegen
+
+
 def _pointer_intrinsic(numba_type, llvm_type):
     @intrinsic
     def to_pointer(typingctx, address):  # pragma: no cover - compiled

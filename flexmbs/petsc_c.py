@@ -15,7 +15,7 @@ import functools
 
 from petsc4py import PETSc
 
-__all__ = ["address", "snes_set_function", "snes_set_convergence_test"]
+__all__ = ["address", "snes_set_convergence_test", "snes_set_function", "snes_set_jacobian"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -46,3 +46,8 @@ def snes_set_function(snes: PETSc.SNES, f: PETSc.Vec, fn: int, ctx: int) -> None
 def snes_set_convergence_test(snes: PETSc.SNES, fn: int, ctx: int) -> None:
     """``SNESSetConvergenceTest(snes, fn, ctx, NULL)`` with a C function's address."""
     _call("SNESSetConvergenceTest", snes.handle, fn, ctx, None)
+
+
+def snes_set_jacobian(snes: PETSc.SNES, J: PETSc.Mat, fn: int, ctx: int) -> None:
+    """``SNESSetJacobian(snes, J, J, fn, ctx)`` with a C function's address ``fn``."""
+    _call("SNESSetJacobian", snes.handle, J.handle, J.handle, fn, ctx)

@@ -39,6 +39,7 @@ from flexmbs import petsc_c
 from flexmbs.compiled import Table
 
 from ._increments import N_TEST_TABLE, block_maxima, increment_test_c
+from ._native_jacobian import N_JAC_TABLE, dense_jacobian_c
 from ._petsc import DenseFill, FixedPatternFill, aij_from_csr, csr_parts, reason_name
 from .options import OptionsManager, default_direct_lu
 
@@ -152,6 +153,9 @@ class NewtonSolver:
         self._watch = self._watch_tripped = False
         self._native_test = False
         self._native_F = None           # the C residual installed in the SNES, if any
+        self._native_J = None           # the C Jacobian installed, if any
+        self._native_obj = None         # the residual object both were installed for
+        self._j_tables: dict = {}
         self._kappa = increment_rtol
         if increment_rtol is not None:
             sizes = (n,) if not block_sizes else tuple(int(b) for b in block_sizes)
@@ -330,6 +334,40 @@ class NewtonSolver:
         self._t_table = tab
         petsc_c.snes_set_convergence_test(self._snes, increment_test_c.address, tab.address)
 
+    def _install_jacobian(self, native) -> None:
+        """PETSc's Jacobian callback for this solve: the C one
+        (:func:`~._native_jacobian.dense_jacobian_c`, filled by ``native.c_newton``) when
+        the residual and the test are compiled and the matrix is dense, else
+        :meth:`_jacobian`."""
+        cj = None
+        if (native is not None and self._native_test and self.dense
+                and hasattr(native, "c_newton")):
+            fill = native.c_newton
+            c = self._j_tables.get(fill)
+            if c is None:
+                N = self._n
+                tab = Table()
+                for name in ("VecGetArrayRead", "VecRestoreArrayRead", "MatDenseGetArray",
+                             "MatDenseRestoreArray"):
+                    tab.add_value(petsc_c.address(name))
+                tab.add(np.zeros(2, dtype=np.int64))
+                tab.add_value(fill[0])
+                tab.add_value(fill[1])
+                ints, W = np.zeros(4, dtype=np.int64), np.zeros((N, N))
+                for a in (ints, np.array([self._theta]), self._t_ints, self._t_fn, W):
+                    tab.add(a)
+                assert len(tab) == N_JAC_TABLE
+                c = self._j_tables[fill] = (tab, ints, W)
+            cj = (dense_jacobian_c.address, c[0].address)
+            self._j_ints, self._j_W = c[1], c[2]
+        if cj == self._native_J:
+            return
+        if cj is not None:
+            petsc_c.snes_set_jacobian(self._snes, self._J, *cj)
+        else:
+            self._snes.setJacobian(self._jacobian, self._J, self._J)
+        self._native_J = cj
+
     # --- solve -----------------------------------------------------------------------
     def solve(self, x0: np.ndarray, F: Callable[[np.ndarray], np.ndarray],
               J: Callable[[np.ndarray], sp.spmatrix], *, reuse: bool = False,
@@ -360,7 +398,10 @@ class NewtonSolver:
         """
         self._F_cb, self._J_cb, self._inplace = F, J, inplace
         native = F if inplace and getattr(F, "native", False) else None
-        if native is not None:
+        same = native is not None and native is self._native_obj   # callbacks in place
+        if same:
+            pass
+        elif native is not None:
             fc = (native.c_function, native.c_context)
             if self._native_F != fc:
                 petsc_c.snes_set_function(self._snes, self._f, *fc)
@@ -384,9 +425,14 @@ class NewtonSolver:
                     sp.csr_matrix((np.zeros_like(data), ix, ip), shape)
             self._setup(A0)
             self._stale = True
+        if not same:
+            self._install_jacobian(native)
+            self._native_obj = native
         backup = self._last_A
         if policy:
             self._stale = self._watch = True
+            if self._native_J is not None:      # the C Jacobian overwrites its buffer
+                backup = backup.copy()
         err = self._run(x0)
         if self._watch_tripped:
             log.debug("Newton: a fresh Jacobian at the start point increased the residual; "
@@ -406,6 +452,9 @@ class NewtonSolver:
                 except FloatingPointError as exc:
                     self._residual_error = str(exc)
         its, fnorm = self._info.iterations, self._info.residual
+        if self._native_J is not None and self._j_ints[3]:
+            self._stale = True
+            raise NewtonFailure("non-finite entries in the Jacobian", its, fnorm)
         if err is not None:
             self._stale = True
             reason = self._abort or f"PETSc error in the Newton solve ({err})"
@@ -433,6 +482,9 @@ class NewtonSolver:
         if self._native_test:
             ints = self._t_ints
             ints[2], ints[3], ints[4] = int(self._watch), 0, 0
+        if self._native_J is not None:
+            j = self._j_ints
+            j[0], j[1], j[2], j[3] = int(self._reuse), int(self._stale), 0, 0
         self._x.setArray(np.asarray(x0, dtype=float))
         err: Exception | None = None
         # the solver's options go into the database while PETSc may read them: in the
@@ -460,6 +512,12 @@ class NewtonSolver:
             k = int(self._t_ints[4])
             self._watch_tripped = bool(self._t_ints[3])
             self._fnorms = self._t_fn[:k].tolist()
+        if self._native_J is not None:
+            j = self._j_ints
+            self._stale = bool(j[1])
+            if j[2]:
+                self._info.jacobian_evaluations += int(j[2])
+                self._last_A = self._j_W
         self._info.residual = self._fnorms[-1] if self._fnorms else float("nan")
         return err
 

@@ -33,11 +33,13 @@ from flexmbs.system.kernel import (
     affine_residual,
     affine_residual_c,
     newton_dense,
+    newton_dense_c,
 )
 
 __all__ = ["AffineStep"]
 
 _C_FUNCTION = affine_residual_c.address
+_C_NEWTON = newton_dense_c.address
 
 
 class AffineStep:
@@ -166,7 +168,15 @@ class AffineStep:
         """The Newton matrix of this step at ``x`` (generalized-α's: ``c_K = 1/bp``,
         ``c_C = gp/bp``, ``c_M = 1``), dense (N, N), by one compiled call
         (:func:`~flexmbs.system.kernel.newton_dense`; systems without force elements)."""
-        self.c_context                      # the tables exist from here on
+        ntab = self._newton_table()
+        N = self.n + self.m
+        out = np.empty((N, N))
+        newton_dense(out, x, self._table.array, ntab.array)
+        return out
+
+    def _newton_table(self) -> Table:
+        """The Newton table of :func:`~flexmbs.system.kernel.newton_dense` (made once)."""
+        self.c_context                      # the residual's table exists from here on
         if self._ntable is None:
             tab = Table()
             tptr, *flats = self._pack._tangent_pack()
@@ -175,12 +185,18 @@ class AffineStep:
             if len(tab) != N_NEWTON_TABLE:   # pragma: no cover - a layout change
                 raise RuntimeError(f"AffineStep: Newton table of {len(tab)} rows, the "
                                    f"kernel expects {N_NEWTON_TABLE}")
-            tab.address
             self._ntable = tab
-        N = self.n + self.m
-        out = np.empty((N, N))
-        newton_dense(out, x, self._table.array, self._ntable.array)
-        return out
+            self._nctx = np.array([self._table.address, tab.address], dtype=np.int64)
+            self._nctx_address = self._nctx.ctypes.data
+        return self._ntable
+
+    @property
+    def c_newton(self) -> tuple[int, int]:
+        """``(function, context)``: :meth:`newton_dense` as the C function
+        ``int (double *out, const double *x, void *ctx)`` (:func:`~flexmbs.system.kernel.
+        newton_dense_c`, 0 when finite) and its context, for a compiled Jacobian."""
+        self._newton_table()
+        return _C_NEWTON, self._nctx_address
 
     def raise_nonfinite(self) -> None:
         """Raise ``FloatingPointError`` naming the source of the non-finite residual at

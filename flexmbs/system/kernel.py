@@ -254,3 +254,16 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
         for j in range(N):
             total += out[i, j]
     return np.isfinite(total)
+
+
+@cfunc(types.int32(types.intp, types.intp, types.intp), cache=True)
+def newton_dense_c(out, x, ctx):  # pragma: no cover - compiled
+    """:func:`newton_dense` as a C function ``int (double *out, const double *x, void
+    *ctx)`` for a solver's compiled Jacobian: ``ctx`` holds the addresses of the two
+    tables (:class:`flexmbs.system.affine_step.AffineStep`); 0 if finite, else 1."""
+    c = carray(i8_pointer(ctx), 2)
+    t = carray(i8_pointer(c[0]), (N_TABLE, 5))
+    nt = carray(i8_pointer(c[1]), (N_NEWTON_TABLE, 5))
+    N = f1(t, 8).shape[0] + i1(t, 12).shape[0]
+    ok = newton_dense(carray(f8_pointer(out), (N, N)), carray(f8_pointer(x), N), t, nt)
+    return 0 if ok else 1
