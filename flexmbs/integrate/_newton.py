@@ -419,6 +419,8 @@ class NewtonSolver:
         if not self._configured:
             with np.errstate(all="ignore"):
                 A0 = J(np.asarray(x0, dtype=float))
+            if isinstance(A0, np.ndarray):      # a dense Jacobian: its nonzeros as pattern
+                A0 = sp.csr_matrix(A0)
             ip, ix, data, shape = csr_parts(A0)
             if not np.all(np.isfinite(data)):   # the pattern only; values come later
                 A0 = A0._replace(data=np.zeros_like(data)) if hasattr(A0, "_replace") else \

@@ -183,7 +183,6 @@ class GeneralizedAlpha:
         q0, v0, w0, x0 = predict(s.q, s.qd, s.qdd, s.a, s.lam, h, p.alpha_m, p.alpha_f,
                                  p.beta, p.gamma, bp)
 
-
         # the DAE's residual of the whole step as a function of x, writing in place
         f_step = dae.affine_step(q0, v0, w0, gp, bp, t1) if self._affine else None
         if f_step is None:

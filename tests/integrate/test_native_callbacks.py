@@ -88,3 +88,41 @@ def test_c_residual_names_a_non_finite_value_after_the_solve():
                                             r"body 'beam'\)"):
         ns.solve(x, step, J, inplace=True)
     ns.destroy()
+
+
+def test_c_jacobian_equals_the_python_jacobian(monkeypatch):
+    """The C Jacobian callback (reuse policy in C, matrix by ``newton_dense_c``) against
+    ``NewtonSolver._jacobian`` filling the same dense matrix: the same iterations,
+    Jacobians and trajectory, bit for bit."""
+    def run(native):
+        if not native:
+            orig = _newton.NewtonSolver._install_jacobian
+            monkeypatch.setattr(_newton.NewtonSolver, "_install_jacobian",
+                                lambda self, F: orig(self, None))
+        res = fm.simulate(flexible_pendulum(), 0.3, 1e-3, rho_inf=0.9, output_dt=0.1)
+        monkeypatch.undo()
+        return res
+    a, b = run(True), run(False)
+    assert 0 < a.stats.jacobian_evaluations < a.stats.newton_iterations
+    assert a.stats.newton_iterations == b.stats.newton_iterations
+    assert a.stats.jacobian_evaluations == b.stats.jacobian_evaluations
+    assert np.array_equal(a.q, b.q) and np.array_equal(a.lam, b.lam)
+
+
+def test_c_jacobian_reports_a_non_finite_matrix():
+    asm = AssembledSystem(flexible_pendulum())
+    step, x = step_at(asm, np.random.default_rng(7))
+    n, m = asm.n_q, asm.n_lam
+    ns = NewtonSolver(n + m, prefix="fmbs_native_jnan_", increment_rtol=1e-5,
+                      block_sizes=(n, m), n_algebraic=m)
+
+    def J(x):
+        return step.newton_dense(x)
+    ns.solve(x, step, J, inplace=True)          # set up (dense), C Jacobian installed
+    assert ns.dense and ns._native_J is not None
+    tptr, *flats = step._pack._tangent_pack()
+    flats[2][:] = np.nan                       # D_e of the tangent only: F stays finite
+    ns.invalidate_jacobian()
+    with pytest.raises(NewtonFailure, match="non-finite entries in the Jacobian"):
+        ns.solve(x, step, J, inplace=True)
+    ns.destroy()
