@@ -14,13 +14,11 @@ from numba import njit
 
 
 @njit(cache=True)
-def predict(q, qd, qdd, a, lam, h, alpha_m, alpha_f, beta, gamma, bp):  # pragma: no cover
-    """``(q0, v0, w0, x0)`` of the module docstring."""
+def predict(q, qd, qdd, a, lam, h, alpha_m, alpha_f, beta, gamma, bp, q0, v0, w0,
+            x0):  # pragma: no cover - compiled
+    """``q0, v0, w0, x0`` of the module docstring, written into the arrays given (a
+    compiled function's returned arrays cost a Python object each)."""
     n, m = q.shape[0], lam.shape[0]
-    q0 = np.empty(n)
-    v0 = np.empty(n)
-    w0 = np.empty(n)
-    x0 = np.empty(n + m)
     c1, c2 = h * h * (0.5 - beta), h * (1.0 - gamma)
     for i in range(n):
         q0[i] = q[i] + h * qd[i] + c1 * a[i]
@@ -30,7 +28,6 @@ def predict(q, qd, qdd, a, lam, h, alpha_m, alpha_f, beta, gamma, bp):  # pragma
         x0[i] = q[i] + h * qd[i] + h * h * ((0.5 - beta) * a[i] + beta * a_pred)
     for i in range(m):
         x0[n + i] = lam[i] / bp
-    return q0, v0, w0, x0
 
 
 @njit(cache=True)

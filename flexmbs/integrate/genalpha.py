@@ -154,6 +154,8 @@ class GeneralizedAlpha:
                                     n_algebraic=self._m,
                                     jacobian_cost=jacobian_cost if jacobian_reuse else None)
         self._h_jac: float | None = None
+        n, m = self._n, self._m           # q0, v0, w0, x0 of the step being solved
+        self._predicted = (np.empty(n), np.empty(n), np.empty(n), np.empty(n + m))
         self._affine = hasattr(dae, "affine_step")
 
     @property
@@ -180,13 +182,17 @@ class GeneralizedAlpha:
         # qd_{n+1}, qdd_{n+1} are affine in q_{n+1} (the update formulas of the module
         # docstring): qd = v0 + gp (q - q0), qdd = w0 + bp (q - q0), with q0 the predictor
         # of a zero auxiliary acceleration; x0 the Newton start (qdd_{n+1} = qdd_n), compiled
-        q0, v0, w0, x0 = predict(s.q, s.qd, s.qdd, s.a, s.lam, h, p.alpha_m, p.alpha_f,
-                                 p.beta, p.gamma, bp)
+        q0, v0, w0, x0 = self._predicted
+        predict(s.q, s.qd, s.qdd, s.a, s.lam, h, p.alpha_m, p.alpha_f, p.beta, p.gamma, bp,
+                q0, v0, w0, x0)
 
-        # the DAE's residual of the whole step as a function of x, writing in place
+        # the DAE's residual of the whole step as a function of x, writing in place (the
+        # next predictions go straight into its arrays)
         f_step = dae.affine_step(q0, v0, w0, gp, bp, t1) if self._affine else None
         if f_step is None:
             self._affine = False
+        elif f_step.q0 is not q0:
+            self._predicted = (f_step.q0, f_step.v0, f_step.w0, x0)
 
         def F(x):
             q1 = x[:n]

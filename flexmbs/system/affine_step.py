@@ -83,8 +83,10 @@ class AffineStep:
 
     # --- per step ----------------------------------------------------------------------
     def set(self, q0, v0, w0, gp: float, bp: float, t: float) -> AffineStep:
-        """Bind the step: the affine maps ``qd(q)``, ``qdd(q)`` and the time."""
-        self.q0[:], self.v0[:], self.w0[:] = q0, v0, w0
+        """Bind the step: the affine maps ``qd(q)``, ``qdd(q)`` and the time (``q0, v0,
+        w0`` may be this object's own arrays, written by the caller: no copy then)."""
+        if q0 is not self.q0:
+            self.q0[:], self.v0[:], self.w0[:] = q0, v0, w0
         self.scal[0], self.scal[1] = gp, bp
         self.t = t = float(t)
         if self._wd_f.size:
