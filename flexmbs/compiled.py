@@ -1,10 +1,14 @@
-"""Arguments of the compiled (numba) kernels.
+"""Arguments of the compiled (numba) kernels, and the helpers of compiled C callbacks.
 
 numba compiles one machine-code version per argument signature, and a read-only or
 non-contiguous array is a different type from a writable C-contiguous one.  Every kernel
 argument goes through :func:`arg`, so each kernel has exactly one signature: it is
 compiled once (about 5-30 s, cached in ``__pycache__`` next to its module) and loaded
 from the cache by every later process.
+
+For C callbacks (numba ``cfunc``s that PETSc calls directly): :class:`Table` (the
+addresses and shapes of a callback's arrays, its one context pointer), the readers
+``f1`` ... ``i2`` of its rows, and ``call_c2``/``call_c3`` (a C function by address).
 """
 from __future__ import annotations
 

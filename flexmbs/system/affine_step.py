@@ -10,11 +10,15 @@ Implicit Newmark-type integrators solve for ``x = [q; lam~]`` with ``qd = v0 + g
 per system; :meth:`AffineStep.set` writes the step's ``q0, v0, w0, gp, bp, t`` into them.
 It is then called two ways:
 
-* from Python, ``step(x, out)`` (force elements added in Python), or
+* from Python, ``step(x, out)`` (force elements other than linear ones added in
+  Python), or
 * from PETSc directly, through the C function :func:`~flexmbs.system.kernel.
-  affine_residual_c` and the context :attr:`AffineStep.c_context` (systems without force
-  elements): no Python frame per Newton iteration.
+  affine_residual_c` and the context :attr:`AffineStep.c_context` (systems whose force
+  elements are all linear, ``Q = K q``, e.g. constant torques): no Python frame per
+  Newton iteration.
 
+Its Newton matrix comes the same two ways: :meth:`AffineStep.newton_dense` and the C
+function :attr:`AffineStep.c_newton` (:func:`~flexmbs.system.kernel.newton_dense`).
 After a call the kernel's by-products (all rows ``g``, ``G`` dense, marker frames ``C``,
 ``D``) are in the buffers at ``q_last``; :meth:`sync` hands them to the system's caches
 (the Newton matrix at that ``q`` reuses them).
