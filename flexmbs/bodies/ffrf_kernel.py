@@ -370,13 +370,18 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
 def bodies_residual(q, qd, qdd, g, off, nq, m, stiff, ptr, lin0, lin_q, I2, lin_qd, lin_qdd,
                     C_t, K_e, K2, K3):  # pragma: no cover - compiled
     """The residuals of all floating-frame bodies of a system in one call: body ``b`` has
-    coordinates ``q[off[b]:off[b] + 7 + nq[b]]`` and its constant arrays of
+    coordinates ``q[off[b]:off[b] + 7 + nq[b]]`` (``nq[b] = -4``: a point mass, ``m (rdd -
+    g)`` on its 3 coordinates) and its constant arrays of
     :func:`ffrf_residual` flattened in ``lin0 ... K3`` from ``ptr[b, k]`` to
     ``ptr[b + 1, k]`` (``k`` the array, in argument order)."""
     out = np.empty(q.shape[0])
     for b in range(off.shape[0]):
         n = nq[b]
         o, nc = off[b], 7 + nq[b]
+        if n < 0:                      # a point mass (3 coordinates): m (rdd - g)
+            for i in range(3):
+                out[o + i] = m[b] * (qdd[o + i] - g[i])
+            continue
         L = 12 + 21 * n
         p0, p1 = ptr[b], ptr[b + 1]
         out[o:o + nc] = ffrf_residual(
@@ -406,6 +411,12 @@ def bodies_newton_values(q, qd, qdd, g, cK, cC, cM, off, nq, m, stiff, ptr, lin0
     for b in range(B):
         n = nq[b]
         o, nc = off[b], 7 + n
+        if n < 0:                      # a point mass: K = C = 0, M = m I
+            for i in range(3):
+                for j in range(3):
+                    out[pos] = cK * 0.0 + cC * 0.0 + cM * (m[b] if i == j else 0.0)
+                    pos += 1
+            continue
         L = 12 + 21 * n
         p0, p1 = ptr[b], ptr[b + 1]
         t0, t1 = tptr[b], tptr[b + 1]

@@ -57,6 +57,18 @@ class PointMass:
     def residual(self, q, qd, qdd, gravity):
         return self.m * (qdd - gravity)
 
+    def _kernel_args(self) -> tuple:
+        """Its entry in a :class:`~flexmbs.bodies.pack.BodyPack` (which the compiled
+        residual reads as a point mass, ``n_q = n_coords - 7 = -4``): the mass and empty
+        floating-frame arrays."""
+        z = np.zeros
+        return (float(self.m), z(0), z((0, 12)), z((0, 0)), z((0, 3)), z((0, 3)),
+                z((0, 3)), z((0, 0)), z((0, 0)), z((0, 0)), False)
+
+    def _tangent_args(self) -> tuple:
+        """No tangent arrays (its tangent is ``M = m I``)."""
+        return tuple(np.zeros(0) for _ in range(12))
+
     def tangent(self, q, qd, qdd, gravity):
         z = np.zeros((3, 3))
         return z, z, self.m * np.eye(3)

@@ -211,7 +211,8 @@ def stacked_hessian_sum(q, C, D, start, nq, U0T, W12, wptr, Sa, Sb, kc, mu, TA, 
                         mu_norm):  # pragma: no cover - compiled
     """``sum_i mu_i d2g_i/dq2`` (N, N) over all rows of a system at once
     (:mod:`flexmbs.system.stacked`): :func:`label_hessian_sum` with the frames ``C``
-    (M, 4, 3), ``D`` (M, 4, 3, N) of all markers (``start < 0``: ground), and
+    (M, 4, 3), ``D`` (M, 4, 3, N) of all markers (``start < 0``: ground, or a point mass,
+    whose frame is affine in ``q``: no second derivatives), and
     ``2 mu E`` on the ``e`` block of each normalisation ``e.e - 1``."""
     M, N = C.shape[0], q.shape[0]
     out, Wm = _hessian_X_W(Sa, Sb, kc, C.reshape(4 * M, 3), D.reshape(4 * M, 3, N), mu)
@@ -233,7 +234,9 @@ def stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst
                  norm_idx, n_rows):  # pragma: no cover - compiled
     """All first-order rows of a system at once (:meth:`flexmbs.system.stacked.
     StackedRows.dense`): the frames ``C`` (M, 4, 3), ``D`` (M, 4, 3, N) of every marker
-    (:func:`fill_frame`; ground markers, ``start < 0``, keep the template), the label rows
+    (:func:`fill_frame`; ground markers, ``start = -1``, keep the template; markers on a
+    point mass with coordinates at ``o``, ``start = -(o + 2)``, move the template's origin
+    by ``q[o:o + 3]``, axes and ``D`` constant), the label rows
     :func:`label_rows` written to the system rows ``dst`` (from ``src``), and the
     normalisations ``e.e - 1`` with gradient ``2 e``.  Returns ``(g, G, C, D, p, dp)``
     with ``g`` (n_rows,) and ``G`` (n_rows, N) (rows not written are zero: the caller's,
@@ -244,6 +247,9 @@ def stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst
     for m in range(M):
         s = start[m]
         if s < 0:
+            if s <= -2:                  # a point mass at q[-s - 2:]: the origin moves
+                for k in range(3):
+                    C[m, 0, k] += q[-s - 2 + k]
             continue
         n = nq[m]
         fill_frame(q[s:s + 7 + n], U0T[m], W12[wptr[m] * 12:wptr[m + 1] * 12].reshape(12, n),

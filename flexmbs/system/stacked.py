@@ -33,6 +33,12 @@ from flexmbs.kinematics.frame_kernel import stacked_rows
 MAX_N = 400
 
 
+def _on_point_mass(marker) -> bool:
+    """A marker on a point mass (3 coordinates ``r``, no rotation): its frame is the
+    constant ``[s, R]`` moved by ``r`` (in the kernels: ``start = -(offset + 2)``)."""
+    return getattr(marker.body, "n_coords", 0) == 3
+
+
 class StackedRows:
     """Stacked first-order rows of the label-row joints and drives of an assembled system."""
 
@@ -47,7 +53,7 @@ class StackedRows:
             rows = rows() if rows is not None else None
             base = rows if isinstance(rows, LabelRows) else \
                 rows.base if isinstance(rows, WeightedRow) else None
-            if base is None or any(getattr(m.body, "n_coords", 0) == 3 for m in blk.markers):
+            if base is None:
                 continue
             ms = []
             for mk, off in zip(blk.markers, blk.offsets):
@@ -91,9 +97,9 @@ class StackedRows:
         # constant parts: ground markers' vectors, dp/dr = E of the others
         C0, D0 = np.zeros((M, 4, 3)), np.zeros((M, 4, 3, N))
         for m, (mk, sl) in enumerate(markers):
-            if sl is None:
+            if sl is None or _on_point_mass(mk):      # axes constant (origin: + r)
                 C0[m] = F._rigid_U(mk).T
-            else:
+            if sl is not None:
                 D0[m, 0, :, sl.start:sl.start + 3] = np.eye(3)
         self.C0, self.D0 = C0, D0
         self._kernel_data = self._pack(markers)
@@ -109,6 +115,9 @@ class StackedRows:
         W12, W_r = [], []
         for m, (mk, sl) in enumerate(markers):      # (U0T, W12, W_r) of fill_frame
             if sl is None:
+                continue
+            if _on_point_mass(mk):                     # translation only: start -(s + 2)
+                start[m] = -(sl.start + 2)
                 continue
             u0t, w12, w_r = F._kernel_consts(mk, "flexible" if F._is_flexible(mk) else "rigid")
             start[m], nq[m], U0T[m] = sl.start, w12.shape[1], u0t

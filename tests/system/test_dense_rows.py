@@ -24,9 +24,10 @@ def _flexible_pendulum():
         fm.Revolute("pin", fm.ground, beam["pin"], axis="z"))
 
 
-@pytest.mark.parametrize("which", ["slider_crank", "flexible_pendulum"])
+@pytest.mark.parametrize("which", ["slider_crank", "flexible_pendulum", "point_mass"])
 def test_dense_rows_equal_blockwise_rows(which):
-    model = slider_crank()[0] if which == "slider_crank" else _flexible_pendulum()
+    model = {"slider_crank": lambda: slider_crank()[0], "flexible_pendulum": _flexible_pendulum,
+             "point_mass": _point_mass_slider_crank}[which]()
     asm = AssembledSystem(model)
     if which == "slider_crank":
         asm.active = np.arange(asm.n_rows_all) % 5 != 3       # some rows inactive
@@ -52,6 +53,22 @@ def test_dense_rows_equal_blockwise_rows(which):
     assert np.abs(r_lam - G_blocks.T @ lam).max() <= 1e-12 * np.abs(G_blocks.T @ lam).max()
 
 
+def _point_mass_slider_crank():
+    """The rigid slider-crank with a point-mass slider (spherical pin, cylindrical guide,
+    as in the main demo case) and the crank drive."""
+    from test_slider_crank import A_, B_, OMEGA
+    m, crank, rod, _ = slider_crank()
+    Cp = np.array([A_ + B_, 0.0, 0.0])
+    slider = fm.PointMass("slider", 0.5, r0=Cp)
+    model = fm.System(gravity=m.gravity, name="point_mass_slider_crank")
+    model.add(fm.Revolute("A", fm.ground, crank, at=(0, 0, 0), axis="z"),
+              fm.Revolute("B", crank, rod, at=(A_, 0, 0), axis="z"),
+              fm.Spherical("C", rod, slider, at=Cp),
+              fm.Cylindrical("D", fm.ground, slider, at=Cp, axis="x"),
+              fm.AngularVelocityDrive("drive", joint="A", omega=OMEGA))
+    return model
+
+
 def _slider_crank_torque():
     """The rigid slider-crank driven by a torque (no drive rows), some rows inactive."""
     m, crank, rod, slider = slider_crank()
@@ -61,7 +78,7 @@ def _slider_crank_torque():
 
 
 @pytest.mark.parametrize("which", ["slider_crank_torque", "slider_crank_drive",
-                                   "flexible_pendulum"])
+                                   "flexible_pendulum", "point_mass"])
 def test_stacked_newton_matrix_and_step_residual_equal_blockwise(which, monkeypatch):
     """The Newton matrix with the constraint Hessian of all rows in one compiled call
     (``stacked_hessian_sum``), the fused step residual (``affine_residual``, drive rows
@@ -69,7 +86,8 @@ def test_stacked_newton_matrix_and_step_residual_equal_blockwise(which, monkeypa
     block-by-block Hessian sums, ``residual``/``constraint`` and ``newton_matrix``."""
     model = {"slider_crank_torque": _slider_crank_torque,
              "slider_crank_drive": lambda: slider_crank()[0],        # a velocity drive row
-             "flexible_pendulum": _flexible_pendulum}[which]()
+             "flexible_pendulum": _flexible_pendulum,
+             "point_mass": _point_mass_slider_crank}[which]()
     asm = AssembledSystem(model)
     if which.startswith("slider_crank"):
         asm.active = np.arange(asm.n_rows_all) % 5 != 3
