@@ -1,11 +1,20 @@
 """A Newton solver on PETSc SNES for ``F(x) = 0`` with a sparse (saddle-point) Jacobian.
 
 Private to ``flexmbs.integrate``: :mod:`genalpha` and :mod:`static` both use it.  The
-Jacobian is an AIJ matrix filled from scipy CSR; the linear solver comes from the options
-database (default: direct LU, see :mod:`options`).  Jacobian reuse is decided here, not by
-``-snes_lag_jacobian``: the Jacobian callback leaves the matrix (and hence PETSc's
-factorisation) untouched unless it is stale, and rebuilds it when the residual
-contraction ``|F_k| / |F_{k-1}|`` is worse than ``theta``.
+Jacobian is an AIJ matrix filled from scipy CSR, or for at most :data:`DENSE_MAX`
+unknowns (and the default linear solver) a dense matrix factored by LAPACK; the linear
+solver comes from the options database (default: direct LU, see :mod:`options`).
+Jacobian reuse is decided here, not by ``-snes_lag_jacobian``: the Jacobian callback
+leaves the matrix (and hence PETSc's factorisation) untouched unless it is stale, and
+rebuilds it when the residual contraction ``|F_k| / |F_{k-1}|`` is worse than ``theta``.
+
+Callbacks.  The residual, the Jacobian and the convergence test are Python methods
+(:meth:`NewtonSolver._function`, ``_jacobian``, ``_converged``: the reference forms), or
+compiled C functions that PETSc calls directly: the residual when ``F`` offers one
+(``F.native``, e.g. :class:`flexmbs.system.affine_step.AffineStep`), the increment test
+(:func:`._increments.increment_test_c`, with ``native_test``) and, for dense matrices
+with both of those, the Jacobian (:func:`._native_jacobian.dense_jacobian_c`).  Then no
+Python runs inside a Newton iteration.
 
 Convergence test.  By default SNES's own (``snes_rtol``, ``snes_stol``, ...).  With
 ``increment_rtol = kappa`` (used by :mod:`genalpha`) a scale-aware increment test replaces
