@@ -336,9 +336,8 @@ class NewtonSolver:
                                  R.CONVERGED_FNORM_ABS, R.CONVERGED_SNORM_RELATIVE,
                                  R.DIVERGED_FNORM_NAN, R.DIVERGED_MAX_IT], dtype=np.int64)
         self._t_fn = np.zeros(self._max_it + 2)
-        self._t_d1 = np.ones(len(self._blocks))
         for a in (self._t_ints, np.array([self._kappa, self._alg_tol, _EPS64]), self._t_fn,
-                  self._bounds.astype(np.int64), self._t_d1):
+                  self._bounds.astype(np.int64), np.ones(len(self._blocks))):
             tab.add(a)
         assert len(tab) == N_TEST_TABLE
         self._t_table = tab

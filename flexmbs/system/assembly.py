@@ -32,6 +32,7 @@ from flexmbs.kinematics.jet import Jet
 from flexmbs.kinematics.rotation import G_of
 from flexmbs.system.stacked import MAX_N as STACKED_MAX_N
 from flexmbs.system.affine_step import AffineStep
+from flexmbs.system.kernel import stacked_mu
 from flexmbs.system.stacked import StackedRows
 
 log = logging.getLogger(__name__)
@@ -676,18 +677,11 @@ class AssembledSystem:
         C, D = st.last
         (_, _, start, nq, U0T, W12, _, wptr, Sa, Sb, kc, src, dst, norm_rows,
          norm_idx) = st._kernel_data
-        mu = np.zeros(st.n_rows_all)
-        mu[act] = lam
-        mu_st = np.zeros(Sa.shape[0])
-        mu_st[src] = mu[dst]
-        if st.weighted:                       # a drive row's Hessian: sum_j w_j h_pj
-            row, lo, n, w, _ = st.drive_weights(float(t))
-            o = 0
-            for d in range(len(row)):
-                mu_st[lo[d]:lo[d] + n[d]] += mu[row[d]] * w[o:o + n[d]]
-                o += n[d]
+        row, lo, n, w, _ = st.drive_weights(float(t))   # a drive row: sum_j w_j h_pj
+        mu_st, mu_norm = stacked_mu(arg(lam), act, st.n_rows_all, Sa.shape[0], src, dst, row,
+                                    lo, n, w, norm_rows)
         return stacked_hessian_sum(arg(q), C, D, start, nq, U0T, W12, wptr, Sa, Sb, kc, mu_st,
-                                   F.T_A_KERNEL, norm_idx, arg(mu[norm_rows]))
+                                   F.T_A_KERNEL, norm_idx, mu_norm)
 
     def _newton_plan(self, stacked: bool = False):
         """Fixed CSR pattern of the Newton matrix ``[[S, G^T], [G, 0]]`` (memoised on the

@@ -22,6 +22,45 @@ from flexmbs.compiled import call_c2, f1, f2, f3, f4, f8_pointer, i1, i2, i8_poi
 from flexmbs.kinematics.frame_kernel import stacked_hessian_sum, stacked_rows
 
 
+@njit(cache=True)
+def _drive_rows(g, G, p, dp, wd_row, wd_lo, wd_n, wd_w, wd_f):  # pragma: no cover
+    """The drive rows ``g[row_d] = w(t) . p + f(t)`` with gradients ``G[row_d] += w . dp``
+    over their label rows ``p[lo_d:lo_d + n_d]`` (weights ``w`` end to end)."""
+    o = 0
+    for d in range(wd_row.shape[0]):
+        row = wd_row[d]
+        g[row] = wd_f[d]
+        for j in range(wd_n[d]):
+            wj = wd_w[o + j]
+            g[row] += wj * p[wd_lo[d] + j]
+            for c in range(dp.shape[1]):
+                G[row, c] += wj * dp[wd_lo[d] + j, c]
+        o += wd_n[d]
+
+
+@njit(cache=True)
+def stacked_mu(lam, act, n_rows, n_label, src, dst, wd_row, wd_lo, wd_n, wd_w,
+               norm_rows):  # pragma: no cover - compiled
+    """The weights of :func:`~flexmbs.kinematics.frame_kernel.stacked_hessian_sum` from the
+    multipliers ``lam`` of the active rows ``act``: ``mu`` on the label rows (a drive row's
+    ``mu`` times its weights ``w_j`` on its label rows) and on the normalisations."""
+    mu = np.zeros(n_rows)
+    for k in range(act.shape[0]):
+        mu[act[k]] = lam[k]
+    mu_st = np.zeros(n_label)
+    for i in range(src.shape[0]):
+        mu_st[src[i]] = mu[dst[i]]
+    o = 0
+    for d in range(wd_row.shape[0]):
+        for j in range(wd_n[d]):
+            mu_st[wd_lo[d] + j] += mu[wd_row[d]] * wd_w[o + j]
+        o += wd_n[d]
+    mu_norm = np.empty(norm_rows.shape[0])
+    for b in range(norm_rows.shape[0]):
+        mu_norm[b] = mu[norm_rows[b]]
+    return mu_st, mu_norm
+
+
 @njit(cache=True, inline="always")
 def _affine_state(x, q0, v0, w0, gp, bp):  # pragma: no cover - compiled
     """``q = x[:n]``, ``qd = v0 + gp (q - q0)``, ``qdd = w0 + bp (q - q0)``."""
@@ -60,16 +99,7 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
                         lin_qd, lin_qdd, C_t, K_e, K2, K3)
     g, G, C, D, p, dp = stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc,
                                      src, dst, norm_rows, norm_idx, n_rows)
-    o = 0
-    for d in range(wd_row.shape[0]):          # drive rows: w(t) . p + f(t), gradient w . dp
-        row = wd_row[d]
-        g[row] = wd_f[d]
-        for j in range(wd_n[d]):
-            wj = wd_w[o + j]
-            g[row] += wj * p[wd_lo[d] + j]
-            for c in range(dp.shape[1]):
-                G[row, c] += wj * dp[wd_lo[d] + j, c]
-        o += wd_n[d]
+    _drive_rows(g, G, p, dp, wd_row, wd_lo, wd_n, wd_w, wd_f)
     m = active.shape[0]
     for k in range(m):
         lk = bp * x[n + k]
@@ -189,13 +219,7 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
             q, f3(t, 28), f4(t, 29), i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33), f1(t, 34),
             i1(t, 35), f2(t, 36), f2(t, 37), f2(t, 38), i1(t, 39), i1(t, 40), i1(t, 41),
             i2(t, 42), n_rows)
-        row, lo, nd, w = i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46)
-        o = 0
-        for d in range(row.shape[0]):           # drive rows' gradients w . dp
-            for j in range(nd[d]):
-                for c in range(n):
-                    G[row[d], c] += w[o + j] * dp_[lo[d] + j, c]
-            o += nd[d]
+        _drive_rows(g_, G, p_, dp_, i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47))
     off, nq = i1(t, 14), i1(t, 15)
     vals = bodies_newton_values(
         q, qd, qdd, f1(t, 11), cK, cC, 1.0, off, nq, f1(t, 16), i1(t, 17), i2(t, 18),
@@ -220,24 +244,12 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
             for j in range(p):
                 out[lf_idx[a + i], lf_idx[a + j]] += -(cK * lf_K[kp + i * p + j])
     if m:
-        # sum_i mu_i h_i with mu = lam on the active rows (drives: w_j mu on their rows)
-        mu = np.zeros(n_rows)
+        lam = np.empty(m)
         for k in range(m):
-            mu[act[k]] = bp * x[n + k]
-        Sa, src, dst = f2(t, 36), i1(t, 39), i1(t, 40)
-        mu_st = np.zeros(Sa.shape[0])
-        for i in range(src.shape[0]):
-            mu_st[src[i]] = mu[dst[i]]
-        row, lo, nd, w = i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46)
-        o = 0
-        for d in range(row.shape[0]):
-            for j in range(nd[d]):
-                mu_st[lo[d] + j] += mu[row[d]] * w[o + j]
-            o += nd[d]
-        norm_rows = i1(t, 41)
-        mu_norm = np.empty(norm_rows.shape[0])
-        for b in range(norm_rows.shape[0]):
-            mu_norm[b] = mu[norm_rows[b]]
+            lam[k] = bp * x[n + k]
+        Sa = f2(t, 36)
+        mu_st, mu_norm = stacked_mu(lam, act, n_rows, Sa.shape[0], i1(t, 39), i1(t, 40),
+                                    i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), i1(t, 41))
         H = stacked_hessian_sum(q, C, D, i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33),
                                 i1(t, 35), Sa, f2(t, 37), f2(t, 38), mu_st, f4(nt, 13),
                                 i2(t, 42), mu_norm)
