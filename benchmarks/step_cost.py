@@ -14,8 +14,10 @@ the script of this tree against the other checkout's package:
 
 ``--python-callbacks``: PETSc calls the Python forms of the residual, the convergence
 test and the Jacobian instead of the compiled C callbacks (round 4 of
-docs/performance.md).  ``--log-view``: PETSc's event times per step of one more 1 s run
-(``SNESSolve``, residual and Jacobian callbacks, ``KSPSolve``, factorisations).
+docs/performance.md).  ``--log-view``: the fastest of ten more 0.2 s runs with PETSc's logging on, its
+wall time and PETSc's event times per step (``SNESSolve``, residual and Jacobian
+callbacks, ``KSPSolve``, factorisations); the whole step minus ``SNESSolve`` is the
+Python around the solves.
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 T_RUN, H = 0.2, 1e-3
+LOG_RUNS = 10
 EVENTS = ("SNESSolve", "SNESFunctionEval", "SNESJacobianEval", "KSPSolve", "PCSetUp")
 
 
@@ -61,11 +64,17 @@ def measure(name: str, seconds: float, log_view: bool) -> dict:
     if log_view:
         from petsc4py import PETSc
         PETSc.Log.begin()
-        before = {e: PETSc.Log.Event(e).getPerfInfo()["time"] for e in EVENTS}
-        res = fm.simulate(model, 1.0, H, rho_inf=0.9, output_dt=1.0)
-        row["events_us_per_step"] = {
-            e: (PETSc.Log.Event(e).getPerfInfo()["time"] - before[e]) / res.stats.steps * 1e6
-            for e in EVENTS}
+        best = None
+        for _ in range(LOG_RUNS):      # the fastest of a few logged runs
+            before = {e: PETSc.Log.Event(e).getPerfInfo()["time"] for e in EVENTS}
+            t0 = time.perf_counter()
+            res = fm.simulate(model, T_RUN, H, rho_inf=0.9, output_dt=T_RUN)
+            ev = {"whole step": time.perf_counter() - t0, **{
+                e: PETSc.Log.Event(e).getPerfInfo()["time"] - before[e] for e in EVENTS}}
+            ev = {e: v / res.stats.steps * 1e6 for e, v in ev.items()}
+            if best is None or ev["whole step"] < best["whole step"]:
+                best = ev
+        row["events_us_per_step"] = best
     return row
 
 

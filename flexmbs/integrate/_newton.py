@@ -68,7 +68,7 @@ NEWTON_DEFAULTS = {
 
 #: Newton matrices up to this size are stored dense and factored by LAPACK (partial
 #: pivoting) when the linear solver is left at its default: at these sizes that is
-#: several times faster than a sparse LU (measured in docs/performance.md, round 4).
+#: faster than a sparse LU (``benchmarks/step_cost.py``, docs/performance.md round 4).
 #: ``-<prefix>newton_mat_type aij|dense`` chooses explicitly.
 DENSE_MAX = 64
 
