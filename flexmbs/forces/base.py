@@ -61,6 +61,22 @@ class ForceElement:
     def problems(self) -> list[str]:
         return []
 
+    def energy_exchange(self) -> str | None:
+        """What in this element adds or removes energy, or None when its generalized force
+        is ``-grad V`` of its ``potential`` alone.  Elements that say nothing are assumed
+        to exchange energy."""
+        return "no potential energy declared"
+
+
+def damping_exchange(d, unit: str) -> str | None:
+    """``"damping d = ..."`` when a damper coefficient (scalar or per component) is positive
+    (its power ``-d sd^2 <= 0`` removes energy), else None."""
+    a = np.atleast_1d(np.asarray(d, dtype=float))
+    if not np.any(a > 0):
+        return None
+    val = f"{a[0]:g}" if a.size == 1 else "(" + ", ".join(f"{v:g}" for v in a) + ")"
+    return f"damping d = {val} {unit}"
+
 
 @dataclass(frozen=True)
 class LocalContext:

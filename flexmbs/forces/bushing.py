@@ -13,6 +13,13 @@ is unloaded there), each component is an independent linear law
 
 so forces act on body i along +P axes and on body j opposite.  ``Q`` defaults to a
 marker on the second body coincident with P in the initial configuration.
+
+The stiffness part is the gradient of the potential of these same measures,
+
+    V = sum_k K_k/2 (s_k - s0_k)^2,      dV/dx = sum_k K_k (s_k - s0_k) grad s_k = -Q_f(D = 0),
+
+so for a rotation by ``a`` about ``x_P`` it is ``K_4/2 sin(a)^2`` (``theta_x = sin a``),
+not ``K_4/2 a^2``.  The dampers ``D_k`` dissipate ``sum_k D_k sd_k^2``.
 """
 from __future__ import annotations
 
@@ -22,7 +29,7 @@ import numpy as np
 
 from flexmbs.bodies.marker import Marker
 from flexmbs.constraints.base import body_of, offset_along
-from flexmbs.forces.base import ForceContribution, ForceElement, scalar_law
+from flexmbs.forces.base import ForceContribution, ForceElement, damping_exchange, scalar_law
 from flexmbs.forces.spring_damper import attach, initial_state, side_problems
 from flexmbs.kinematics import jet as J
 from flexmbs.kinematics.frames import frame_jet
@@ -95,6 +102,15 @@ class Bushing(ForceElement):
             c = scalar_law(s, ctx.xd, F, K[k], D[k], ctx.order)
             total = c if total is None else _add(total, c)
         return total
+
+    def potential(self, ctx) -> float:
+        """Stiffness energy ``V = sum_k K_k/2 (s_k - s0_k)^2`` [J] of the six measures
+        ``s = (u, theta)`` (module docstring); the dampers have none."""
+        s = np.array([float(m.v) for m in bushing_measures(ctx.frames[0], ctx.frames[1])])
+        return float(0.5 * np.sum(np.asarray(self.K, float) * (s - self.unloaded()) ** 2))
+
+    def energy_exchange(self) -> str | None:
+        return damping_exchange(self.D, "N s/m, N m s/rad")
 
 
 def _add(a: ForceContribution, b: ForceContribution) -> ForceContribution:

@@ -18,6 +18,15 @@ Euler parameters (``flexmbs.kinematics.torque``)
 with ``R_P`` the marker axes in the body frame.  Rigid bodies only (a point mass takes
 no torque).  Loads are specified by a :class:`~flexmbs.constraints.drives.TimeFunction`
 with (3,) values, a constant (3,) vector, or ``(f, fd, fdd)`` callables.
+
+Energy: only a constant force in inertial components is conservative, with
+
+    V = -F . p_P,        dV/dx = -(dp/dx)^T F = -Q.
+
+A time-varying force (``dV/dt != 0``), a follower force (``frame="body"``: ``F`` turns
+with the body, its work ``int F . dp`` depends on the path) and every torque (``int m .
+omega dt``: ``omega`` is not the rate of any function of ``q``, so the work depends on the
+path) have no potential; their work is external work (``energy_exchange``).
 """
 from __future__ import annotations
 
@@ -75,6 +84,25 @@ class ExternalForce(ForceElement):
     def problems(self) -> list[str]:
         return _load_problems(self, "force")
 
+    def is_conservative(self) -> bool:
+        """A constant force in inertial components (or no force at all)."""
+        fn = _load(self, "force")
+        return isinstance(fn, Constant) and (self.frame == "inertial" or not np.any(fn.c))
+
+    def potential(self, ctx) -> float:
+        """``V = -F . p_P`` [J] of a constant inertial force (module docstring); 0 for a
+        time-varying or follower force, which has no potential (see :meth:`energy_exchange`)."""
+        if not self.is_conservative():
+            return 0.0
+        return -float(np.asarray(_load(self, "force").c, float) @ ctx.frames[0].p.v)
+
+    def energy_exchange(self) -> str | None:
+        if self.is_conservative():
+            return None
+        if self.frame == "body":
+            return "follower force (body axes), no potential"
+        return "time-varying force, no potential"
+
     def contribution(self, ctx) -> ForceContribution:
         P = ctx.frames[0]
         F = time_jet(_load(self, "force"), _time(ctx))
@@ -102,6 +130,13 @@ class ExternalTorque(ForceElement):
 
     def problems(self) -> list[str]:
         return _load_problems(self, "torque")
+
+    def energy_exchange(self) -> str | None:
+        """None only for a torque that is identically zero (a torque has no potential)."""
+        fn = _load(self, "torque")
+        if isinstance(fn, Constant) and not np.any(fn.c):
+            return None
+        return "applied torque, no potential"
 
     def linear_force(self, marker, n_b: int) -> np.ndarray | None:
         """``K`` (n_b, n_b) with the generalized force ``Q = K q_b`` at every state and

@@ -19,6 +19,9 @@ load is exact for a face that moves rigidly with the frame.
 
 Tangent: ``dQ_r/de = d(A u)/de`` at ``u = -p F_n``, ``dQ_e/de = 2 R_L(-p F_m)``
 (``LT_matrix``), ``dQ/dt`` from ``p'(t)``; no velocity dependence.
+
+Energy: a follower load (its normals turn with the frame) has no potential; its work is
+external work (``energy_exchange``).
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexmbs.bodies.marker import Marker
-from flexmbs.constraints.drives import as_time_function
+from flexmbs.constraints.drives import Constant, as_time_function
 from flexmbs.forces.base import ForceContribution, ForceElement
 from flexmbs.kinematics.frames import dAu_de
 from flexmbs.kinematics.rotation import A_of, L_of, LT_matrix
@@ -74,6 +77,13 @@ class FacePressure(ForceElement):
         except (TypeError, ValueError) as exc:
             out.append(str(exc))
         return out
+
+    def energy_exchange(self) -> str | None:
+        """None only for a pressure that is identically zero (no potential otherwise)."""
+        fn = as_time_function(self.p, self.name)
+        if isinstance(fn, Constant) and not np.any(fn.c):
+            return None
+        return "pressure (follower load), no potential"
 
     def generalized(self, q_b: np.ndarray, p: float):
         """``Q`` over the body coordinates and ``dQ/dq_b`` for pressure ``p``."""

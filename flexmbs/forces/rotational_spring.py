@@ -6,7 +6,13 @@ with ``phi`` the joint angle of Q relative to P about ``z_P`` (the joint's "angl
 coordinate, or ``atan2(y_P . x_Q, x_P . x_Q)`` if it has none).  ``phi - phi0`` is
 taken modulo 2 pi in (-pi, pi], so the spring is smooth except half a turn away from
 ``phi0``.  The moment ``M`` acts on body i about ``+z_P`` and on body j about ``-z_P``:
-a positive deflection is restored (``Q_f = -M grad phi``, ``scalar_law``).
+a positive deflection is restored (``Q_f = -M grad phi``, ``scalar_law``).  The torsion
+spring stores
+
+    V = k/2 (phi - phi0)^2,      dV/dx = k (phi - phi0) grad phi = -Q_f(d = 0),
+
+with the same wrapped deflection (``V`` is continuous across the wrap, where
+``phi - phi0 = +-pi`` give the same value); the damper dissipates ``d phid^2``.
 
 The element takes the joint *object* (a revolute, cylindrical, ... joint) and uses its
 markers: ``resolve()`` returns ``joint.resolve()``.
@@ -18,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexmbs.constraints.base import rotation_angle
-from flexmbs.forces.base import ForceContribution, ForceElement, scalar_law
+from flexmbs.forces.base import ForceContribution, ForceElement, damping_exchange, scalar_law
 from flexmbs.kinematics import jet as J
 
 
@@ -55,12 +61,22 @@ class RotationalSpringDamper(ForceElement):
             out.append(f"{who}: angle0 must be finite, got {self.angle0}")
         return out
 
-    def contribution(self, ctx) -> ForceContribution:
-        P, Q = ctx.frames[0], ctx.frames[1]
+    def deflection(self, P, Q) -> J.Jet:
+        """``s = phi - phi0`` wrapped to about (-pi, pi] (a jet over the local vector)."""
         phi = joint_angle(self.joint, P, Q)
         dev = float(phi.v) - self.angle0
-        shift = -self.angle0 - 2.0 * np.pi * float(np.round(dev / (2.0 * np.pi)))
-        s = phi + shift                      # phi - phi0 wrapped to about (-pi, pi]
+        return phi + (-self.angle0 - 2.0 * np.pi * float(np.round(dev / (2.0 * np.pi))))
+
+    def contribution(self, ctx) -> ForceContribution:
+        s = self.deflection(ctx.frames[0], ctx.frames[1])
         sd = float(J.rate(s, ctx.xd))
         M = self.k * float(s.v) + self.d * sd
         return scalar_law(s, ctx.xd, M, self.k, self.d, ctx.order)
+
+    def potential(self, ctx) -> float:
+        """Torsion spring energy ``V = k/2 (phi - phi0)^2`` [J] (wrapped deflection)."""
+        s = float(self.deflection(ctx.frames[0], ctx.frames[1]).v)
+        return 0.5 * self.k * s * s
+
+    def energy_exchange(self) -> str | None:
+        return damping_exchange(self.d, "N m s/rad")

@@ -7,7 +7,12 @@ positive)
 
 acts on body i at P along ``+n`` and on body j at Q along ``-n``.  Its generalized
 force is ``Q_f = -F grad l`` (:func:`flexmbs.forces.base.scalar_law` with
-``F_s = k``, ``F_sd = d``).
+``F_s = k``, ``F_sd = d``).  The spring stores
+
+    V = k/2 (l - l0)^2,        dV/dx = k (l - l0) grad l = -Q_f(d = 0),
+
+(there is no preload term: the force is zero at ``l = l0``); the damper dissipates
+``d ld^2``.
 
 Sides are markers, bodies (origin marker) or ``(body, point)`` with ``point`` the
 inertial position [m] in the initial configuration (like a joint's ``at``); see
@@ -21,7 +26,7 @@ import numpy as np
 
 from flexmbs.bodies.marker import Marker
 from flexmbs.constraints.base import body_of, initial_pose
-from flexmbs.forces.base import ForceContribution, ForceElement, scalar_law
+from flexmbs.forces.base import ForceContribution, ForceElement, damping_exchange, scalar_law
 from flexmbs.kinematics import jet as J
 
 
@@ -118,3 +123,12 @@ class PointToPointSpringDamper(ForceElement):
         ld = float(J.rate(length, ctx.xd))
         F = self.k * (float(length.v) - self.free_length()) + self.d * ld
         return scalar_law(length, ctx.xd, F, self.k, self.d, ctx.order)
+
+    def potential(self, ctx) -> float:
+        """Spring energy ``V = k/2 (l - l0)^2`` [J], ``l = |r_Q - r_P|`` (the damper has none)."""
+        P, Q = ctx.frames[0], ctx.frames[1]
+        length = float(np.linalg.norm(Q.p.v - P.p.v))
+        return 0.5 * self.k * (length - self.free_length()) ** 2
+
+    def energy_exchange(self) -> str | None:
+        return damping_exchange(self.d, "N s/m")

@@ -15,6 +15,14 @@ only in contact).  With ``smoothing = w > 0`` the kink is replaced by the C^1 ra
 so the stop engages gradually over the first ``w`` of penetration.  The damping force
 is not clipped: a fast separation may briefly pull.  ``Q_f = -F grad s`` with
 ``F_s``, ``F_sd`` from the chain rule (``scalar_law``).
+
+The spring part is the gradient of the potential (zero inside the play)
+
+    V = k R(s - upper) + k R(lower - s),     R(z) = int_0^z r = 0 (z <= 0),
+        z^3 / (6 w) (0 < z < w),   z^2/2 - w z/2 + w^2/6 (z >= w)     (w = 0: z^2/2),
+
+``dV/ds = k r(s - upper) - k r(lower - s) = F(d = 0)``; the contact damping dissipates
+``d c sd^2``.
 """
 from __future__ import annotations
 
@@ -22,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flexmbs.forces.base import ForceContribution, ForceElement, scalar_law
+from flexmbs.forces.base import ForceContribution, ForceElement, damping_exchange, scalar_law
 from flexmbs.kinematics import jet as J
 
 
@@ -33,6 +41,15 @@ def ramp(z: float, w: float) -> tuple[float, float, float]:
     if w > 0.0 and z < w:
         return z * z / (2.0 * w), z / w, 1.0 / w
     return z - (0.5 * w if w > 0.0 else 0.0), 1.0, 0.0
+
+
+def ramp_integral(z: float, w: float) -> float:
+    """``R(z) = int_0^z r(y) dy`` of the (smoothed) ramp (module docstring)."""
+    if z <= 0.0:
+        return 0.0
+    if w > 0.0 and z < w:
+        return z**3 / (6.0 * w)
+    return 0.5 * z * z - 0.5 * w * z + w * w / 6.0
 
 
 def stop_law(s: float, sd: float, lower: float, upper: float, k: float, d: float,
@@ -97,3 +114,15 @@ class JointStop(ForceElement):
         F, F_s, F_sd = stop_law(float(s.v), sd, self.lower, self.upper, self.k, self.d,
                                 self.smoothing)
         return scalar_law(s, ctx.xd, F, F_s, F_sd, ctx.order)
+
+    def potential(self, ctx) -> float:
+        """Stop energy ``V = k R(s - upper) + k R(lower - s)`` [J] (module docstring)."""
+        s = float(self.joint.coordinates(ctx.frames[0], ctx.frames[1])[self._index()].v)
+        w = self.smoothing
+        return self.k * (ramp_integral(s - self.upper, w) + ramp_integral(self.lower - s, w))
+
+    def energy_exchange(self) -> str | None:
+        names = tuple(getattr(self.joint, "coordinate_names", ()))
+        angle = bool(names) and "angle" in names[self._index()]
+        out = damping_exchange(self.d, "N m s/rad" if angle else "N s/m")
+        return None if out is None else "contact " + out

@@ -273,3 +273,16 @@ def test_constant_torque_is_the_linear_force_it_declares():
         assert np.abs(K @ q - Q).max() <= 1e-15 * np.abs(Q).max()
     tb = ExternalTorque("tb", at=body, torque=(0, 0, 1.0), frame="body")
     assert tb.linear_force(tb.resolve()[0], 7) is None
+
+
+@pytest.mark.parametrize("index", [0, 1, 2, 3])
+def test_element_potential_matches_plain_numpy_energy(index):
+    """The element's own ``potential`` (on frame jets) against ``_potential`` above
+    (plain numpy marker positions and axes): the same closed forms (2.62), (2.64), bushing."""
+    rng = np.random.default_rng(90 + index)
+    element = _elements(rng, False)[index]
+    layout = Layout(element.resolve())
+    for _ in range(3):
+        x = layout.random_x(rng)
+        V = element.potential(context(layout, x, random_xd(rng, layout), 1))
+        assert V == pytest.approx(_potential(element, layout, x), rel=1e-12, abs=1e-14)
