@@ -51,3 +51,26 @@ class ConvergenceError(FlexmbsError):
         self.reason, self.t, self.step = reason, t, step
         where = "" if t is None else f" at t = {t:.6g} s" + ("" if step is None else f" (step {step})")
         super().__init__(f"{reason}{where}")
+
+
+class SingularConfigurationError(ConvergenceError):
+    """The constraint rows lost rank during a run (a toggle or dead-centre position), or a
+    row dropped as redundant at the start came apart: the joints are named."""
+
+
+class DivergenceError(FlexmbsError):
+    """A run whose motion grew far beyond the model's scale (status ``diverged``).
+
+    Parameters
+    ----------
+    reason : what grew, and how far
+    t : simulated time [s] at which it was detected
+    """
+
+    def __init__(self, reason: str, t: float | None = None):
+        self.reason, self.t = reason, t
+        super().__init__(reason if t is None else f"{reason} at t = {t:.6g} s")
+
+
+#: exit status of the command line for each outcome (docs/solver.md)
+EXIT_CODES = {"complete": 0, "user error": 2, "failed": 3, "io error": 4, "diverged": 5}

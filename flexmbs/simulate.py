@@ -17,9 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from flexmbs.errors import (
+    ConvergenceError, DivergenceError, ModelError, SingularConfigurationError,
+)
 from flexmbs.integrate.consistent import consistent_initial_conditions, consistent_positions
 from flexmbs.io.results import ResultWriter
-from flexmbs.system import dof
+from flexmbs.system import dof, health
 
 log = logging.getLogger(__name__)
 
@@ -48,14 +51,50 @@ class Result:
         return self.q[:, self.bodies[name]]
 
 
-class _Recorder:
-    """Records the output steps (all steps, or those at ``out_times`` and ``t0``)."""
+#: the conditioning of the active constraint rows is measured every this many outputs
+CONDITIONING_EVERY = 16
 
-    def __init__(self, asm, writer: ResultWriter | None, progress, t_end, out_times=None, t0=0.0):
+
+class _Recorder:
+    """Records the output steps (all steps, or those at ``out_times`` and ``t0``) and
+    watches the run's health there (:mod:`flexmbs.system.health`): divergence, the rows
+    dropped as redundant at the start, the conditioning of the active rows."""
+
+    def __init__(self, asm, writer: ResultWriter | None, progress, t_end, out_times=None,
+                 t0=0.0, scales: health.Scales | None = None):
         self.asm, self.writer, self.progress, self.t_end = asm, writer, progress, t_end
         self.out_times = None if out_times is None else np.concatenate([[t0], out_times])
         self.rows: dict[str, list] = {}
         self.t0 = _time.perf_counter()
+        self.scales = scales
+        self.n_records = 0
+        self.last = None            # (t, q) of the last output
+        self.worst = (1.0, 0.0, "")  # smallest conditioning seen: (ratio, t, row label)
+
+    def watch(self, t, q) -> None:
+        """The health checks of one output step; raises what it finds."""
+        self.last = (t, q)
+        if self.scales is None:
+            return
+        what = health.divergence(self.scales, q)
+        if what is not None:
+            raise DivergenceError(f"the run diverged: {what}", t=t)
+        asm = self.asm
+        v, label = health.dropped_violation(asm, q, t)
+        if v > health.DROPPED_TOL:
+            raise SingularConfigurationError(
+                f"{label}, dropped as redundant at the start, is violated by {v:.3g}: the "
+                f"rows were dependent only in the starting position (a singular or toggle "
+                f"configuration), not redundant; start the model away from it", t=t)
+        if self.n_records % CONDITIONING_EVERY == 0 and 0 < asm.n_lam <= 400:
+            ratio, i = health.conditioning(asm.constraint_jacobian(q, t).toarray())
+            if ratio < self.worst[0]:
+                self.worst = (ratio, t, asm.active_row_labels[i])
+            if ratio < health.SINGULAR_RATIO:
+                raise SingularConfigurationError(
+                    f"singular configuration: the active constraint rows lost rank "
+                    f"(sigma_min/sigma_max = {ratio:.2e}), the row most involved is "
+                    f"{asm.active_row_labels[i]}", t=t)
 
     def __call__(self, t, q, qd, qdd, lam, stats):
         if self.out_times is not None:
@@ -69,6 +108,8 @@ class _Recorder:
 
     def _record(self, t, q, qd, qdd, lam, stats):
         asm = self.asm
+        self.watch(t, q)
+        self.n_records += 1
         rec = {"time": (t, "s")}
         for b in asm.bodies:
             s = asm.body_slices[b.name]
@@ -133,6 +174,9 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
         log.warning(report.summary())
     init = consistent_initial_conditions(asm, q_pos, qd_guess, t0)
     init = _with_guess_report(init, q_guess, qd_guess)
+    bad = health.inconsistent_rows(asm, init.q, init.qd, t0)
+    if bad:
+        raise ModelError([f"{model.name}: inconsistent constraints: {b}" for b in bad])
     out_times = None
     if output_dt is not None:
         out_times = np.arange(t0, t_end + 0.5 * output_dt, output_dt)[1:]
@@ -140,7 +184,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
     # generalized-alpha calls progress itself after every step (step_callback); the TS
     # integrator reports every step to the recorder, which then calls it
     recorder = _Recorder(asm, writer, progress if method == "ts" else None, t_end,
-                         out_times, t0)
+                         out_times, t0, scales=health.Scales.of(asm, init.q))
+    notes: list[str] = []
     wall = _time.perf_counter()
     try:
         if method == "genalpha":
@@ -148,6 +193,9 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
             integ = GeneralizedAlpha(asm, **(integrator_options or {}), rho_inf=rho_inf,
                                      options_prefix=options_prefix,
                                      petsc_options=petsc_options, project_velocity=project_velocity)
+            notes.extend(integ.notes)
+            for note in integ.notes:
+                log.info(note)
             try:
                 # the recorder at the output times only (it projects the velocities), the
                 # progress callback after every step without that cost
@@ -174,10 +222,13 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
         else:
             raise ValueError(f"simulate: method must be 'genalpha' or 'ts', got '{method}'")
     except BaseException as exc:
+        if isinstance(exc, ConvergenceError) and not isinstance(exc, SingularConfigurationError):
+            exc = _singular_or(exc, asm, recorder)
         if writer is not None:
-            status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+            status = ("interrupted" if isinstance(exc, KeyboardInterrupt) else
+                      "diverged" if isinstance(exc, DivergenceError) else "failed")
             writer.close(status, str(exc))
-        raise
+        raise exc from None
     if writer is not None:
         writer.close("complete")
     wall = _time.perf_counter() - wall
@@ -191,7 +242,26 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
                                                   if k.endswith("/reaction")},
         joint_coordinates={k[7:-12]: np.array(v) for k, v in rows.items() if k.endswith("/coordinates")},
         energy=recorder.arrays("energy/"), dof=report, initial=init, stats=stats,
-        path=output, wall_time=wall)
+        path=output, wall_time=wall,
+        extra={"notes": notes, "conditioning": recorder.worst, "model": model})
+
+
+def _singular_or(exc: ConvergenceError, asm, recorder) -> ConvergenceError:
+    """A failed Newton solve at a singular configuration is reported as one: the rank
+    test of the active rows at the last output state (the joints that lost rank)."""
+    if recorder.last is None or asm.n_lam == 0 or asm.n_lam > 2000:
+        return exc
+    t, q = recorder.last
+    G = asm.constraint_jacobian(q, t).toarray()
+    keep = dof.independent_rows(G, asm.redundancy_tol)
+    if keep.all():
+        return exc
+    lost = [lab for lab, k in zip(asm.active_row_labels, keep) if not k]
+    return SingularConfigurationError(
+        f"singular configuration: the constraint rows {', '.join(lost)} became dependent "
+        f"on the others near t = {t:.6g} s (a toggle or dead-centre position, where the "
+        f"reactions are not defined), and the step failed: {exc.reason}", t=exc.t,
+        step=exc.step)
 
 
 def _concat_bodies(rows, asm, key="q"):

@@ -42,6 +42,11 @@ def initial_report(system, t0: float):
     q_pos, _ = consistent_positions(asm, q_guess, t0)
     report = dof.analyse(asm, q_pos, t0)
     init = consistent_initial_conditions(asm, q_pos, qd_guess, t0)
+    from flexmbs.errors import ModelError
+    from flexmbs.system import health
+    bad = health.inconsistent_rows(asm, init.q, init.qd, t0)
+    if bad:
+        raise ModelError([f"{system.name}: inconsistent constraints: {b}" for b in bad])
     return asm, report, init, (float(np.abs(init.q - q_guess).max(initial=0.0)),
                                float(np.abs(init.qd - qd_guess).max(initial=0.0)))
 

@@ -2,7 +2,10 @@
 
 Each command lives in its own module ``flexmbs.cli.<command>`` with two functions:
 ``add_parser(subparsers)`` and ``run(args) -> int``.  Errors derived from
-:class:`flexmbs.errors.FlexmbsError` are printed as one line, exit status 2.
+:class:`flexmbs.errors.FlexmbsError` are printed as one line with the exit status of
+:data:`flexmbs.errors.EXIT_CODES`: 2 for a mistake in the input or the model, 3 for a run
+the solver could not finish (no convergence, a singular configuration), 5 for a run that
+diverged (docs/solver.md).
 """
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import importlib
 import logging
 import sys
 
-from flexmbs.errors import FlexmbsError
+from flexmbs.errors import EXIT_CODES, ConvergenceError, DivergenceError, FlexmbsError
 
 COMMANDS = ("preprocess", "info", "run", "check", "plot", "sweep")
 
@@ -42,9 +45,15 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         return int(args.func(args) or 0)
+    except DivergenceError as exc:
+        print(f"flexmbs {args.command}: diverged: {exc}", file=sys.stderr)
+        return EXIT_CODES["diverged"]
+    except ConvergenceError as exc:
+        print(f"flexmbs {args.command}: failed: {exc}", file=sys.stderr)
+        return EXIT_CODES["failed"]
     except FlexmbsError as exc:
         print(f"flexmbs {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_CODES["user error"]
     except KeyboardInterrupt:
         print(f"flexmbs {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -158,20 +158,34 @@ def _subsample(t: np.ndarray, dt: float | None) -> np.ndarray:
     return np.array(keep)
 
 
-def summary(result, wall: float) -> str:
+def summary(result, wall: float, model=None) -> str:
+    """Final time, steps, Newton iterations, wall time; the energy line of
+    :func:`flexmbs.post.energy.energy_summary` (how well a conservative ``model`` kept
+    ``E = T + V``, else which of its parts exchange energy; ``model`` defaults to
+    ``result.extra["model"]``); the maximum joint reactions."""
+    from flexmbs.post.energy import energy_summary
     st = result.stats
     steps = getattr(st, "steps", len(result.t))
     lines = [f"final time {result.t[-1]:.6g} s, {steps} steps "
              f"({getattr(st, 'rejected_steps', 0)} rejected), "
              f"{getattr(st, 'newton_iterations', 0)} Newton iterations, wall time {wall:.2f} s, "
              f"{steps / max(wall, 1e-9):.0f} steps/s"]
+    cuts = getattr(st, "step_cuts", 0)
+    h_min = getattr(st, "min_step", float("nan"))
+    if np.isfinite(h_min):
+        lines.append(f"step size: {cuts} cuts after failed Newton solves, smallest step "
+                     f"{h_min:.3g} s")
+    extra = getattr(result, "extra", {}) or {}
+    ratio, t_c, row = extra.get("conditioning", (1.0, 0.0, ""))
+    if row:
+        lines.append(f"constraint rows: smallest conditioning sigma_min/sigma_max = "
+                     f"{ratio:.2e} at t = {t_c:.6g} s ({row})")
+    lines.extend(f"note: {n}" for n in extra.get("notes", ()))
     E = result.energy.get("total")
     if E is not None and len(E):
-        T = result.energy.get("kinetic", np.zeros(1))
-        scale = max(np.abs(T).max(), abs(E[0]), 1e-300)
-        lines.append(f"total energy: {E[0]:.6g} J -> {E[-1]:.6g} J, max |E - E0| = "
-                     f"{np.abs(E - E[0]).max():.3g} J ({np.abs(E - E[0]).max() / scale:.2e} of "
-                     "max(T, |E0|); drives and dampers exchange energy)")
+        if model is None:
+            model = getattr(result, "extra", {}).get("model")
+        lines.append(energy_summary(result.energy, model))
     for name, r in result.reactions.items():
         r = np.asarray(r)
         if r.size:
@@ -198,7 +212,7 @@ def _apply_overrides(spec, args) -> None:
 def run(args: argparse.Namespace) -> int:
     from flexmbs.case import build, load_case
     from flexmbs.cli.check import dof_text, initial_report, inventory, preprocess_printer
-    from flexmbs.errors import CaseError, ConvergenceError
+    from flexmbs.errors import CaseError, ConvergenceError, DivergenceError
 
     wall0 = time.perf_counter()
     spec = load_case(args.case)
@@ -250,8 +264,14 @@ def run(args: argparse.Namespace) -> int:
             if bar:
                 bar.close()
             n, t_last = _steps_in(h5)
-            raise ConvergenceError(f"{exc}; {n} output steps up to t = {t_last:.6g} s saved in "
-                                   f"{h5} (status 'failed')") from None
+            raise type(exc)(f"{exc}; {n} output steps up to t = {t_last:.6g} s saved in "
+                            f"{h5} (status 'failed')") from None
+        except DivergenceError as exc:
+            if bar:
+                bar.close()
+            n, t_last = _steps_in(h5)
+            raise DivergenceError(f"{exc}; {n} output steps up to t = {t_last:.6g} s saved "
+                                  f"in {h5} (status 'diverged')") from None
         except ValueError as exc:
             raise CaseError(f"{spec.path}: {exc}") from None
     if bar:

@@ -8,13 +8,27 @@ from numba import carray, cfunc, njit, types
 from flexmbs.compiled import call_c2, f1, f8_pointer, i1, i4_pointer, i8_pointer
 
 
+#: the absolute floor of a block's first increment, as a fraction of the block's scale
+#: ``s_b``: ``d1_b`` is replaced by ``max(d1_b, FLOOR s_b)``, so a block whose first
+#: increment is 0 or at round-off (the multipliers of an unloaded joint, the coordinates
+#: of a body in uniform motion that the predictor hits exactly) can still pass
+FLOOR = 1e-8
+
+
 @njit(cache=True)
-def block_maxima(dx, x, f, bounds, alg0, d1, eps):  # pragma: no cover - compiled
-    """The quantities of the increment test: ``d_b = max |dx|`` and ``max |x|`` over each
-    block ``bounds[b]:bounds[b + 1]`` (a NaN is kept, ``np.max`` semantics, so a
-    non-finite increment never passes), ``max |f[alg0:]|`` (0 if ``alg0 < 0``), whether
-    every ``d_b <= eps max |x_b|`` (round-off level), and ``max_b d_b / d1_b`` against the
-    first increments ``d1`` (``0/0 = 0``, ``d/0 = inf``)."""
+def block_maxima(dx, x, f, bounds, alg0, d1, scales, eps):  # pragma: no cover - compiled
+    """The quantities of the increment test, per block ``b`` (rows
+    ``bounds[b]:bounds[b + 1]``):
+
+        d_b = max |dx|,    at_roundoff_b = d_b <= eps max(max |x_b|, s_b),
+        ratio = max over the blocks not at round-off of  d_b / max(d1_b, FLOOR s_b)
+
+    with ``s_b = scales[b]`` the block's magnitude set by the model (lengths, masses), so
+    a block whose values are all 0 (unloaded joints) is at round-off once its increment
+    is round-off of the model's own scale.  A NaN is kept (``np.max`` semantics), so a
+    non-finite increment never passes.  Also returns ``max |x|`` of the first block and
+    ``max |f[alg0:]|`` (0 if ``alg0 < 0``).  ``roundoff``: every block at round-off.
+    """
     nb = bounds.shape[0] - 1
     d = np.zeros(nb)
     xm = np.zeros(nb)
@@ -35,12 +49,13 @@ def block_maxima(dx, x, f, bounds, alg0, d1, eps):  # pragma: no cover - compile
     roundoff = True
     ratio = 0.0
     for b in range(nb):
-        if not d[b] <= eps * xm[b]:
-            roundoff = False
-        if d[b] != 0.0 or d[b] != d[b]:
-            q = d[b] / d1[b] if d1[b] > 0.0 else np.inf
-            if not q <= ratio:
-                ratio = q
+        if d[b] <= eps * max(xm[b], scales[b]):
+            continue
+        roundoff = False
+        ref = max(d1[b], FLOOR * scales[b])
+        q = d[b] / ref if ref > 0.0 else np.inf
+        if not q <= ratio:
+            ratio = q
     return d, xm[0], fm, roundoff, ratio
 
 
@@ -48,14 +63,14 @@ def block_maxima(dx, x, f, bounds, alg0, d1, eps):  # pragma: no cover - compile
 #: :class:`flexmbs.integrate._newton.NewtonSolver`): PETSc's ``SNESGetSolutionUpdate``,
 #: ``SNESGetSolution``, ``VecGetArrayRead``, ``VecRestoreArrayRead``; a slot of six
 #: pointers; the residual vector's handle; ``ints``; ``reals``; the residual norms; the
-#: block bounds; the first increments ``d1``
-N_TEST_TABLE = 11
+#: block bounds; the first increments ``d1``; the block scales ``s_b``
+N_TEST_TABLE = 12
 #: ``ints``: snes_max_it, first algebraic row (-1: none), watch, watch tripped, number of
 #: norms recorded, then the reasons ITERATING, CONVERGED_FNORM_ABS,
 #: CONVERGED_SNORM_RELATIVE, DIVERGED_FNORM_NAN, DIVERGED_MAX_IT
 N_INTS = 10
-#: ``reals``: kappa, algebraic tolerance, round-off factor (64 eps)
-N_REALS = 3
+#: ``reals``: kappa, algebraic tolerance, round-off factor (64 eps), residual floor
+N_REALS = 4
 
 
 @njit(cache=True)
@@ -63,15 +78,17 @@ def _decide(its, fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, ints,
             reals):  # pragma: no cover - compiled
     """The reason after the block maxima (``NewtonSolver._converged`` from there on)."""
     if its == 1:                        # the first increments: d_b / d1_b = 1
-        dmax = d.max()
         for b in range(d.shape[0]):
             d1[b] = d[b]
-        ratio = 1.0 if dmax > 0.0 else (0.0 if dmax == 0.0 else dmax)
+        if ratio == ratio:              # (a NaN stays)
+            ratio = 0.0 if roundoff else 1.0
     rho = fnorm / fn[k - 1] if k >= 1 and fn[k - 1] > 0.0 else 1.0
-    if roundoff:
+    if roundoff:                        # the increments at round-off in every block
         return ints[7]
     if ints[1] >= 0 and fmax > reals[1] * max(1.0, x0max):
         return ints[9] if its >= ints[0] else ints[5]
+    if fnorm <= reals[3]:               # the residual at round-off of the model's terms
+        return ints[7]
     if rho < 1.0:
         eta = rho / (1.0 - rho)
         if eta * ratio <= reals[0] or (eta == 0.0 and ratio == ratio):
@@ -121,11 +138,12 @@ def increment_test_c(snes, its, xnorm, snorm, fnorm, reason, ctx):  # pragma: no
             return err
     bounds = i1(t, 9)
     d1 = f1(t, 10)
+    scales = f1(t, 11)
     reals = f1(t, 7)
     n = bounds[bounds.shape[0] - 1]
     d, x0max, fmax, roundoff, ratio = block_maxima(
         carray(f8_pointer(sl[2]), n), carray(f8_pointer(sl[3]), n),
-        carray(f8_pointer(sl[4]), n), bounds, ints[1], d1, reals[2])
+        carray(f8_pointer(sl[4]), n), bounds, ints[1], d1, scales, reals[2])
     for j, vec in ((0, sl[0]), (1, sl[1]), (2, t[5, 0])):
         err = call_c2(t[3, 0], vec, slot + 16 + 8 * j)
         if err:

@@ -24,13 +24,20 @@ iteration stops when in every block ``b`` the estimated remaining error
     err_k,b = rho_k / (1 - rho_k) * max|dx_k,b|,    rho_k = |F_k| / |F_{k-1}| < 1
 
 (the contraction of the simplified Newton iteration, Hairer & Wanner IV.8) is at most
-``kappa * max|dx_1,b|`` -- a fraction ``kappa`` of the first correction, which in a time
-step is the predictor error, itself of the order of the local discretisation error -- or
-at round-off level ``64 eps max|x_b|``.  The last ``n_algebraic`` rows of ``F`` (the
-position constraints ``g(q) = 0``, which no discretisation error excuses) must in
-addition satisfy ``|F_i| <= algebraic_tol * max(1, max|x_1|)`` with ``x_1`` the first
-block.  ``|F_k| = 0`` also counts as converged; ``snes_max_it`` and non-finite residuals
-end the iteration as before.
+``kappa * max(max|dx_1,b|, 1e-8 s_b)`` -- a fraction ``kappa`` of the first correction,
+which in a time step is the predictor error, itself of the order of the local
+discretisation error -- or the block is at round-off, ``max|dx_k,b| <= 64 eps
+max(max|x_b|, s_b)``.  ``s_b`` is the block's scale set by the model
+(:meth:`NewtonSolver.set_scales`; e.g. a length for ``q``, mass x length for the scaled
+multipliers): without it a block whose values and first increment are 0 or round-off
+(the multipliers of an unloaded joint, a body in uniform rotation that the predictor
+hits exactly) could never pass.  The last ``n_algebraic`` rows of ``F`` (the position
+constraints ``g(q) = 0``, which no discretisation error excuses) must in addition
+satisfy ``|F_i| <= algebraic_tol * max(1, max|x_1|)`` with ``x_1`` the first block.
+``|F_k| = 0``, or ``|F_k| <= F_floor`` (the residual at round-off of the model's own
+terms, :meth:`NewtonSolver.set_scales`) with the algebraic rows satisfied, also count as
+converged; ``snes_max_it`` and non-finite residuals end the iteration as before.  After a
+failure :meth:`NewtonSolver.last_blocks` tells which block missed its threshold.
 """
 from __future__ import annotations
 
@@ -173,7 +180,11 @@ class NewtonSolver:
                 raise ValueError(f"NewtonSolver: block sizes {sizes} do not add up to {n}")
             bounds = np.cumsum((0,) + sizes)
             self._blocks = [slice(int(a), int(b)) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+            self._kept = [i for i, k in enumerate(sizes) if k > 0]   # the non-empty blocks
+            self._n_declared = len(sizes)
             self._d1 = np.ones(len(self._blocks))
+            self._scales = np.ones(len(self._blocks))   # see set_scales
+            self._f_floor = 0.0
             self._alg0 = n - int(n_algebraic) if n_algebraic else -1
             self._bounds = np.array([0] + [b.stop for b in self._blocks], dtype=np.int64)
             self._alg_tol = float(algebraic_tol)
@@ -212,6 +223,54 @@ class NewtonSolver:
     def invalidate_jacobian(self) -> None:
         self._stale = True
 
+    @property
+    def increment_test(self) -> bool:
+        """Whether the increment test of the module docstring decides convergence."""
+        return self._kappa is not None
+
+    def set_scales(self, block_scales, residual_floor: float) -> None:
+        """The model's magnitudes for the increment test (module docstring): ``s_b`` of
+        each block (a block is at round-off when ``max|dx_b| <= 64 eps max(max|x_b|,
+        s_b)``, and its first increment counts as at least ``1e-8 s_b``), and the
+        residual norm at or below which ``F`` is round-off of its own terms."""
+        s = np.asarray(block_scales, dtype=float)
+        if self._kappa is not None and s.size == self._n_declared:
+            s = s[self._kept]              # (an empty block has no scale)
+        if self._kappa is None or s.shape != self._scales.shape or not np.all(s > 0):
+            raise ValueError(f"NewtonSolver.set_scales: expected one positive scale per "
+                             f"block, got {s}")
+        self._scales[:] = s            # in place: the C test's table holds this array
+        self._f_floor = float(residual_floor)
+        if hasattr(self, "_t_reals"):
+            self._t_reals[3] = self._f_floor
+
+    def last_blocks(self) -> list[tuple[float, float, float]]:
+        """After a failed solve: per block ``(max|dx_b|, max|x_b|, threshold)`` of the last
+        iteration, the threshold being what ``max|dx_b|`` had to reach (the round-off level
+        or ``kappa max(d1_b, 1e-8 s_b) / eta``)."""
+        if self._kappa is None:
+            return []
+        from ._increments import FLOOR
+        dx = self._snes.getSolutionUpdate().getArray(readonly=True)
+        x = self._x.getArray(readonly=True)
+        fn = self._t_fn[:int(self._t_ints[4])] if self._native_test else self._fnorms
+        rho = fn[-1] / fn[-2] if len(fn) >= 2 and fn[-2] > 0 else 1.0
+        eta = rho / (1.0 - rho) if rho < 1.0 else np.inf
+        out = []
+        for b, blk in enumerate(self._blocks):
+            d = float(np.max(np.abs(dx[blk]), initial=0.0))
+            xm = float(np.max(np.abs(x[blk]), initial=0.0))
+            ro = _EPS64 * max(xm, self._scales[b])
+            d1 = self._t_d1 if self._native_test else self._d1
+            tol = self._kappa * max(d1[b], FLOOR * self._scales[b])
+            out.append((d, xm, max(ro, tol / eta if eta > 0 else np.inf)))
+        return out
+
+    @property
+    def residual(self) -> np.ndarray:
+        """The residual vector ``F`` of the last evaluation (a copy)."""
+        return self._f.getArray(readonly=True).copy()
+
     # --- PETSc callbacks -------------------------------------------------------------
     def _function(self, snes, x, f):
         try:  # floating-point errors are ignored (np.errstate) around the whole solve
@@ -240,16 +299,18 @@ class NewtonSolver:
         d, x0max, fmax, roundoff, ratio = block_maxima(
             snes.getSolutionUpdate().getArray(readonly=True),
             snes.getSolution().getArray(readonly=True), self._f.getArray(readonly=True),
-            self._bounds, self._alg0, self._d1, _EPS64)
+            self._bounds, self._alg0, self._d1, self._scales, _EPS64)
         if its == 1:                          # the first increments: d_b / d1_b = 1
             self._d1 = d
-            dmax = float(d.max())
-            ratio = 1.0 if dmax > 0.0 else (0.0 if dmax == 0.0 else dmax)
+            if ratio == ratio:
+                ratio = 0.0 if roundoff else 1.0
         rho = fnorm / fn[-2] if len(fn) >= 2 and fn[-2] > 0.0 else 1.0
         if roundoff:                          # round-off level in every block
             return R.CONVERGED_SNORM_RELATIVE
         if self._alg0 >= 0 and fmax > self._alg_tol * max(1.0, x0max):
             return R.DIVERGED_MAX_IT if its >= self._max_it else R.ITERATING
+        if fnorm <= self._f_floor:            # residual at round-off of the model's terms
+            return R.CONVERGED_SNORM_RELATIVE
         if rho < 1.0:
             eta = rho / (1.0 - rho)
             if eta * ratio <= self._kappa or (eta == 0.0 and ratio == ratio):
@@ -336,8 +397,10 @@ class NewtonSolver:
                                  R.CONVERGED_FNORM_ABS, R.CONVERGED_SNORM_RELATIVE,
                                  R.DIVERGED_FNORM_NAN, R.DIVERGED_MAX_IT], dtype=np.int64)
         self._t_fn = np.zeros(self._max_it + 2)
-        for a in (self._t_ints, np.array([self._kappa, self._alg_tol, _EPS64]), self._t_fn,
-                  self._bounds.astype(np.int64), np.ones(len(self._blocks))):
+        self._t_reals = np.array([self._kappa, self._alg_tol, _EPS64, self._f_floor])
+        self._t_d1 = np.ones(len(self._blocks))        # the first increments d1_b
+        for a in (self._t_ints, self._t_reals, self._t_fn, self._bounds.astype(np.int64),
+                  self._t_d1, self._scales):
             tab.add(a)
         assert len(tab) == N_TEST_TABLE
         self._t_table = tab

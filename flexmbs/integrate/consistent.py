@@ -76,10 +76,13 @@ def consistent_positions(dae, q0: np.ndarray, t: float = 0.0, *, fixed: Sequence
         g = g_new
     res = float(np.max(np.abs(g)))
     row = int(np.argmax(np.abs(g))) if np.isfinite(res) else int(np.argmax(~np.isfinite(g)))
+    labels = getattr(dae, "active_row_labels", None)
+    name = labels[row] if labels is not None and row < len(labels) else f"constraint row {row}"
     raise ConvergenceError(
         f"initial conditions cannot be assembled: residual max|g| = {res:.3e} "
-        f"(constraint row {row}) after {it} iterations, tolerance {tol:.1e}; "
-        "the constraints have no solution near the initial guess", t=t, step=0)
+        f"({name}) after {it} iterations, tolerance {tol:.1e}; "
+        "the constraints have no solution near the initial guess (a loop that cannot "
+        "close, or drives that contradict each other)", t=t, step=0)
 
 
 def project_velocities(dae, q: np.ndarray, qd0: np.ndarray, t: float = 0.0, *,

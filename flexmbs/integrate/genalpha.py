@@ -62,6 +62,10 @@ __all__ = ["GenAlphaParameters", "GeneralizedAlpha", "State"]
 log = logging.getLogger(__name__)
 
 
+#: spectral radii at or above this are "undamped" (see ``GeneralizedAlpha.notes``)
+UNDAMPED = 1.0 - 1e-9
+
+
 @dataclasses.dataclass(frozen=True)
 class GenAlphaParameters:
     """``alpha_m, alpha_f, gamma, beta`` of Chung & Hulbert (1993)."""
@@ -105,13 +109,16 @@ class State(NamedTuple):
 
 class _Counters:
     def __init__(self):
-        self.steps = self.rejected = self.newton = self.jac = self.solves = 0
+        self.steps = self.rejected = self.newton = self.jac = self.solves = self.cuts = 0
+        self.h_min = float("inf")
         self.t_start = time.perf_counter()
 
     def stats(self) -> Stats:
         return Stats(steps=self.steps, rejected_steps=self.rejected,
                      newton_iterations=self.newton, jacobian_evaluations=self.jac,
-                     linear_solves=self.solves, wall_time=time.perf_counter() - self.t_start)
+                     linear_solves=self.solves, wall_time=time.perf_counter() - self.t_start,
+                     step_cuts=self.cuts,
+                     min_step=self.h_min if self.steps else float("nan"))
 
 
 class GeneralizedAlpha:
@@ -143,6 +150,19 @@ class GeneralizedAlpha:
                  jacobian_cost: float | None = 2.0, comm=None):
         self.dae = dae
         self.params = GenAlphaParameters.from_rho_inf(rho_inf)
+        #: what the integrator chose by itself and the user should know (run summary)
+        self.notes: list[str] = []
+        alg_tol, self._f_floor_factor = 1e-12, 64.0 * np.finfo(float).eps
+        if rho_inf >= UNDAMPED and dae.n_lam and newton_rtol is not None:
+            # rho_inf = 1: the spurious root -1 of the index-3 multiplier recursion does
+            # not damp the error a Newton solve leaves in lam, so it adds up over the
+            # steps (order 2 is lost below h ~ 1e-4 s on a pendulum); solved to round-off
+            # it keeps order 2
+            newton_rtol, alg_tol, self._f_floor_factor = 1e-10, 4.0 * np.finfo(float).eps, 0.0
+            self.notes.append(
+                "rho_inf = 1 (no numerical damping) with constraints: the index-3 form does "
+                "not damp multiplier errors, so every Newton solve is taken to round-off "
+                "(costs some 20 % more iterations; rho_inf = 0.9 avoids it)")
         self.jacobian_reuse = jacobian_reuse
         self.project_velocity = project_velocity
         self._n, self._m = dae.n_q, dae.n_lam
@@ -151,7 +171,7 @@ class GeneralizedAlpha:
                                     comm=PETSc.COMM_SELF if comm is None else comm,
                                     increment_rtol=newton_rtol,
                                     block_sizes=(self._n, self._m),
-                                    n_algebraic=self._m,
+                                    n_algebraic=self._m, algebraic_tol=alg_tol,
                                     jacobian_cost=jacobian_cost if jacobian_reuse else None)
         self._h_jac: float | None = None
         n, m = self._n, self._m           # q0, v0, w0, x0 of the step being solved
@@ -282,6 +302,7 @@ class GeneralizedAlpha:
             {*(x for x in outs if t0 + eps < x < t_end - eps), t_end})
         h_min = h * 2.0 ** -max_cuts if h_min is None else h_min
         h_max = (t_end - t0) if h_max is None else h_max
+        self._set_newton_scales(s)
 
         out_list = [] if outs is None else outs.tolist()
         next_out = [0]      # index of the first output time not yet passed (times increase)
@@ -317,9 +338,7 @@ class GeneralizedAlpha:
                 goal = targets[i_target]
                 if not adaptive:
                     goal = min(goal, t0 + k_grid * h)
-                h_try = min(h_cur, goal - s.t)
-                if goal - s.t - h_try <= eps:
-                    h_try = goal - s.t
+                h_try = _step_towards(goal - s.t, h_cur, h_min)
                 try:
                     s1, its, jacs = self.step(s, h_try)
                     c.newton += its
@@ -331,12 +350,14 @@ class GeneralizedAlpha:
                     c.rejected += 1
                     cuts += 1
                     log.debug("step %d at t = %g, h = %g failed: %s", c.steps + 1, s.t, h_try, f)
-                    if cuts > max_cuts or h_try * 0.5 < h_min:
+                    if cuts > max_cuts or h_try * 0.5 < h_min * (1.0 - 1e-12):
                         raise ConvergenceError(
-                            f"generalized-alpha: Newton failed ({f.reason}) with residual norm "
-                            f"{f.residual:.3e} after {f.iterations} iterations; step size cut "
-                            f"to h = {h_try:.3e} ({cuts - 1} cuts)", t=s.t + h_try,
-                            step=c.steps + 1) from None
+                            f"generalized-alpha: Newton did not converge ({f.reason}, "
+                            f"residual norm {f.residual:.3e} after {f.iterations} iterations)"
+                            f" after halving the step down to h = {h_try:.3e} s; "
+                            f"{self._diagnose(f)}",
+                            t=s.t + h_try, step=c.steps + 1) from None
+                    c.cuts += 1
                     h_cur = 0.5 * h_try
                     continue
                 if adaptive:
@@ -353,6 +374,7 @@ class GeneralizedAlpha:
                     h_cur = min(h, 2.0 * h_try) if h_try < h * (1 - 1e-12) else h
                 cuts = 0
                 c.steps += 1
+                c.h_min = min(c.h_min, h_try)
                 s = s1
                 if abs(s.t - goal) <= eps:
                     s = State(goal, s.q, s.qd, s.qdd, s.a, s.lam)
@@ -370,5 +392,67 @@ class GeneralizedAlpha:
             rec(s.t, s.q, self._output_qd(s), s.qdd, s.lam)
         return rec.trajectory(stats)
 
+    # --- the Newton test's scales and failure report -----------------------------------
+    def _set_newton_scales(self, s: State) -> None:
+        """The model's magnitudes for the Newton increment test (:mod:`._newton`):
+
+            s_q = max(1, max|q_0|),   s_lam = m_s s_q,   F_floor = 64 eps m_s s_q sqrt(N)
+
+        with ``m_s = max_i |M_ii(q_0)|``: the scaled multipliers ``lam / beta'`` and the
+        equilibrium rows ``r / beta'`` are (mass x length); a block whose values are all 0
+        (an unloaded joint) is at round-off once its increment is ``64 eps s_b``, and a
+        residual norm below ``F_floor`` is round-off of the model's own terms."""
+        if not self._newton.increment_test:
+            return
+        s_q = max(1.0, float(np.max(np.abs(s.q), initial=0.0)))
+        try:
+            M = self.dae.tangent(s.q, s.qd, s.qdd, s.lam, s.t)[2]
+            m_s = float(np.max(np.abs(sp.csr_matrix(M).diagonal()), initial=0.0))
+        except (AttributeError, NotImplementedError):
+            m_s = 0.0
+        if not (np.isfinite(m_s) and m_s > 0.0):
+            m_s = 1.0
+        N = self._n + self._m
+        self._newton.set_scales((s_q, m_s * s_q), self._f_floor_factor * m_s * s_q
+                                * np.sqrt(N))
+
+    def _diagnose(self, f: NewtonFailure) -> str:
+        """One sentence on a failed Newton solve: the blocks whose last increment missed
+        its threshold, the largest residual rows (named when the DAE labels them), and
+        what to try."""
+        parts = []
+        names = ("coordinates q", "scaled multipliers lam/beta'")
+        for name, (d, xm, tol) in zip(names, self._newton.last_blocks()):
+            if not d <= tol:
+                parts.append(f"{name}: last increment {d:.2e} > {tol:.2e} needed")
+        r = self._newton.residual
+        labels = list(getattr(self.dae, "coordinate_labels", None) or
+                      [f"q[{i}]" for i in range(self._n)])
+        labels += list(getattr(self.dae, "active_row_labels", None) or
+                       [f"g[{i}]" for i in range(self._m)])
+        if r.size == len(labels):
+            worst = np.argsort(-np.nan_to_num(np.abs(r), nan=np.inf))[:3]
+            parts.append("largest residual rows: " + ", ".join(
+                f"{labels[i]} = {r[i]:.2e}" for i in worst if r[i] != 0.0))
+        what = "; ".join(p for p in parts if p) or "no block named"
+        return (f"{what}. Try a smaller dt, check the model for a singular or locked "
+                f"configuration ('flexmbs check'), or -fmbs_snes_monitor to watch the "
+                f"iterations")
+
     def destroy(self) -> None:
         self._newton.destroy()
+
+
+def _step_towards(rem: float, h_cur: float, h_floor: float) -> float:
+    """The next step towards a point ``rem`` ahead with the step size ``h_cur``: never a
+    remainder below ``h_floor`` -- a step that would leave one is stretched to land
+    (when it grows by at most 1/8, or the remainder is below ``2 h_floor``), or the
+    distance is split into two equal steps."""
+    if rem <= h_cur:
+        return rem
+    left = rem - h_cur
+    if left >= h_floor:
+        return h_cur
+    if rem <= 1.125 * h_cur or rem <= 2.0 * h_floor:
+        return rem
+    return 0.5 * rem

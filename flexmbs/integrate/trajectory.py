@@ -23,6 +23,8 @@ class Stats:
     jacobian_evaluations: int = 0
     linear_solves: int = 0
     wall_time: float = 0.0      # [s]
+    step_cuts: int = 0          # steps halved after a failed Newton solve
+    min_step: float = float("nan")   # the smallest accepted step [s]
 
     def replace(self, **kw) -> Stats:
         return dataclasses.replace(self, **kw)

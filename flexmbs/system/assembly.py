@@ -189,6 +189,23 @@ class AssembledSystem:
         a.setflags(write=False)
         self._active, self._active_key, self._n_lam = a, a.tobytes(), int(a.sum())
 
+    @property
+    def active_row_labels(self) -> list[str]:
+        """Labels of the active constraint rows (the rows of ``g``), in order."""
+        return [lab for lab, a in zip(self.row_labels, self._active) if a]
+
+    @property
+    def coordinate_labels(self) -> list[str]:
+        """One label per coordinate of ``q``: ``body 'arm' x`` ... ``body 'rod' q_e3``
+        (positions, Euler parameters ``e0..e3``, elastic coordinates ``q_e1...``)."""
+        out = []
+        for b in self.bodies:
+            names = ("x", "y", "z", "e0", "e1", "e2", "e3") if b.n_coords >= 7 else \
+                ("x", "y", "z")[:b.n_coords]
+            names += tuple(f"q_e{k}" for k in range(1, b.n_coords - len(names) + 1))
+            out.extend(f"body '{b.name}' {c}" for c in names)
+        return out
+
     # -- initial state ------------------------------------------------------------
     def initial_q(self) -> np.ndarray:
         return np.concatenate([b.initial_q() for b in self.bodies]) if self.bodies else np.zeros(0)
@@ -442,6 +459,25 @@ class AssembledSystem:
             return sp.csr_matrix((0, self.n_q))
         return sp.csr_matrix((self._G_data(q, t), indices, indptr),
                              shape=(self.n_lam, self.n_q))
+
+    def rows_all(self, q, qd, t):
+        """``(g, gd)`` of every constraint row, the dropped (redundant) ones too:
+        ``g(q, t)`` and ``gd = G qd + g_t`` (n_rows_all,), in :attr:`row_labels` order."""
+        g, gd = [], []
+        rot: dict = {}
+        for bi, blk in enumerate(self.blocks):
+            V, D, _ = self._block_rows(bi, q, t, 1, rot)
+            g.append(V)
+            gd.append(D[:, :-1] @ qd[blk.idx] + D[:, -1])
+        if not g:
+            return np.zeros(0), np.zeros(0)
+        return np.concatenate(g), np.concatenate(gd)
+
+    def row_owner(self, row: int) -> str:
+        """``"joint 'J1'"`` / ``"drive 'spin'"`` / ``"normalization 'arm'"`` of row ``row``
+        (an index into :attr:`row_labels`)."""
+        bi = int(np.searchsorted(self._row_start, row, side="right") - 1)
+        return f"{self.blocks[bi].kind} '{self.blocks[bi].name}'"
 
     def constraint_time_derivative(self, q, t):
         """``g_t = dg/dt`` at fixed ``q`` (the part of ``dg/dt = G qd + g_t`` of
@@ -840,9 +876,45 @@ class AssembledSystem:
                                         self._eval_coords(j, self.joint_markers[j.name], q, 0.0)])
         return out
 
+    def _potential_context(self, fb, q, t) -> LocalContext:
+        """The first-order :class:`LocalContext` of force block ``fb`` at ``(q, t)`` and
+        rest (what the residual hands ``contribution``), for the element's ``potential``."""
+        n = len(fb.idx) + 1
+        frames = tuple(self._frames(fb.markers, fb.offsets, q, fb.idx, n, 1))
+        q_b = tuple(None if o is None else q[fb.idx[o:o + m.body.n_coords]]
+                    for m, o in zip(fb.markers, fb.offsets))
+        qd_b = tuple(None if o is None else np.zeros(m.body.n_coords)
+                     for m, o in zip(fb.markers, fb.offsets))
+        xd = np.zeros(n)
+        xd[-1] = 1.0
+        return LocalContext(fb.markers, frames, np.append(q[fb.idx], t), xd, t, n,
+                            fb.offsets, q_b, qd_b, 1)
+
+    def force_potentials(self, q, t=0.0) -> dict:
+        """``{name: V_f}`` [J]: the potential of each force element that has one (springs,
+        bushings, stops, constant inertial forces; ``V_f`` with ``dV_f/dq = -Q_f`` of its
+        conservative part, see :mod:`flexmbs.forces.base`)."""
+        q = np.asarray(q, dtype=float)
+        out = {}
+        for fb in self.force_blocks:
+            pot = getattr(fb.element, "potential", None)
+            if pot is not None:
+                out[fb.element.name] = float(pot(self._potential_context(fb, q, t)))
+        return out
+
     def energy(self, q, qd, t=0.0):
-        """Kinetic, gravitational and elastic energy [J]; the elastic part sums the strain
-        energy of flexible bodies (``elastic_energy``) and force elements with ``potential``."""
+        """Energies [J] at ``(q, qd, t)``:
+
+            kinetic            T   = sum_b T_b(q_b, qd_b),
+            potential_gravity  V_g = sum_b -m_b g . r_S,b           (r_S,b: centre of mass),
+            potential_elastic  V_e = sum_b V_e,b(q_e,b) + sum_f V_f  (strain energy of the
+                                     flexible bodies, potentials of the force elements),
+            total              E   = T + V_g + V_e.
+
+        ``dE/dt`` is the power of what has no potential (dampers, structural damping,
+        drives, time-varying or follower loads; :mod:`flexmbs.post.energy`), so ``E`` is
+        constant for a model without them."""
+        q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
         T = V = W = 0.0
         for b in self.bodies:
             s = self.body_slices[b.name]
@@ -851,15 +923,7 @@ class AssembledSystem:
             strain = getattr(b, "elastic_energy", None)
             if strain is not None:
                 W += float(strain(q[s]))
-        for fb in self.force_blocks:
-            pot = getattr(fb.element, "potential", None)
-            if pot is None:
-                continue
-            n = len(fb.idx) + 1
-            frames = tuple(self._frames(fb.markers, fb.offsets, q, fb.idx, n, 1))
-            ctx = LocalContext(fb.markers, frames, np.append(q[fb.idx], t),
-                               np.append(qd[fb.idx], 1.0), t, n, fb.offsets, (), (), 1)
-            W += float(pot(ctx))
+        W += sum(self.force_potentials(q, t).values())
         return {"kinetic": T, "potential_gravity": V, "potential_elastic": W, "total": T + V + W}
 
 

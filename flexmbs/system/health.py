@@ -1,0 +1,131 @@
+"""Constraint health and divergence (THEORY §5.9.1): what makes a model unhealthy.
+
+* **Redundant or inconsistent** (at ``t0``).  The rank test (:mod:`flexmbs.system.dof`)
+  drops a row ``i`` whose gradient lies in the span of the rows kept before it,
+  ``G_i = sum_k c_k G_k``.  It is *redundant* when the kept rows imply it: its value and
+  rate vanish with theirs, ``g_i = 0`` and ``G_i qd + g_t,i = 0`` at the consistent
+  initial state.  Otherwise it contradicts the rows it depends on (two drives asking
+  ``omega = 1`` and ``omega = 2`` of one joint, a loop that cannot close): an error
+  naming both.
+* **Dropped rows during the run.**  A row dependent only at the start (a toggle position)
+  is not redundant: once the mechanism leaves that position ``g_i`` grows.  Its value
+  ``max |g_i|`` over the dropped rows is watched at every output step.
+* **Conditioning of the active rows**: ``sigma_min / sigma_max`` of ``G`` (each row scaled
+  to unit length), watched along the run; it tends to 0 at a singular configuration.
+* **Divergence**: coordinates no longer finite, or an elastic displacement bound
+  ``sum_k |q_e,k| max|Phi_k|`` beyond the body's own size (the floating-frame model
+  assumes small elastic displacements), or a position beyond ``1e6`` model sizes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+#: a dropped row whose value or rate exceeds this (m, rad, or their rates per s, at a
+#: state consistent to ~1e-10) is not redundant
+INCONSISTENT_TOL = 1e-7
+#: a dropped row violated by more than this during the run (m or rad)
+DROPPED_TOL = 1e-6
+#: conditioning ``sigma_min / sigma_max`` of the active rows below this: singular
+SINGULAR_RATIO = 1e-10
+
+
+def partners(G_kept: np.ndarray, kept_rows: np.ndarray, G_i: np.ndarray) -> list[int]:
+    """The kept rows ``k`` (indices into the full row list) with ``c_k != 0`` in
+    ``G_i = sum_k c_k G_k`` (least squares, the rows that make row ``i`` dependent)."""
+    if G_kept.shape[0] == 0:
+        return []
+    c = np.linalg.lstsq(G_kept.T, G_i, rcond=None)[0]
+    big = np.abs(c) > 1e-6 * max(np.abs(c).max(initial=0.0), 1e-300)
+    return [int(k) for k in kept_rows[big]]
+
+
+def inconsistent_rows(asm, q: np.ndarray, qd: np.ndarray, t: float) -> list[str]:
+    """One line per dropped row that the kept rows do not imply (module docstring)."""
+    dropped = np.flatnonzero(~asm.active)
+    if dropped.size == 0:
+        return []
+    g, gd = asm.rows_all(q, qd, t)
+    G = asm.constraint_jacobian(q, t, all_rows=True).toarray()
+    kept = np.flatnonzero(asm.active)
+    out = []
+    scale = max(1.0, float(np.max(np.abs(qd), initial=0.0)))
+    for i in dropped:
+        if abs(g[i]) <= INCONSISTENT_TOL and abs(gd[i]) <= INCONSISTENT_TOL * scale:
+            continue
+        owners = sorted({asm.row_owner(k) for k in partners(G[kept], kept, G[i])}
+                        - {asm.row_owner(i)}) or sorted({asm.row_owner(k) for k in
+                                                         partners(G[kept], kept, G[i])})
+        what = (f"position residual {g[i]:.3g}" if abs(g[i]) > INCONSISTENT_TOL else
+                f"velocity residual {gd[i]:.3g} per s")
+        out.append(f"{asm.row_labels[i]} contradicts {', '.join(owners) or 'the other rows'}"
+                   f" ({what} where a redundant row gives 0 at t = {t:g} s): the two ask "
+                   f"for different motions; remove or change one of them")
+    return out
+
+
+def dropped_violation(asm, q: np.ndarray, t: float) -> tuple[float, str]:
+    """``(max |g_i|, label)`` over the rows dropped at the start (0, "" if none)."""
+    dropped = np.flatnonzero(~asm.active)
+    if dropped.size == 0:
+        return 0.0, ""
+    g, _ = asm.rows_all(q, np.zeros_like(q), t)
+    k = dropped[int(np.argmax(np.abs(g[dropped])))]
+    return float(abs(g[k])), asm.row_labels[k]
+
+
+def conditioning(G: np.ndarray) -> tuple[float, int]:
+    """``(sigma_min / sigma_max, i)`` of ``G`` with unit rows, and the row ``i`` that
+    contributes most to the smallest singular vector (1.0, -1 for no rows)."""
+    if G.shape[0] == 0:
+        return 1.0, -1
+    nrm = np.linalg.norm(G, axis=1)
+    Gs = G / np.where(nrm > 0, nrm, 1.0)[:, None]
+    U, s, _ = np.linalg.svd(Gs, full_matrices=False)
+    if s[0] == 0.0:
+        return 0.0, 0
+    return float(s[-1] / s[0]), int(np.argmax(np.abs(U[:, -1])))
+
+
+@dataclass(frozen=True)
+class Scales:
+    """The model's sizes for the divergence test: per flexible body its slice of ``q``,
+    the bounds ``max|Phi_k|`` of its modes and its size; the model size [m]."""
+
+    elastic: tuple          # ((name, slice of q_e, max|Phi_k| (n_q,), size [m]), ...)
+    size: float
+
+    @classmethod
+    def of(cls, asm, q0: np.ndarray) -> Scales:
+        el, ext = [], [1.0]
+        for b in asm.bodies:
+            s = asm.body_slices[b.name]
+            r = q0[s][:3]
+            ext.append(float(np.max(np.abs(r), initial=0.0)))
+            body = getattr(b, "body", None)
+            modes = getattr(body, "modes", None)
+            if modes is None or b.n_coords <= 7:
+                continue
+            P = np.asarray(body.points)
+            size = float(np.linalg.norm(P.max(axis=0) - P.min(axis=0)))
+            phi = np.abs(np.asarray(modes)).reshape(-1, np.asarray(modes).shape[-1]).max(axis=0)
+            el.append((b.name, slice(s.start + 7, s.stop), phi, size))
+            ext.append(size)
+        return cls(tuple(el), max(ext))
+
+
+def divergence(scales: Scales, q: np.ndarray) -> str | None:
+    """What diverged at ``q`` (module docstring), or None."""
+    if not np.all(np.isfinite(q)):
+        return "the coordinates are no longer finite (inf/NaN)"
+    for name, s, phi, size in scales.elastic:
+        u = float(np.abs(q[s]) @ phi)
+        if u > size:
+            return (f"flexible body '{name}': elastic displacement up to {u:.3g} m, beyond "
+                    f"the body's size {size:.3g} m (the floating-frame model assumes small "
+                    f"elastic displacements)")
+    r = float(np.max(np.abs(q), initial=0.0))
+    if r > 1e6 * scales.size:
+        return f"a coordinate reached {r:.3g}, 1e6 times the model's size {scales.size:.3g} m"
+    return None
