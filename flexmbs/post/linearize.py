@@ -23,7 +23,7 @@ the mode shape in ``q`` is ``N z``.
 For a steadily moving reference (a beam spun at constant rate by a drive), the state is
 a *relative equilibrium*: the elastic coordinates are constant, ``qd_e = qdd_e = 0``, while
 the rigid coordinates follow the prescribed motion.  :func:`steady_state` finds it by
-Newton on the residual and the acceleration-level constraints with ``q_e`` unknown.
+Newton on ``q_e`` with the rigid part made consistent for each ``q_e``.
 Because the elastic coordinates are resolved in the moving body frame, the projected
 matrices are time invariant and the ordinary eigenanalysis applies (centrifugal
 softening, geometric stiffening and the gyroscopic coupling ``C_z`` are all in the
@@ -207,27 +207,148 @@ def steady_state(asm, *, t: float = 0.0, q0=None, qd0=None, elastic=None,
                  tol: float = 1e-10, max_iter: int = 30) -> State:
     """Relative equilibrium: elastic coordinates constant in their body frames.
 
-    Unknowns ``x = (q, qdd_r, lam)`` (``qdd_r`` the accelerations of the non-elastic
-    coordinates; ``qdd_e = qd_e = 0``); equations
+    With ``qd_e = qdd_e = 0`` (``e``: the elastic coordinates, ``elastic`` or
+    :func:`elastic_indices`; ``r``: all others) the state satisfies
 
-        g(q, t) = 0,    r(q, qd, qdd, lam, t) = 0,    G qdd + gamma(q, qd, t) = 0,
+        g(q, t) = 0,    G qd + g_t = 0,    G qdd + gamma(q, qd, t) = 0,
+        r(q, qd, qdd, lam, t) = M qdd - f(q, qd, t) + G^T lam = 0.
 
-    with ``qd`` the minimum-norm consistent velocity of the rigid coordinates for the
-    current ``q`` (``qd_e = 0``; rigid velocities from ``q0``/``qd0``).  Gauss–Newton with
-    minimum-norm steps (``lstsq``), so rigid coordinates left free by the joints stay
-    near their start.  Jacobian by forward differences on ``x`` except the exact
-    ``dr/dq``, ``dr/dqdd`` (= ``M``) and ``dr/dlam`` (= ``G^T``).
+    It is solved in two layers (:func:`_elastic_newton`):
 
-    Raises ``ConvergenceError`` if the residual does not fall below ``tol`` (relative
-    to the largest generalized force of the first evaluation).
+    1. the rigid part for the current ``q_e`` (held): positions by minimum-norm Newton on
+       ``g = 0`` from ``q0``, velocities as the minimum-norm change of ``qd0`` onto the
+       velocity constraint (THEORY §8.3), then ``qdd_r`` and ``lam`` from the index-1
+       system with the elastic accelerations locked,
+       ``[[M_rr, G_r^T], [G_r, 0]] [qdd_r; lam] = [f_r; -gamma]``;
+    2. Newton on ``q_e`` for the elastic rows ``r_e(q_e) = M_er qdd_r - f_e + G_e^T lam = 0``.
+       Its matrix is the analytic tangent of ``(r_e, r_r, G qdd + gamma)`` in
+       ``(q_e, qdd_r, lam)``, ``[[K_ee, M_er, G_e^T], [K_re, M_rr, G_r^T], [0, G_r, 0]]``
+       (``K = dr/dq`` from :meth:`AssembledSystem.tangent`, centrifugal softening and
+       geometric stiffening included), reduced to ``q_e`` by its Schur complement.  It is
+       exact when the joints do not act on elastic coordinates (``G_e = 0``, e.g. a beam
+       clamped at its frame interface): then it converges in a few iterations at any
+       speed, also where the tangent at ``q_e = 0`` is indefinite (centrifugal softening
+       above the first bending frequency, before the stretch stiffens it).
+
+    Where that does not apply (joints on elastic coordinates: a loop that cannot close
+    with ``q_e`` held, or no convergence), a Gauss--Newton on ``(q, qdd_r, lam)`` is
+    tried (:func:`_gauss_newton`).  Rigid coordinates left free by the joints stay at
+    ``q0``/``qd0``.  Raises ``ConvergenceError`` naming the equations and coordinates
+    left unsolved if the residual does not fall below ``tol`` relative to the largest
+    generalized force ``max |f|`` (at least 1).
     """
+    ie = elastic_indices(asm) if elastic is None else np.asarray(elastic, dtype=int)
+    q = asm.initial_q() if q0 is None else np.asarray(q0, dtype=float).copy()
+    qd = asm.initial_qd() if qd0 is None else np.asarray(qd0, dtype=float).copy()
+    qd[ie] = 0.0
+    try:
+        return _elastic_newton(asm, q, qd, ie, t, tol, max_iter)
+    except ConvergenceError as exc:
+        first = exc.reason
+    except (np.linalg.LinAlgError, FloatingPointError) as exc:
+        first = f"Newton on the elastic coordinates failed: {exc}"
+    log.info("steady_state: %s; trying Gauss-Newton on (q, qdd_r, lam)", first)
+    try:
+        return _gauss_newton(asm, q, qd, ie, t, tol, max_iter)
+    except ConvergenceError as exc:
+        raise ConvergenceError(f"steady_state: {first}; the Gauss-Newton fallback did not "
+                               f"converge either: {exc.reason}", t=t, step=0) from None
+
+
+def _coordinate(asm, i: int) -> str:
+    """``"q[12] (body 'beam', coordinate 12)"`` for the global coordinate ``i``."""
+    for name, s in asm.body_slices.items():
+        if s.start <= i < s.stop:
+            return f"q[{i}] (body '{name}', coordinate {i - s.start})"
+    return f"q[{i}]"
+
+
+def _locked_rigid_state(asm, q, qd0, ie, ir, t):
+    """``(q, qd, qdd, lam, f)`` consistent with the elastic coordinates of ``q`` held and
+    ``qd_e = qdd_e = 0`` (step 1 of :func:`steady_state`); ``f = -r(q, qd, 0, 0, t)``."""
     from flexmbs.integrate.consistent import consistent_positions, project_velocities
     n, m = asm.n_q, asm.n_lam
-    ie = elastic_indices(asm) if elastic is None else np.asarray(elastic, dtype=int)
+    q, _ = consistent_positions(asm, q, t, fixed=ie)
+    qd = np.array(project_velocities(asm, q, qd0, t, fixed=ie), dtype=float)
+    qd[ie] = 0.0
+    z, zl = np.zeros(n), np.zeros(m)
+    f = -asm.residual(q, qd, z, zl, t)
+    M = asm.tangent(q, qd, z, zl, t)[2].toarray()
+    G = asm.constraint_jacobian(q, t).toarray()
+    _, gamma = asm.constraint_rates(q, qd, t)
+    x = _solve(_locked_matrix(M, G, ir), np.concatenate([f[ir], -np.asarray(gamma, float)]))
+    qdd = np.zeros(n)
+    qdd[ir] = x[:ir.size]
+    return q, qd, qdd, x[ir.size:], f
+
+
+def _locked_matrix(M, G, ir) -> np.ndarray:
+    """The index-1 matrix ``[[M_rr, G_r^T], [G_r, 0]]`` with ``qdd_e = 0``."""
+    m = G.shape[0]
+    return np.block([[M[np.ix_(ir, ir)], G[:, ir].T], [G[:, ir], np.zeros((m, m))]])
+
+
+def _solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """LU solve; minimum-norm least squares if ``A`` is singular (redundant rows)."""
+    try:
+        if np.linalg.cond(A) < 1e12:
+            return np.linalg.solve(A, b)
+    except np.linalg.LinAlgError:
+        pass
+    return np.linalg.lstsq(A, b, rcond=None)[0]
+
+
+def _elastic_newton(asm, q, qd0, ie, t, tol, max_iter) -> State:
+    """Steps 1 and 2 of :func:`steady_state`.  The Newton matrix of step 2 is used in
+    its Schur complement on ``q_e`` (the rigid rows and the acceleration constraints hold
+    exactly after step 1):
+
+        S = K_ee - [M_er, G_e^T] A^-1 [K_re; 0],    A = [[M_rr, G_r^T], [G_r, 0]],
+
+    so the stiff elastic block is never scaled against the rigid inertia."""
+    ir = np.setdiff1d(np.arange(asm.n_q), ie)
+    q, qd, qdd, lam, f = _locked_rigid_state(asm, q, qd0, ie, ir, t)
+    scale = max(np.abs(f).max(initial=0.0), 1.0)
+    for it in range(max_iter + 1):
+        r = asm.residual(q, qd, qdd, lam, t)
+        res = np.abs(r).max(initial=0.0)
+        log.debug("steady_state: Newton iteration %d, max |r| = %.3e", it, res)
+        if res <= tol * scale:
+            return State(q, qd, qdd, lam, t)
+        if it == max_iter or ie.size == 0 or not np.isfinite(res):
+            break
+        K, _, M = asm.tangent(q, qd, qdd, lam, t)
+        K, M = K.toarray(), M.toarray()
+        G = asm.constraint_jacobian(q, t).toarray()
+        A = _locked_matrix(M, G, ir)
+        B = np.hstack([M[np.ix_(ie, ir)], G[:, ie].T])
+        Y = _solve(A, np.vstack([K[np.ix_(ir, ie)], np.zeros((asm.n_lam, ie.size))]))
+        _, gamma = asm.constraint_rates(q, qd, t)
+        y = _solve(A, np.concatenate([r[ir], G[:, ir] @ qdd[ir] + gamma]))
+        S = K[np.ix_(ie, ie)] - B @ Y
+        try:
+            dq_e = np.linalg.solve(S, -(r[ie] - B @ y))
+        except np.linalg.LinAlgError:
+            dq_e = np.linalg.lstsq(S, -(r[ie] - B @ y), rcond=None)[0]
+        q = q.copy()
+        q[ie] += dq_e
+        q, qd, qdd, lam, _ = _locked_rigid_state(asm, q, qd0, ie, ir, t)
+    i = int(np.argmax(np.abs(r))) if np.all(np.isfinite(r)) else int(np.argmax(~np.isfinite(r)))
+    raise ConvergenceError(
+        f"the elastic equilibrium did not converge in {it} Newton iterations: "
+        f"max |r| = {res:.3e} at {_coordinate(asm, i)}, tolerance {tol * scale:.3e}",
+        t=t, step=0)
+
+
+def _gauss_newton(asm, q, qd_start, ie, t, tol, max_iter) -> State:
+    """Gauss--Newton on ``x = (q, qdd_r, lam)`` for ``g = 0``, ``r = 0``,
+    ``G qdd + gamma = 0`` with minimum-norm steps (``lstsq``); ``qd`` the minimum-norm
+    consistent velocity for the current ``q`` (``qd_e = 0``).  Jacobian by forward
+    differences in ``q`` (the velocities and ``gamma`` depend on it), exact in ``qdd``
+    (``M``) and ``lam`` (``G^T``).  The fallback of :func:`steady_state`."""
+    from flexmbs.integrate.consistent import consistent_positions, project_velocities
+    n, m = asm.n_q, asm.n_lam
     ir = np.setdiff1d(np.arange(n), ie)
-    q = asm.initial_q() if q0 is None else np.asarray(q0, dtype=float).copy()
-    qd_start = asm.initial_qd() if qd0 is None else np.asarray(qd0, dtype=float).copy()
-    qd_start[ie] = 0.0
     q, _ = consistent_positions(asm, q, t, fixed=ie)
 
     def velocities(qq):
@@ -255,7 +376,6 @@ def steady_state(asm, *, t: float = 0.0, q0=None, qd0=None, elastic=None,
         K, _, M = asm.tangent(q, v, a, lam, t)
         G = asm.constraint_jacobian(q, t).toarray()
         J = np.zeros((n + 2 * m, n + ir.size + m))
-        # d/dq by forward differences (velocities and gamma depend on q as well)
         hq = 1e-7 * max(1.0, np.abs(q).max())
         for j in range(n):
             dq = np.zeros(n)
@@ -269,10 +389,15 @@ def steady_state(asm, *, t: float = 0.0, q0=None, qd0=None, elastic=None,
         a_r = a_r + dx[n:n + ir.size]
         lam = lam + dx[n + ir.size:]
         res, v, a = F(q, a_r, lam)
-        log.debug("steady_state: iteration %d, residual %.3e", it + 1, np.abs(res).max())
+        log.debug("steady_state: Gauss-Newton iteration %d, residual %.3e", it + 1,
+                  np.abs(res).max())
     else:
         if np.abs(res).max() > tol * scale:
-            raise ConvergenceError(f"steady_state: Newton did not converge in {max_iter} "
-                                   f"iterations (residual {np.abs(res).max():.3e})", t=t, step=0)
+            i = int(np.argmax(np.abs(res)))
+            where = (_coordinate(asm, i) if i < n else
+                     f"constraint row {i - n}" if i < n + m else
+                     f"acceleration constraint row {i - n - m}")
+            raise ConvergenceError(f"Gauss-Newton on (q, qdd_r, lam): max residual "
+                                   f"{np.abs(res).max():.3e} at {where} after {max_iter} "
+                                   f"iterations, tolerance {tol * scale:.3e}", t=t, step=0)
     return State(q, v, a, lam, t)
-

@@ -28,9 +28,9 @@ from flexmbs.reduction.distributed.partition import Partition
 from flexmbs.reduction.eigen import EigenError, _ksp_solve, shift_invert_eps, start_vector
 from flexmbs.reduction.interfaces import interface_transformation, rigid_modes
 from flexmbs.reduction.distributed.static import clamped_solve, mean_axis_solve
-from flexmbs.reduction.modes import (STATIC_DROP_TOL, ModalBasis, inertial_loads,
-                                     m_orthonormalize, nonzero_responses, normalize_signs,
-                                     rigid_modes_z, ritz)
+from flexmbs.reduction.modes import (ModalBasis, inertial_loads, m_orthonormalize,
+                                     nonzero_responses, normalize_signs, rigid_modes_z, ritz,
+                                     static_basis)
 
 log = logging.getLogger(__name__)
 
@@ -203,8 +203,8 @@ def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, 
     n_static = 0
     if Z is not None:                       # as compute_basis: [V0, S] M-orthonormal
         V0 = m_orthonormalize(Vz, M_op, against=Rn)
-        S = m_orthonormalize(nonzero_responses(Z, M_op), M_op, against=V0 if Rn is None else np.hstack([Rn, V0]),
-                             drop_tol=STATIC_DROP_TOL)
+        S = static_basis(nonzero_responses(Z, M_op), M_op, K_op,
+                         against=V0 if Rn is None else np.hstack([Rn, V0]))
         n_static = S.shape[1]
         Vz = np.hstack([V0, S])
     # M-orthonormal before Rayleigh--Ritz, as in the serial compute_basis
