@@ -6,7 +6,13 @@
 4. consistent velocities, accelerations and multipliers;
 5. generalized-α (or PETSc TS) integration; at every output step the time, body
    coordinates, joint coordinates and reactions, sensors and energies are recorded in
-   memory and, if ``output`` is given, appended to an HDF5 file (``flexmbs.io.results``).
+   memory and, if ``output`` is given, appended to an HDF5 file (``flexmbs.io.results``)
+   with the integrator's state, from which ``simulate(..., restart=file)`` continues.
+
+The result file is written as ``<name>.running.h5`` and renamed when the run ends:
+``<name>.h5`` if complete, else ``<name>.interrupted.h5``, ``.failed.h5`` or
+``.diverged.h5`` (docs/errors.md); ``Result.path`` and the ``result_path`` attribute of
+the exception a run ends with name the file that holds the steps.
 """
 from __future__ import annotations
 
@@ -18,10 +24,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from flexmbs.errors import (
-    ConvergenceError, DivergenceError, ModelError, SingularConfigurationError,
+    ConvergenceError, DivergenceError, FlexmbsError, ModelError, OutputError,
+    SingularConfigurationError,
 )
 from flexmbs.integrate.consistent import consistent_initial_conditions, consistent_positions
-from flexmbs.io.results import ResultWriter
+from flexmbs.io.results import ResultWriter, RestartPoint, read_restart
 from flexmbs.system import dof, health
 
 log = logging.getLogger(__name__)
@@ -61,15 +68,23 @@ class _Recorder:
     dropped as redundant at the start, the conditioning of the active rows."""
 
     def __init__(self, asm, writer: ResultWriter | None, progress, t_end, out_times=None,
-                 t0=0.0, scales: health.Scales | None = None):
+                 t0=0.0, scales: health.Scales | None = None, state=None,
+                 prior: RestartPoint | None = None):
         self.asm, self.writer, self.progress, self.t_end = asm, writer, progress, t_end
         self.out_times = None if out_times is None else np.concatenate([[t0], out_times])
         self.rows: dict[str, list] = {}
+        #: ``state() -> (qd, qdd, a)`` of the integrator at the step being recorded (the
+        #: restart data), or None (no restart data: the TS integrator)
+        self.state = state
+        self.skip = 0               # outputs not to record: the first of a continued run
+        self.counters = {}          # offsets of the cumulative solver counters
         self.t0 = _time.perf_counter()
         self.scales = scales
         self.n_records = 0
         self.last = None            # (t, q) of the last output
         self.worst = (1.0, 0.0, "")  # smallest conditioning seen: (ratio, t, row label)
+        if prior is not None:
+            self._take(prior)
 
     def watch(self, t, q) -> None:
         """The health checks of one output step; raises what it finds."""
@@ -108,6 +123,9 @@ class _Recorder:
 
     def _record(self, t, q, qd, qdd, lam, stats):
         asm = self.asm
+        if self.skip:
+            self.skip -= 1
+            return
         self.watch(t, q)
         self.n_records += 1
         rec = {"time": (t, "s")}
@@ -126,17 +144,51 @@ class _Recorder:
                                         getattr(s, "columns", None))
         for k, v in asm.energy(q, qd, t).items():
             rec[f"energy/{k}"] = (v, "J")
-        rec["solver/newton_iterations"] = (getattr(stats, "newton_iterations", 0), "1")
-        rec["solver/jacobian_evaluations"] = (getattr(stats, "jacobian_evaluations", 0), "1")
+        for k in ("newton_iterations", "jacobian_evaluations"):
+            rec[f"solver/{k}"] = (getattr(stats, k, 0) + self.counters.get(k, 0.0), "1")
         rec["lam"] = (lam, "N | N m")
         for k, v in rec.items():
             self.rows.setdefault(k, []).append(np.asarray(v[0], dtype=float))
         if self.writer is not None:
-            self.writer.append({k: v for k, v in rec.items() if k != "lam"})
+            rec = {k: v for k, v in rec.items() if k != "lam"}
+            if self.state is not None:
+                qd_int, qdd_int, a = self.state()
+                rec.update({"restart/q": (q, "m | Euler parameters"),
+                            "restart/qd": (qd_int, "m/s | 1/s"),
+                            "restart/qdd": (qdd_int, "m/s^2 | 1/s^2"),
+                            "restart/a": (a, "m/s^2 | 1/s^2"),
+                            "restart/lam": (lam, "N | N m")})
+            self.writer.append(rec)
+
+    def _take(self, prior: RestartPoint) -> None:
+        """Start from the rows of the run continued (its last one is this run's first)."""
+        for key, (a, _, _) in prior.rows.items():
+            if key.startswith("restart/"):
+                continue
+            self.rows[key] = list(np.asarray(a, dtype=float))
+        self.rows["lam"] = list(np.asarray(prior.rows["restart/lam"][0], dtype=float))
+        for k in ("newton_iterations", "jacobian_evaluations"):
+            col = prior.rows.get(f"solver/{k}")
+            self.counters[k] = float(col[0][-1]) if col is not None and len(col[0]) else 0.0
+        self.last = (prior.t, prior.q)
+        self.n_records = len(prior.rows["time"][0])
+        self.skip = 1
 
     def arrays(self, prefix):
         n = len(prefix)
         return {k[n:].split("/")[0]: np.array(v) for k, v in self.rows.items() if k.startswith(prefix)}
+
+
+def output_times(t0: float, t_end: float, output_dt: float) -> np.ndarray:
+    """The output times after ``t0``: ``t0 + k output_dt`` before ``t_end``, and ``t_end``
+    itself, always (the last interval is shorter when ``output_dt`` does not divide
+    ``t_end - t0``; ``output_dt > t_end - t0`` gives ``t_end`` alone)."""
+    if not (np.isfinite(output_dt) and output_dt > 0):
+        raise ValueError(f"simulate: output_dt must be positive, got {output_dt}")
+    tol = 1e-9 * output_dt
+    k = np.arange(1, int(np.floor((t_end - t0) / output_dt + 1e-9)) + 1)
+    times = t0 + k * output_dt
+    return np.append(times[times < t_end - tol], t_end)
 
 
 def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float = 0.9,
@@ -145,7 +197,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
              petsc_options: dict | None = None, options_prefix: str = "fmbs_",
              project_velocity: bool = True,
              progress: Callable | None = None,
-             integrator_options: dict | None = None) -> Result:
+             integrator_options: dict | None = None,
+             restart: str | None = None) -> Result:
     """Simulate ``model`` (a :class:`~flexmbs.system.model.System`) from ``t0`` to ``t_end``.
 
     Parameters
@@ -154,45 +207,77 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
     rho_inf : generalized-α spectral radius at infinite frequency (1: no numerical damping)
     method : "genalpha" or "ts" (PETSc TS on the stabilised index-2 form)
     adaptive : error-controlled step size (``rtol``, ``atol``)
-    output : HDF5 result file, written incrementally (kept on failure)
-    output_dt : output interval [s] (default: every step)
+    output : HDF5 result file ``<name>.h5``, written incrementally as
+        ``<name>.running.h5`` and renamed when the run ends (module docstring); the
+        steps of a run that does not complete are kept under the name of its status
+    output_dt : output interval [s] (default: every step); ``t_end`` is always an output
     petsc_options : PETSc options without prefix, e.g. {"pc_factor_mat_solver_type": "mumps"}
-    progress : ``progress(t, t_end, stats) -> stop?`` called at every output step
+    progress : ``progress(t, t_end, stats) -> stop?`` called after every step; a true
+        value stops the run (status "interrupted")
     integrator_options : further keyword arguments of the generalized-α integrator
         (:class:`~flexmbs.integrate.genalpha.GeneralizedAlpha`), e.g.
         ``{"jacobian_cost": None, "newton_rtol": 1e-6}``
+    restart : a result file of this model (of any status, also one left by a killed
+        run): continue its run from its last saved output step to ``t_end`` (generalized-
+        α only).  The rows up to that step are copied to ``output`` and to the returned
+        :class:`Result`.  With the settings of the first run the continuation repeats its
+        steps (docs/errors.md, "Restart": identical up to the Newton tolerance, or to the
+        last bit where every step starts with a fresh Newton matrix)
     """
     if not (np.isfinite(dt) and dt > 0):
         raise ValueError(f"simulate: time step dt must be positive, got {dt}")
     if not (np.isfinite(t_end) and t_end > t0):
         raise ValueError(f"simulate: t_end must be greater than t0 = {t0}, got {t_end}")
+    point = None
+    if restart is not None:
+        if method != "genalpha":
+            raise FlexmbsError(f"--restart {restart}: only the generalized-alpha integrator "
+                               f"continues a run, this one uses '{method}'")
+        point = read_restart(restart)
     asm = model.assemble()
     q_guess, qd_guess = asm.initial_q(), asm.initial_qd()
     q_pos, _ = consistent_positions(asm, q_guess, t0)
     report = dof.analyse(asm, q_pos, t0)
-    if report.redundant:
-        log.warning(report.summary())
+    if report.redundant:        # (Result.dof; the CLI prints it once, before the run)
+        log.info(report.summary())
     init = consistent_initial_conditions(asm, q_pos, qd_guess, t0)
     init = _with_guess_report(init, q_guess, qd_guess)
     bad = health.inconsistent_rows(asm, init.q, init.qd, t0)
     if bad:
         raise ModelError([f"{model.name}: inconsistent constraints: {b}" for b in bad])
+    if point is not None:
+        _check_restart(point, model, asm, t_end)
+    t_start = t0 if point is None else point.t
     out_times = None
     if output_dt is not None:
-        out_times = np.arange(t0, t_end + 0.5 * output_dt, output_dt)[1:]
-    writer = ResultWriter(output, attrs={"model": model.name}) if output else None
+        out_times = output_times(t0, t_end, output_dt)
+        out_times = out_times[out_times > t_start + 1e-9 * output_dt]
+    writer = None
+    if output:
+        writer = ResultWriter(output, attrs=_run_attrs(
+            model, method=method, t0=t0, t_end=t_end, dt=dt, output_dt=output_dt,
+            rho_inf=rho_inf, adaptive=adaptive, n_q=asm.n_q, n_lam=asm.n_lam, point=point),
+            prior=None if point is None else point.rows)
     # generalized-alpha calls progress itself after every step (step_callback); the TS
     # integrator reports every step to the recorder, which then calls it
     recorder = _Recorder(asm, writer, progress if method == "ts" else None, t_end,
-                         out_times, t0, scales=health.Scales.of(asm, init.q))
+                         out_times, t_start, scales=health.Scales.of(asm, init.q),
+                         prior=point)
     notes: list[str] = []
     wall = _time.perf_counter()
     try:
         if method == "genalpha":
-            from flexmbs.integrate.genalpha import GeneralizedAlpha
+            from flexmbs.integrate.genalpha import GeneralizedAlpha, State
             integ = GeneralizedAlpha(asm, **(integrator_options or {}), rho_inf=rho_inf,
                                      options_prefix=options_prefix,
-                                     petsc_options=petsc_options, project_velocity=project_velocity)
+                                     petsc_options=petsc_options,
+                                     project_velocity=project_velocity)
+            start = init if point is None else point
+            a0 = init.qdd if point is None else point.a
+            # a continued run takes the Newton test's scales of the run it continues
+            scales_from = None if point is None else \
+                State(t0, init.q, init.qd, init.qdd, init.qdd, init.lam)
+            recorder.state = _state_at_output(integ, (start.qd, start.qdd, a0))
             notes.extend(integ.notes)
             for note in integ.notes:
                 log.info(note)
@@ -201,11 +286,11 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
                 # progress callback after every step without that cost
                 step_cb = None if progress is None else \
                     (lambda t, st: bool(progress(t, t_end, st)))
-                traj = integ.run(init.q, init.qd, init.qdd, init.lam, t0, t_end, h=dt,
-                                 adaptive=adaptive, rtol=rtol, atol=atol, output_times=out_times,
-                                 callback=recorder, store=False,
+                traj = integ.run(start.q, start.qd, start.qdd, start.lam, t_start, t_end,
+                                 h=dt, adaptive=adaptive, rtol=rtol, atol=atol,
+                                 output_times=out_times, callback=recorder, store=False,
                                  callback_at_outputs=out_times is not None,
-                                 step_callback=step_cb)
+                                 step_callback=step_cb, a0=a0, scales_from=scales_from)
             finally:
                 integ.destroy()
             stats = traj.stats
@@ -227,10 +312,15 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
         if writer is not None:
             status = ("interrupted" if isinstance(exc, KeyboardInterrupt) else
                       "diverged" if isinstance(exc, DivergenceError) else "failed")
-            writer.close(status, str(exc))
+            exc = _closed(writer, status, exc)
         raise exc from None
+    path = None
     if writer is not None:
-        writer.close("complete")
+        t_last = float(traj.t[-1]) if len(traj.t) else t_start
+        stopped = t_last < t_end - 1e-9 * max(dt, abs(t_end))
+        path = writer.close("interrupted" if stopped else "complete",
+                            f"stopped by the progress callback at t = {t_last:.6g} s"
+                            if stopped else "")
     wall = _time.perf_counter() - wall
     rows = recorder.rows
     return Result(
@@ -242,8 +332,62 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
                                                   if k.endswith("/reaction")},
         joint_coordinates={k[7:-12]: np.array(v) for k, v in rows.items() if k.endswith("/coordinates")},
         energy=recorder.arrays("energy/"), dof=report, initial=init, stats=stats,
-        path=output, wall_time=wall,
-        extra={"notes": notes, "conditioning": recorder.worst, "model": model})
+        path=path, wall_time=wall,
+        extra={"notes": notes, "conditioning": recorder.worst, "model": model,
+               "restart": point})
+
+
+def _closed(writer: ResultWriter, status: str, exc: BaseException) -> BaseException:
+    """Close the result file of a run that ended with ``exc``; the exception to raise,
+    with ``result_path``, the file that holds the steps.  An I/O error on closing wins:
+    the run's own error is then in its ``run_error``."""
+    try:
+        exc.result_path = writer.close(status, str(exc))
+    except OutputError as err:
+        if err is not exc and not isinstance(exc, OutputError):
+            err.run_error = exc
+            return err
+        exc.result_path = err.result_path
+    return exc
+
+
+def _run_attrs(model, *, point: RestartPoint | None, **settings) -> dict:
+    """The result file's attributes: the model, the run settings and what it continues."""
+    attrs = {"model": model.name}
+    attrs.update({k: v for k, v in settings.items() if v is not None})
+    if point is not None:
+        attrs["restarted_from"] = point.path
+        attrs["restart_time"] = point.t
+    return attrs
+
+
+def _check_restart(point: RestartPoint, model, asm, t_end: float) -> None:
+    """A restart file must be of this model, with its coordinates, and end before t_end."""
+    where = f"--restart {point.path}"
+    name = point.attrs.get("model")
+    if name is not None and str(name) != model.name:
+        raise FlexmbsError(f"{where}: the file holds model '{name}', the case model "
+                           f"'{model.name}'")
+    if point.q.shape != (asm.n_q,) or point.lam.shape != (asm.n_lam,):
+        raise FlexmbsError(f"{where}: the file's state has {point.q.size} coordinates and "
+                           f"{point.lam.size} multipliers, the model {asm.n_q} and "
+                           f"{asm.n_lam}: not a run of this model")
+    if not point.t < t_end:
+        raise FlexmbsError(f"{where}: its last saved step is at t = {point.t:.6g} s, not "
+                           f"before t_end = {t_end:.6g} s: nothing to continue (a later "
+                           f"--t-end extends the run)")
+
+
+def _state_at_output(integ, start) -> Callable:
+    """``() -> (qd, qdd, a)`` of the state being output: the integrator's last accepted
+    step (``start`` = (qd, qdd, a) before the first), what a restart continues from (the
+    output callback receives neither the unprojected velocity nor ``a``)."""
+    def state():
+        s = getattr(integ, "last_state", None)
+        if s is None:
+            return start
+        return s.qd.copy(), s.qdd.copy(), s.a.copy()
+    return state
 
 
 def _singular_or(exc: ConvergenceError, asm, recorder) -> ConvergenceError:

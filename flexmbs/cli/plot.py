@@ -22,14 +22,13 @@ def add_parser(subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import h5py
-
+    from flexmbs.io.results import open_result
     from flexmbs.post.plots import plot_results
     path = Path(args.result)
     if not path.is_file():
         raise PlotError(f"{path}: result file not found")
     try:
-        with h5py.File(path, "r") as f:
+        with open_result(path) as f:          # also the .running.h5 of a killed run
             fmt, status = f.attrs.get("format"), f.attrs.get("status", "?")
     except OSError as exc:
         raise PlotError(f"{path}: not a readable HDF5 file ({exc})") from None
@@ -37,6 +36,8 @@ def run(args: argparse.Namespace) -> int:
         raise PlotError(f"{path}: expected a flexmbs result file (format 'flexmbs-result'), "
                         f"got format {fmt!r}")
     out = Path(args.out) if args.out else path.parent / "plots"
+    from flexmbs.io.paths import writable_dir
+    writable_dir(out, "--out")
     pngs = plot_results(path, out)
     print(f"{len(pngs)} PNG files in {out} (run status: {status})")
     return 0

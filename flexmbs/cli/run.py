@@ -1,18 +1,27 @@
 """``flexmbs run CASE.toml [--out DIR] [PETSc options...]``: a case from file to results.
 
-1. validate the case; preprocess (or take from the cache) every flexible body;
+1. validate the case; lock the output folder for this case (:class:`OutputLock`: a
+   second run of it into the same folder stops with one line, exit status 2);
+   preprocess (or take from the cache) every flexible body;
 2. assemble, print the DOF summary and redundant constraints;
-3. simulate with a progress bar on stderr, writing ``DIR/<case>.h5`` step by step;
-4. write ``DIR/<case>_<body>.xdmf`` (+ ``.h5``) per flexible body, PNG plots in
-   ``DIR/plots/``, and print a summary.
+3. simulate with a progress bar on stderr, writing ``DIR/<case>.running.h5`` step by
+   step, renamed ``DIR/<case>.h5`` when complete (else ``<case>.interrupted.h5``,
+   ``.failed.h5``, ``.diverged.h5``: a previous complete result is kept);
+4. remove the files made from the previous result (listed in it), write
+   ``DIR/<case>_<body>.xdmf`` (+ ``.h5``) per flexible body and PNG plots in
+   ``DIR/plots/<case>/``, list them in the result file, and print a summary.
 
 SIGINT (Ctrl-C) or SIGTERM stops the run after the current output step: the result
 file then holds every step computed so far with status "interrupted", and the exit
-status is 130 (SIGINT) or 143 (SIGTERM).  A second signal stops at once.
+status is 130 (SIGINT) or 143 (SIGTERM).  A second signal stops at once.  ``--restart
+FILE`` continues a run from the last step saved in FILE.  A file that cannot be written
+ends the run with exit status 4, the results so far kept (docs/errors.md).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
+import shutil
 import signal
 import sys
 import time
@@ -20,7 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from flexmbs.errors import FlexmbsError
+from flexmbs.errors import FlexmbsError, OutputError
+from flexmbs.io.results import OutputLock, list_outputs, listed_outputs, status_path, steps_in
 
 
 class RunError(FlexmbsError):
@@ -51,6 +61,9 @@ def add_parser(subparsers) -> None:
     p.add_argument("--no-xdmf", action="store_true", help="skip the XDMF time series")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--restart", default=None, metavar="RESULT.h5",
+                   help="continue the run saved in RESULT.h5 (killed, interrupted, failed "
+                   "or complete, of this case) from its last saved step to t_end")
     p.set_defaults(func=run)
 
 
@@ -66,9 +79,24 @@ class ProgressBar:
         self.start = time.perf_counter()
         self.last = -1e9
         self.shown = False
+        self.estimated = False
+
+    #: a run expected to take longer than this [s] says so once, after ESTIMATE_AFTER s
+    LONG_RUN, ESTIMATE_AFTER = 60.0, 2.0
 
     def __call__(self, t: float, t_end: float, stats) -> bool:
         now = time.perf_counter()
+        if not self.estimated and now - self.start >= self.ESTIMATE_AFTER and t > self.t0:
+            self.estimated = True
+            total = (now - self.start) * (self.t_end - self.t0) / (t - self.t0)
+            if total > self.LONG_RUN:
+                steps = getattr(stats, "steps", 0)
+                n = steps * (self.t_end - self.t0) / (t - self.t0)
+                self.stream.write(("\n" if self.shown and self.tty else "")
+                                  + f"estimated run time {_duration(total)} (about {n:.3g} "
+                                  f"steps at {steps / (now - self.start):.0f} steps/s); "
+                                  f"Ctrl-C stops and keeps the steps so far\n")
+                self.stream.flush()
         if now - self.last < self.interval and t < self.t_end:
             return False
         self.last = now
@@ -88,6 +116,16 @@ class ProgressBar:
         if self.shown and self.tty:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    """``"3 min 20 s"``, ``"2 h 05 min"``, ``"45 s"``."""
+    s = int(round(seconds))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {(s % 3600) // 60:02d} min"
 
 
 class StopOnSignal:
@@ -121,10 +159,11 @@ class StopOnSignal:
 
 
 # -- post-processing ----------------------------------------------------------------------------
-def write_xdmf(built, result, out: Path, dt: float | None) -> list[Path]:
+def write_xdmf(built, result, out: Path, dt: float | None, check=None) -> list[Path]:
     """One XDMF time series per flexible body: point fields ``displacement`` (total,
     inertial: reference geometry + displacement = current position), ``elastic_displacement``
-    (``Phi q_e``, body frame) and ``von_mises`` [Pa]."""
+    (``Phi q_e``, body frame) and ``von_mises`` [Pa].  ``check()`` is called before each
+    frame (it may raise ``KeyboardInterrupt``: the series being written is dropped)."""
     from flexmbs.io.xdmf import write_time_series
     from flexmbs.post.recovery import deformed_positions, elastic_displacements, von_mises_stress
     paths = []
@@ -136,6 +175,8 @@ def write_xdmf(built, result, out: Path, dt: float | None) -> list[Path]:
         X = np.asarray(body.points)
 
         def fields(i, q=q, body=body, X=X):
+            if check is not None:
+                check()
             qe = q[i, 7:]
             return {"displacement": deformed_positions(body, q[i]) - X,
                     "elastic_displacement": elastic_displacements(body, qe),
@@ -210,20 +251,30 @@ def _apply_overrides(spec, args) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from flexmbs.case import build, load_case
-    from flexmbs.cli.check import dof_text, initial_report, inventory, preprocess_printer
-    from flexmbs.errors import CaseError, ConvergenceError, DivergenceError
+    from flexmbs.case import load_case
 
     wall0 = time.perf_counter()
     spec = load_case(args.case)
     _apply_overrides(spec, args)
     out = Path(args.out) if args.out else spec.folder / spec.output["directory"]
+    from flexmbs.io.paths import writable_dir
+    writable_dir(out, "--out" if args.out else f"{spec.path}: output.directory")
     from flexmbs.integrate.options import petsc_options_from_args
     try:
         petsc_options_from_args(args.petsc_args)
     except ValueError as exc:
         raise RunError(f"PETSc options: {exc}") from None
     print(f"flexmbs run {args.case} -> {out}", file=sys.stderr)
+    with OutputLock(out, spec.name):
+        return _run_locked(args, spec, out, wall0)
+
+
+def _run_locked(args, spec, out: Path, wall0: float) -> int:
+    """``run`` while holding the output folder's lock for this case."""
+    from flexmbs.case import build
+    from flexmbs.cli.check import dof_text, initial_report, inventory, preprocess_printer
+    from flexmbs.errors import CaseError, ConvergenceError, DivergenceError
+
     built = build(spec, body_dir=Path(args.body_dir) if args.body_dir else None,
                   progress=preprocess_printer)
     print(inventory(built))
@@ -235,8 +286,11 @@ def run(args: argparse.Namespace) -> int:
     print(dof_text(report, moved))
     if spec.analysis is not None:
         return run_modal(built, spec, out)
-    out.mkdir(parents=True, exist_ok=True)
     h5 = out / f"{spec.name}.h5"
+    previous = _made_from(h5, spec.name, built)
+    from flexmbs.post.sampling import aliasing_warnings
+    for line in aliasing_warnings(built.system, spec.output["dt"] or sv["dt"]):
+        print(f"warning: {line}", file=sys.stderr)
     bar = ProgressBar(sv["t0"], sv["t_end"]) if not args.quiet else None
     from flexmbs.simulate import simulate
     t_sim = time.perf_counter()
@@ -250,54 +304,139 @@ def run(args: argparse.Namespace) -> int:
                               adaptive=sv["adaptive"], rtol=sv["rtol"], atol=sv["atol"],
                               output=str(h5), output_dt=spec.output["dt"],
                               petsc_options=dict(sv["petsc_options"]) or None,
-                              progress=progress)
-        except KeyboardInterrupt:
+                              progress=progress, restart=getattr(args, "restart", None))
+        except KeyboardInterrupt as exc:
             if bar:
                 bar.close()
             signum = stop.received or signal.SIGINT
-            n, t_last = _steps_in(h5)
+            path = getattr(exc, "result_path", None)
+            t_last = steps_in(path)[1] if path else float("nan")
             print(f"flexmbs run: interrupted by {signal.Signals(signum).name} at t = "
-                  f"{t_last:.6g} s; {n} output steps saved in {h5} (status 'interrupted')",
+                  f"{t_last:.6g} s; {_kept(path, h5, 'interrupted', until=False)}",
                   file=sys.stderr)
             return 128 + int(signum)
-        except ConvergenceError as exc:
+        except (ConvergenceError, DivergenceError) as exc:
             if bar:
                 bar.close()
-            n, t_last = _steps_in(h5)
-            raise type(exc)(f"{exc}; {n} output steps up to t = {t_last:.6g} s saved in "
-                            f"{h5} (status 'failed')") from None
-        except DivergenceError as exc:
+            status = "diverged" if isinstance(exc, DivergenceError) else "failed"
+            kept = _kept(getattr(exc, "result_path", None), h5, status)
+            if isinstance(exc, DivergenceError):
+                raise DivergenceError(f"{exc}; {kept}") from None
+            raise type(exc)(f"{exc}; {kept}") from None
+        except OutputError as exc:
             if bar:
                 bar.close()
-            n, t_last = _steps_in(h5)
-            raise DivergenceError(f"{exc}; {n} output steps up to t = {t_last:.6g} s saved "
-                                  f"in {h5} (status 'diverged')") from None
+            raise exc.keeping(_kept(getattr(exc, "result_path", None), h5, "failed")) \
+                from None
         except ValueError as exc:
             raise CaseError(f"{spec.path}: {exc}") from None
     if bar:
         bar.close()
     wall_sim = time.perf_counter() - t_sim
-    print(f"results: {h5}")
-    if spec.output["xdmf"] and built.flexible and not args.no_xdmf:
-        for p in write_xdmf(built, result, out, spec.output["xdmf_dt"]):
-            print(f"XDMF time series: {p}")
-    if spec.output["plots"] and not args.no_plots:
-        from flexmbs.post.plots import plot_results
-        pngs = plot_results(h5, out / "plots")
-        print(f"plots: {len(pngs)} PNG files in {out / 'plots'}")
+    if result.path != str(h5):          # stopped early by the progress callback
+        print(f"flexmbs run: stopped at t = {result.t[-1]:.6g} s; "
+              f"{_kept(result.path, h5, 'interrupted')}", file=sys.stderr)
+        return 128 + int(signal.SIGINT)
+    print(f"results: {result.path}")
+    code = _write_outputs(args, spec, built, result, out, previous)
+    if code:
+        return code
     print(summary(result, wall_sim))
     print(f"total wall time {time.perf_counter() - wall0:.2f} s")
     return 0
 
 
-def _steps_in(h5: Path) -> tuple[int, float]:
-    import h5py
+def _kept(path, h5: Path, status: str, until: bool = True) -> str:
+    """What a run that ended with ``status`` kept (``until``: and up to which time), and
+    that the previous result stays."""
+    n, t_last = steps_in(path) if path else (0, float("nan"))
+    if n:
+        upto = f" up to t = {t_last:.6g} s" if until else ""
+        text = f"{n} output steps{upto} saved in {path} (status '{status}')"
+    else:
+        text = "no output step saved"
+    if h5.is_file() and path != str(h5):
+        text += f"; the previous complete result {h5} is unchanged"
+    return text
+
+
+# -- the files made from a result ---------------------------------------------------------------
+def _made_from(h5: Path, name: str, built) -> list[Path]:
+    """The files made from the previous result of this case in its folder: those it lists,
+    its plots folder, and the XDMF pairs of the case's flexible bodies (a result written
+    before outputs were listed, or a run killed before listing them)."""
+    out = h5.parent
+    files = [out / p for p in listed_outputs(h5)] if h5.is_file() else []
+    plots = out / "plots" / name
+    if plots.is_dir():
+        files += sorted(plots.glob("*.png"))
+    for body in built.flexible:
+        files += [out / f"{name}_{body}.xdmf", out / f"{name}_{body}.h5"]
+    results = {Path(status_path(h5, s)).resolve() for s in
+               ("running", "complete", "interrupted", "failed", "diverged")}
+    keep = []
+    for f in files:
+        r = f.resolve()
+        if r not in results and r.is_relative_to(out.resolve()) and r not in keep:
+            keep.append(r)
+    return keep
+
+
+def _write_outputs(args, spec, built, result, out: Path, previous: list[Path]) -> int:
+    """Remove the files made from the previous result, write the XDMF series and the
+    plots of this one and list them in it; 0, or the exit status of a signal."""
+    h5 = Path(result.path)
+    for f in previous:
+        try:
+            f.unlink(missing_ok=True)
+        except OSError as exc:
+            raise OutputError.from_exception(exc, f).keeping(
+                f"the results are complete in {h5}") from None
+    for f in out.glob(f".{spec.name}_*.xdmf.partial"):    # left by a killed run
+        shutil.rmtree(f, ignore_errors=True)
     try:
-        with h5py.File(h5, "r") as f:
-            t = f["time"][()] if "time" in f else np.zeros(0)
-        return len(t), float(t[-1]) if len(t) else float("nan")
-    except OSError:
-        return 0, float("nan")
+        with StopOnSignal() as stop:
+            if spec.output["xdmf"] and built.flexible and not args.no_xdmf:
+                for p in write_xdmf(built, result, out, spec.output["xdmf_dt"], stop.check):
+                    print(f"XDMF time series: {p}")
+            stop.check()
+            if spec.output["plots"] and not args.no_plots:
+                from flexmbs.post.plots import plot_results
+                folder = out / "plots" / spec.name
+                pngs = plot_results(h5, folder)
+                print(f"plots: {len(pngs)} PNG files in {folder}")
+            stop.check()
+    except KeyboardInterrupt:
+        signum = stop.received or signal.SIGINT
+        made = _list(h5, spec.name, built)
+        print(f"flexmbs run: interrupted by {signal.Signals(signum).name} while writing "
+              f"the XDMF series and plots ({len(made)} files written, listed in {h5}); "
+              f"the results are complete in {h5}", file=sys.stderr)
+        return 128 + int(signum)
+    except OutputError as exc:
+        with contextlib.suppress(OutputError):
+            _list(h5, spec.name, built)
+        raise exc.keeping(f"the results are complete in {h5}") from None
+    _list(h5, spec.name, built)
+    return 0
+
+
+def _list(h5: Path, name: str, built) -> list[str]:
+    """List in the result file the files made from it: after the previous ones were
+    removed, the case's XDMF pairs and plots that exist now (also those finished before
+    an interruption)."""
+    from flexmbs.io.xdmf import heavy_data
+    out = h5.parent
+    made = []
+    for body in built.flexible:
+        xdmf = out / f"{name}_{body}.xdmf"
+        if xdmf.is_file():
+            made += [xdmf.name, heavy_data(xdmf).name]
+    plots = out / "plots" / name
+    if plots.is_dir():
+        made += [f"plots/{name}/{p.name}" for p in sorted(plots.glob("*.png"))]
+    list_outputs(h5, made)
+    return made
 
 
 # -- [analysis] type = "modal" -------------------------------------------------------------------
@@ -315,15 +454,53 @@ def run_modal(built, spec, out: Path) -> int:
     lin = linearize(asm, state)
     res = modes(lin, n_modes=an["n_modes"])
     out.mkdir(parents=True, exist_ok=True)
-    csv = out / f"{spec.name}_modes.csv"
-    lines = ["mode,frequency_Hz,damping_ratio,damped_frequency_Hz"]
     print(f"modal analysis about the {an['state']} state: {lin.n_dof} independent "
           "coordinates")
-    print(f"{'mode':>4s} {'f [Hz]':>12s} {'zeta':>10s} {'f_d [Hz]':>12s}")
-    for k, (f, z, fd) in enumerate(zip(res.frequencies, res.damping_ratios,
-                                        res.damped_frequencies), 1):
-        print(f"{k:4d} {f:12.5f} {z:10.3g} {fd:12.5f}")
-        lines.append(f"{k},{f:.10g},{z:.6g},{fd:.10g}")
+    if len(res.frequencies) == 0:
+        raise CaseError(f"{spec.path}: analysis: no oscillatory mode about the "
+                        f"{an['state']} state ({lin.n_dof} independent coordinates): the "
+                        f"linearised system has only real eigenvalues, i.e. the state is "
+                        f"not a stable equilibrium (a body that falls or drifts); model a "
+                        f"state at rest under its loads, or use state = \"steady\" for "
+                        f"a steadily driven model")
+    write_modes(built, asm, res, out, spec.name)
+    return 0
+
+
+def write_modes(built, asm, res, out: Path, name: str) -> None:
+    """Print the modes and write ``<name>_modes.csv`` (frequency, damping, the body that
+    moves and along which axis, :mod:`flexmbs.post.mode_shapes`), the complex mode
+    shapes in ``q`` (``<name>_modes.h5``) and, per flexible body, an XDMF series whose
+    steps are the modes (``<name>_<body>_modes.xdmf``, field ``mode_shape``, max 1)."""
+    import h5py
+
+    from flexmbs.io.xdmf import write_time_series
+    from flexmbs.post.mode_shapes import label, shape_fields
+    labels = [label(asm, res.shapes[:, k]) for k in range(res.shapes.shape[1])]
+    csv = out / f"{name}_modes.csv"
+    lines = ["mode,frequency_Hz,damping_ratio,damped_frequency_Hz,body,kind,axis,axis_share"]
+    print(f"{'mode':>4s} {'f [Hz]':>12s} {'zeta':>10s} {'f_d [Hz]':>12s}  shape")
+    for k, (f, z, fd, lab) in enumerate(zip(res.frequencies, res.damping_ratios,
+                                             res.damped_frequencies, labels), 1):
+        print(f"{k:4d} {f:12.5f} {z:10.3g} {fd:12.5f}  {lab}")
+        lines.append(f"{k},{f:.10g},{z:.6g},{fd:.10g},{lab.body},{lab.kind},{lab.axis},"
+                     f"{lab.share:.4f}")
     csv.write_text("\n".join(lines) + "\n")
     print(f"eigenvalues: {csv}")
-    return 0
+    h5 = out / f"{name}_modes.h5"
+    with h5py.File(h5, "w") as f:
+        f["frequencies"] = res.frequencies
+        f["frequencies"].attrs["unit"] = "Hz"
+        f["damping_ratios"] = res.damping_ratios
+        f["shapes_real"], f["shapes_imag"] = res.shapes.real, res.shapes.imag
+        f.attrs["coordinates"] = [str(c) for c in asm.coordinate_labels]
+    print(f"mode shapes (in q): {h5}")
+    for bname, fb in built.flexible.items():
+        s = asm.body_slices[bname]
+        body = fb.body
+        path = write_time_series(
+            out / f"{name}_{bname}_modes", np.asarray(body.points), body.cells,
+            body.cell_type, np.arange(1, res.shapes.shape[1] + 1, dtype=float),
+            lambda i, s=s, body=body: {"mode_shape": shape_fields(body.modes,
+                                                                  res.shapes[s, i][7:])})
+        print(f"mode shapes of '{bname}' (step k = mode k): {path}")

@@ -273,7 +273,8 @@ class GeneralizedAlpha:
             callback: Callback | None = None, store: bool = True, h_min: float | None = None,
             h_max: float | None = None, max_cuts: int = 8,
             callback_at_outputs: bool = False,
-            step_callback: Callable[[float, Stats], bool] | None = None) -> Trajectory:
+            step_callback: Callable[[float, Stats], bool] | None = None,
+            a0: np.ndarray | None = None, scales_from: State | None = None) -> Trajectory:
         """Integrate from consistent ``(q0, qd0, qdd0, lam0)`` at ``t0`` to ``t_end``.
 
         Fixed steps ``h`` (cut in halves on Newton failure, up to ``max_cuts`` times), or
@@ -284,7 +285,11 @@ class GeneralizedAlpha:
         a true return value stops the integration.  ``step_callback(t, stats)`` is called
         after every accepted step (no state, so no velocity projection: cheap, e.g. for
         progress); a true return value stops too.  With ``store`` the states at
-        ``output_times`` (or at every step if ``None``) are returned.
+        ``output_times`` (or at every step if ``None``) are returned.  ``a0``: the
+        auxiliary acceleration at ``t0`` (default ``qdd0``), to continue a run from a saved
+        :class:`State`; ``scales_from``: the state the Newton test's scales are taken from
+        (default the start; a continued run passes its first run's start, so that it
+        repeats its steps).  :attr:`last_state` is the state of the last accepted step.
         """
         if not h > 0.0 or not t_end > t0:
             raise ValueError(f"generalized-alpha: need h > 0 and t_end > t0, got h = {h}, "
@@ -292,7 +297,8 @@ class GeneralizedAlpha:
         c = _Counters()
         q0 = np.asarray(q0, dtype=float)
         s = State(float(t0), q0.copy(), np.asarray(qd0, float).copy(),
-                  np.asarray(qdd0, float).copy(), np.asarray(qdd0, float).copy(),
+                  np.asarray(qdd0, float).copy(),
+                  np.asarray(qdd0 if a0 is None else a0, float).copy(),
                   np.asarray(lam0, float).copy())
         rec = Recorder(self._n, self._m) if store else None
         outs = np.array(sorted(set(float(x) for x in output_times)), dtype=float) \
@@ -302,7 +308,8 @@ class GeneralizedAlpha:
             {*(x for x in outs if t0 + eps < x < t_end - eps), t_end})
         h_min = h * 2.0 ** -max_cuts if h_min is None else h_min
         h_max = (t_end - t0) if h_max is None else h_max
-        self._set_newton_scales(s)
+        self._set_newton_scales(s if scales_from is None else scales_from)
+        self.last_state = s
 
         out_list = [] if outs is None else outs.tolist()
         next_out = [0]      # index of the first output time not yet passed (times increase)
@@ -375,7 +382,7 @@ class GeneralizedAlpha:
                 cuts = 0
                 c.steps += 1
                 c.h_min = min(c.h_min, h_try)
-                s = s1
+                s = self.last_state = s1
                 if abs(s.t - goal) <= eps:
                     s = State(goal, s.q, s.qd, s.qdd, s.a, s.lam)
                     if not adaptive and abs(goal - (t0 + k_grid * h)) <= eps:

@@ -1,4 +1,4 @@
-"""Incremental HDF5 result files.
+"""HDF5 result files: written so that nothing computed is lost.
 
 Layout (all SI units, stated in each dataset's ``unit`` attribute):
 
@@ -10,66 +10,427 @@ Layout (all SI units, stated in each dataset's ``unit`` attribute):
     /sensors/<sensor>                  (n, k)          sensor outputs (``columns`` attribute)
     /energy/<kind>                     (n,)            J
     /solver/<counter>                  (n,)            Newton iterations, Jacobian evaluations
+    /restart/q, qd, qdd, a, lam        (n, ...)        the integrator's state at each output
+                                                       step (``flexmbs run --restart``)
+    /committed_rows                    ()              rows complete in every dataset
 
-Every dataset is chunked and resizable; rows are appended as steps are accepted and the
-file is flushed every ``flush_every`` rows, so a run that fails or is interrupted leaves
-a readable file holding every step computed up to that point (``/status`` attribute
-``complete`` tells whether the run finished).
+and the attributes ``status`` (running, complete, interrupted, failed, diverged),
+``message``, ``model``, the run settings and ``outputs`` (the files made from it).
+
+File names (:func:`status_path`): a run writes ``<name>.running.h5`` and renames it when
+it ends: to ``<name>.h5`` only when it is complete (replacing the previous result
+atomically, :func:`os.replace`), else to ``<name>.interrupted.h5``, ``<name>.failed.h5``
+or ``<name>.diverged.h5``, so that a run that does not finish never replaces a complete
+result.  A killed run (SIGKILL, power cut) leaves ``<name>.running.h5``.
+
+Writing.  Rows are collected in memory and written in blocks, at most
+:data:`FLUSH_SECONDS` (1 s) apart and at the end; each block is flushed, then
+``/committed_rows`` is set and flushed.  The file is written in HDF5's
+single-writer/multiple-reader mode (SWMR), whose ordered metadata writes keep it
+readable at every moment, so a killed run loses at most the output steps of its last
+second.  Such a file still carries SWMR's "open for write" mark: :func:`open_result`
+opens it (SWMR read), and the next run into the same folder copies it to a plain
+``<name>.interrupted.h5``.  Chunks are not cached (``rdcc_nbytes =
+0``): a failed write then fails at once and the file can still be closed (with a chunk
+cache HDF5 2.0 crashes when it closes a file whose cached chunks cannot be written).
+
+Faults.  Any failed write (disk full, I/O error, no permission) raises
+:class:`~flexmbs.errors.OutputError` naming the file and the system's reason; the rows
+written before it are kept (``/committed_rows`` tells how many).
+
+Concurrency.  :class:`OutputLock` (``fcntl.flock`` on ``.<name>.lock`` in the output folder)
+keeps two runs from writing the same results at once; the kernel releases it when its
+process ends, however it ends, so a lock file left by a dead run never blocks.
 """
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import errno as _errno
+import logging
 import os
+import time
+from pathlib import Path
 
 import h5py
 import numpy as np
 
+from flexmbs.errors import FlexmbsError, OutputError, OutputInUseError
+
+log = logging.getLogger(__name__)
+
+#: the statuses of a result file; each but "complete" names its file (:func:`status_path`)
+STATUSES = ("running", "complete", "interrupted", "failed", "diverged")
+#: HDF5 format bounds: SWMR needs the 1.10 format; files stay readable by HDF5 >= 1.10
+LIBVER = ("v110", "v110")
+_SUFFIXES = (".h5", ".hdf5", ".hdf")
+#: the longest time [s] a written row waits in memory (a killed run loses at most these)
+FLUSH_SECONDS = 1.0
+
+
+# -- names ------------------------------------------------------------------------------------
+def _split(path: str | os.PathLike) -> tuple[str, str]:
+    """``(stem, suffix)`` with the suffix ``.h5`` (or ``.hdf5``, ``.hdf``) or ''; a name may
+    hold dots (sweep variants ``case__drives[0].omega=40``), so only these are cut."""
+    p = os.fspath(path)
+    for s in _SUFFIXES:
+        if p.endswith(s):
+            return p[:-len(s)], s
+    return p, ""
+
+
+def status_path(path: str | os.PathLike, status: str) -> str:
+    """The file that holds a run of result ``path`` with ``status``: ``path`` itself when
+    complete, else ``<stem>.<status>.h5`` (``out/arm.h5`` -> ``out/arm.failed.h5``)."""
+    if status not in STATUSES:
+        raise ValueError(f"status_path: status must be one of {STATUSES}, got {status!r}")
+    if status == "complete":
+        return os.fspath(path)
+    stem, suffix = _split(path)
+    return f"{stem}.{status}{suffix or '.h5'}"
+
+
+def open_result(path: str | os.PathLike) -> h5py.File:
+    """Open a result file for reading, also one left by a killed run (SWMR-marked)."""
+    try:
+        return h5py.File(path, "r")
+    except OSError:
+        return h5py.File(path, "r", swmr=True)      # raises OSError if it is not HDF5
+
+
+def committed_rows(f: h5py.File) -> int:
+    """The number of output steps complete in every dataset of an open result file."""
+    n = len(f["time"]) if "time" in f else 0
+    if "committed_rows" in f:
+        n = min(n, int(f["committed_rows"][()]))
+    return n
+
+
+def steps_in(path: str | os.PathLike) -> tuple[int, float]:
+    """``(output steps, last time)`` kept in a result file; ``(0, nan)`` if unreadable."""
+    try:
+        with open_result(path) as f:
+            n = committed_rows(f)
+            return n, float(f["time"][n - 1]) if n else float("nan")
+    except (OSError, KeyError):
+        return 0, float("nan")
+
+
+def listed_outputs(path: str | os.PathLike) -> list[str]:
+    """The files made from a result file (its ``outputs`` attribute), relative to its folder."""
+    try:
+        with open_result(path) as f:
+            return [o.decode() if isinstance(o, bytes) else str(o)
+                    for o in f.attrs.get("outputs", [])]
+    except (OSError, KeyError):
+        return []
+
+
+def list_outputs(path: str | os.PathLike, outputs) -> None:
+    """Record ``outputs`` (paths relative to the result file's folder) in its attributes."""
+    try:
+        with h5py.File(path, "r+") as f:
+            f.attrs["outputs"] = [str(o) for o in outputs]
+    except (OSError, RuntimeError) as exc:
+        raise OutputError.from_exception(exc, path) from None
+
+
+# -- the output-folder lock -------------------------------------------------------------------
+class OutputLock:
+    """``fcntl.flock`` on ``<folder>/.<name>.lock`` while a run writes ``<name>``'s results.
+
+    Re-entrant within a process (``flexmbs run`` holds it for the whole run, and
+    ``simulate`` takes it again for its result file); another process gets
+    :class:`~flexmbs.errors.OutputInUseError` naming the folder and the holder's pid.
+    """
+
+    _held: dict[str, list] = {}        # lock file -> [open file, depth]
+
+    def __init__(self, folder: str | os.PathLike, name: str):
+        self.folder, self.name = Path(folder), name
+        self.path = str(self.folder.resolve() / f".{name}.lock")
+
+    @classmethod
+    def for_result(cls, path: str | os.PathLike) -> OutputLock:
+        p = Path(_split(path)[0])
+        return cls(p.parent, p.name)
+
+    def __enter__(self) -> OutputLock:
+        import fcntl
+        held = self._held.get(self.path)
+        if held is not None:
+            held[1] += 1
+            return self
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise OutputError.from_exception(exc, exc.filename or self.path) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            os.close(fd)
+            if exc.errno not in (_errno.EWOULDBLOCK, _errno.EAGAIN, _errno.EACCES):
+                raise OutputError.from_exception(exc, self.path) from None
+            raise OutputInUseError(
+                f"output folder {self.folder} is in use by another flexmbs run "
+                f"({self._holder()}) writing '{self.name}'; wait for it to end or choose "
+                f"another --out") from None
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass                                  # the pid is only for the message
+        self._held[self.path] = [fd, 1]
+        return self
+
+    def _holder(self) -> str:
+        try:
+            with open(self.path) as f:
+                pid = f.read().strip()
+            return f"pid {int(pid)}"
+        except (OSError, ValueError):
+            return "pid unknown"
+
+    def __exit__(self, *exc) -> bool:
+        held = self._held.get(self.path)
+        if held is not None:
+            held[1] -= 1
+            if held[1] == 0:
+                del self._held[self.path]
+                os.close(held[0])                 # releases the flock
+        return False
+
+
+# -- writing ----------------------------------------------------------------------------------
+def _retire_stale(running: str, final: str) -> str | None:
+    """A ``.running.h5`` found while holding the lock was left by a killed run: copy it to
+    a plain ``.interrupted.h5`` (clearing SWMR's mark) and remove it, or, if it cannot be
+    copied, rename it so; returns the new name."""
+    if not os.path.exists(running):
+        return None
+    target = status_path(final, "interrupted")
+    tmp = target + ".tmp"
+    try:
+        with open_result(running) as src, h5py.File(tmp, "w", libver=LIBVER) as dst:
+            n = committed_rows(src)
+            for k, v in src.attrs.items():
+                dst.attrs[k] = v
+            dst.attrs["status"] = "interrupted"
+            dst.attrs["message"] = ("the run was killed; found with status 'running' by a "
+                                    "later run")
+
+            def copy(name, obj):
+                if isinstance(obj, h5py.Dataset):
+                    ds = dst.create_dataset(name, data=obj[()] if obj.ndim == 0 else obj[:n])
+                    for k, v in obj.attrs.items():
+                        ds.attrs[k] = v
+            src.visititems(copy)
+        os.replace(tmp, target)
+        os.remove(running)
+    except (OSError, RuntimeError, KeyError) as exc:
+        log.debug("could not copy %s: %s", running, exc)
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        try:
+            os.replace(running, target)               # as it is (open_result reads it)
+            n = steps_in(target)[0]
+        except OSError as err:
+            raise OutputError.from_exception(err, target) from None
+    log.warning("%s was left by a killed run: its %d output steps are kept in %s",
+                running, n, target)
+    return target
+
 
 class ResultWriter:
-    """Append-only writer of one result file (a context manager)."""
+    """Writer of one result file: ``append`` rows, then ``close(status)``.
 
-    def __init__(self, path: str | os.PathLike, *, flush_every: int = 50, attrs: dict | None = None):
+    Parameters
+    ----------
+    path : the complete result's name ``<name>.h5``; written as ``<name>.running.h5`` and
+        renamed by :meth:`close` (:func:`status_path`)
+    attrs : file attributes (model name, run settings)
+    prior : rows of an earlier run this one continues, ``{key: (array (n, ...), unit,
+        columns)}`` (see :func:`read_restart`)
+    flush_seconds, flush_rows : a block of rows is written and flushed when the oldest
+        unwritten row is this old (default :data:`FLUSH_SECONDS`), or this many rows wait
+    """
+
+    def __init__(self, path: str | os.PathLike, *, attrs: dict | None = None,
+                 prior: dict | None = None, flush_seconds: float | None = None,
+                 flush_rows: int = 1024):
         self.path = os.fspath(path)
-        os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
-        self.file = h5py.File(self.path, "w")
-        self.file.attrs["format"] = "flexmbs-result"
-        self.file.attrs["version"] = 1
-        self.file.attrs["status"] = "running"
-        for k, v in (attrs or {}).items():
-            self.file.attrs[k] = v
-        self.n = 0
-        self.flush_every = flush_every
+        self.running_path = status_path(self.path, "running")
+        #: the file that holds the data (the running name until closed)
+        self.final_path = self.running_path
+        self.flush_seconds = FLUSH_SECONDS if flush_seconds is None else flush_seconds
+        self.flush_rows = flush_rows
+        self._lock = OutputLock.for_result(self.path).__enter__()
+        try:
+            self.retired = _retire_stale(self.running_path, self.path)
+            self.file = h5py.File(self.running_path, "w", libver=LIBVER, rdcc_nbytes=0)
+            self.file.attrs["format"] = "flexmbs-result"
+            self.file.attrs["version"] = 2
+            self.file.attrs["status"] = "running"
+            self.file.attrs["started"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+            for k, v in (attrs or {}).items():
+                self.file.attrs[k] = v
+        except (OSError, RuntimeError) as exc:
+            self._lock.__exit__()
+            raise OutputError.from_exception(exc, self.running_path) from None
+        except BaseException:
+            self._lock.__exit__()
+            raise
+        self._specs: dict[str, tuple] = {}          # key -> (row shape, unit, columns)
+        self._buffer: dict[str, list] = {}
         self._sets: dict[str, h5py.Dataset] = {}
+        self._written: dict[str, int] = {}           # rows written per dataset
+        self.n = 0                                   # rows appended
+        self.n_committed = 0                         # rows complete in the file
+        self._prior = prior or {}
+        self._n_prior = len(self._prior["time"][0]) if "time" in self._prior else 0
+        self._oldest: float | None = None
+        self._closed = False
 
-    def _dataset(self, key: str, row: np.ndarray, unit: str, columns) -> h5py.Dataset:
-        ds = self._sets.get(key)
-        if ds is None:
-            shape = (0,) + row.shape
-            ds = self.file.create_dataset(key, shape=shape, maxshape=(None,) + row.shape,
-                                          chunks=(256,) + row.shape, dtype="f8")
+    # -- rows -------------------------------------------------------------------------------
+    def append(self, rows: dict[str, tuple]) -> None:
+        """Append one output step: ``{path: (value, unit[, columns])}``; every step has the
+        same keys (those of the first)."""
+        if self._closed:
+            raise ValueError(f"ResultWriter: {self.path} is closed")
+        if not self._specs:
+            for key, spec in rows.items():
+                value = np.asarray(spec[0], dtype=float)
+                self._specs[key] = (value.shape, spec[1], spec[2] if len(spec) > 2 else None)
+                self._buffer[key] = []
+        elif rows.keys() != self._specs.keys():
+            raise ValueError(f"ResultWriter: a row with keys {sorted(rows)} after rows with "
+                             f"{sorted(self._specs)}")
+        for key, spec in rows.items():
+            self._buffer[key].append(np.asarray(spec[0], dtype=float))
+        self.n += 1
+        now = time.perf_counter()
+        if self._oldest is None:
+            self._oldest = now
+        if (not self._sets or now - self._oldest >= self.flush_seconds
+                or self.n - self.n_committed >= self.flush_rows):
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the waiting rows, flush, then mark them committed (and flush again).  A
+        dataset written before a failure is not written twice when this is called again."""
+        try:
+            if not self._sets:
+                self._create()
+            start = self._n_prior + self.n_committed      # file row of the first waiting
+            for key, ds in self._sets.items():
+                rows = self._buffer[key][self._written[key] - start:]
+                if rows:
+                    done = self._written[key]
+                    ds.resize(done + len(rows), axis=0)
+                    ds[done:] = np.array(rows)
+                    self._written[key] = done + len(rows)
+            self.file.flush()
+            self._committed[()] = self._n_prior + self.n
+            self.file.flush()
+        except (OSError, RuntimeError) as exc:
+            raise OutputError.from_exception(exc, self.running_path) from None
+        self.n_committed = self.n
+        for rows in self._buffer.values():
+            rows.clear()
+        self._oldest = None
+
+    def _create(self) -> None:
+        """The datasets (with the rows of a run continued), then SWMR mode: from here on
+        no object is added, only rows."""
+        prior = self._prior
+        for key, (shape, unit, columns) in self._specs.items():
+            old = prior.get(key)
+            data = np.zeros((0,) + shape) if old is None else np.asarray(old[0], float)
+            if old is not None and (data.shape[1:] != shape or len(data) != self._n_prior):
+                raise FlexmbsError(f"{self.path}: cannot continue the earlier run: its "
+                                   f"'{key}' has shape {data.shape}, this run's rows "
+                                   f"{shape}")
+            if old is None and self._n_prior:
+                raise FlexmbsError(f"{self.path}: cannot continue the earlier run: it has "
+                                   f"no '{key}'")
+            # chunks of at most 256 rows and 64 KiB
+            rows = max(1, min(256, 65536 // max(8 * int(np.prod(shape)), 1)))
+            ds = self.file.create_dataset(key, data=data, maxshape=(None,) + shape,
+                                          chunks=(rows,) + shape, dtype="f8")
             ds.attrs["unit"] = unit
             if columns is not None:
                 ds.attrs["columns"] = [str(c) for c in columns]
             self._sets[key] = ds
-        return ds
+            self._written[key] = self._n_prior
+        self._committed = self.file.create_dataset("committed_rows", data=self._n_prior,
+                                                   dtype="i8")
+        self.file.swmr_mode = True
 
-    def append(self, rows: dict[str, tuple]) -> None:
-        """Append one output step: ``{path: (value, unit[, columns])}``."""
-        for key, spec in rows.items():
-            value, unit = np.asarray(spec[0], dtype=float), spec[1]
-            columns = spec[2] if len(spec) > 2 else None
-            ds = self._dataset(key, value, unit, columns)
-            ds.resize(self.n + 1, axis=0)
-            ds[self.n] = value
-        self.n += 1
-        if self.n % self.flush_every == 0:
-            self.file.flush()
-
-    def close(self, status: str = "complete", message: str = "") -> None:
-        if self.file.id.valid:
-            self.file.attrs["status"] = status
-            if message:
-                self.file.attrs["message"] = message
+    # -- the end ----------------------------------------------------------------------------
+    def close(self, status: str = "complete", message: str = "") -> str:
+        """Write what waits, set ``status`` and rename the file (:func:`status_path`);
+        returns the file that holds the data.  Raises :class:`OutputError` when rows could
+        not be written; the file is then still closed and renamed, with the rows that were."""
+        if self._closed:
+            return self.final_path
+        self._closed = True
+        error: OutputError | None = None
+        try:
+            if self.n > self.n_committed or not self._sets:
+                self.flush()
+        except OutputError as exc:
+            error = exc
+            status = "failed"
+            message = message if str(exc) in message else "; ".join(
+                m for m in (message, str(exc)) if m)
+        n = self._n_prior + self.n_committed if self._sets else 0
+        try:
             self.file.close()
+        except (OSError, RuntimeError):           # HDF5 closes after a failed first try
+            with contextlib.suppress(OSError):
+                self.file.close()
+        try:
+            self._finish(n, status, message)
+        except (OSError, RuntimeError) as exc:    # the status could not be set: the name
+            error = error or OutputError.from_exception(exc, self.running_path)  # tells it
+            if status == "complete":              # never a <name>.h5 that does not say so
+                status = "failed"
+        try:
+            target = status_path(self.path, status)
+            os.replace(self.running_path, target)
+            self.final_path = target
+        except OSError as exc:
+            error = error or OutputError.from_exception(exc, self.running_path)
+        finally:
+            self._lock.__exit__()
+        if status == "complete" and error is None:
+            for s in ("interrupted", "failed", "diverged"):  # superseded by this result
+                with contextlib.suppress(OSError):
+                    os.remove(status_path(self.path, s))
+        if error is not None:
+            error.result_path = self.final_path
+            raise error
+        return self.final_path
+
+    def _finish(self, n: int, status: str, message: str) -> None:
+        """Set the status (no attribute may change in SWMR mode: reopened), then, as far as
+        the disk allows, the message and end time, and cut the datasets to the committed
+        rows (a failed write may have left one longer)."""
+        with _reopened(self.running_path) as f:
+            f.attrs["status"] = status               # first: it needs the least space
+            f.flush()
+            try:
+                f.attrs["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S")
+                if message:
+                    f.attrs["message"] = message
+                for key in self._sets:
+                    if key in f and len(f[key]) > n:
+                        f[key].resize(n, axis=0)
+                f.flush()
+            except (OSError, RuntimeError) as exc:
+                log.warning("%s: the end of the run could not be recorded in full (%s)",
+                            self.running_path, exc)
 
     def __enter__(self):
         return self
@@ -82,17 +443,98 @@ class ResultWriter:
         return False
 
 
+def _reopened(path: str) -> h5py.File:
+    """``path`` opened for writing after the run's file was closed.  A write that failed
+    (disk full) can leave the file shorter than its superblock says, which HDF5 refuses
+    as "truncated": it is then extended to that length (sparse, no disk space needed; the
+    missing part held only rows that were not committed) and opened again."""
+    import re
+    try:
+        return h5py.File(path, "r+", rdcc_nbytes=0)
+    except OSError as exc:
+        m = re.search(r"truncated file: eof = (\d+).*stored_eof = (\d+)", str(exc))
+        if m is None or int(m.group(2)) <= int(m.group(1)):
+            raise
+        os.truncate(path, int(m.group(2)))
+        return h5py.File(path, "r+", rdcc_nbytes=0)
+
+
+# -- reading ----------------------------------------------------------------------------------
 def read_results(path: str | os.PathLike) -> dict:
-    """Read a result file into nested dicts of numpy arrays (plus ``attrs``)."""
+    """Read a result file into nested dicts of numpy arrays (plus ``attrs``); the rows are
+    those complete in every dataset (:func:`committed_rows`)."""
     out: dict = {}
-    with h5py.File(path, "r") as f:
+    with open_result(path) as f:
+        n = committed_rows(f)
+
         def visit(name, obj):
             if isinstance(obj, h5py.Dataset):
                 node = out
                 parts = name.split("/")
                 for p in parts[:-1]:
                     node = node.setdefault(p, {})
-                node[parts[-1]] = obj[()]
+                node[parts[-1]] = obj[()] if obj.ndim == 0 else obj[:n]
         f.visititems(visit)
         out["attrs"] = dict(f.attrs)
     return out
+
+
+@dataclasses.dataclass(frozen=True)
+class RestartPoint:
+    """The last state saved in a result file, to continue its run from (``t``, ``q``,
+    ``qd`` as integrated (not projected), ``qdd``, the auxiliary acceleration ``a``,
+    ``lam``), and its rows up to that state, ``{key: (array (n, ...), unit, columns)}``."""
+
+    path: str
+    t: float
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    a: np.ndarray
+    lam: np.ndarray
+    rows: dict
+    attrs: dict
+
+    @property
+    def n(self) -> int:
+        return len(self.rows["time"][0])
+
+
+RESTART_KEYS = ("q", "qd", "qdd", "a", "lam")
+
+
+def read_restart(path: str | os.PathLike) -> RestartPoint:
+    """The last complete output step of a result file (complete, interrupted, failed,
+    diverged or left by a killed run) and every row up to it."""
+    path = os.fspath(path)
+    try:
+        f = open_result(path)
+    except FileNotFoundError:
+        raise FlexmbsError(f"--restart {path}: no such file") from None
+    except OSError as exc:
+        raise FlexmbsError(f"--restart {path}: not a readable HDF5 file ({exc})") from None
+    with f:
+        if f.attrs.get("format") != "flexmbs-result":
+            raise FlexmbsError(f"--restart {path}: expected a flexmbs result file, got "
+                               f"format {f.attrs.get('format')!r}")
+        missing = [k for k in RESTART_KEYS if f"restart/{k}" not in f]
+        if missing:
+            raise FlexmbsError(
+                f"--restart {path}: the file holds no restart state (missing "
+                f"{', '.join('restart/' + k for k in missing)}); it was written by "
+                f"flexmbs before version 2 of the result format or by the 'ts' integrator")
+        n = committed_rows(f)
+        if n == 0:
+            raise FlexmbsError(f"--restart {path}: the file holds no complete output step")
+        rows: dict = {}
+
+        def visit(name, obj):
+            if isinstance(obj, h5py.Dataset) and obj.ndim >= 1:
+                cols = obj.attrs.get("columns")
+                cols = None if cols is None else [c.decode() if isinstance(c, bytes)
+                                                  else str(c) for c in cols]
+                rows[name] = (obj[:n], str(obj.attrs.get("unit", "")), cols)
+        f.visititems(visit)
+        state = {k: rows[f"restart/{k}"][0][n - 1].copy() for k in RESTART_KEYS}
+        return RestartPoint(path=path, t=float(rows["time"][0][n - 1]), rows=rows,
+                            attrs=dict(f.attrs), **state)

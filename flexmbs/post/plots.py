@@ -3,32 +3,41 @@
 :func:`plot_results` reads a result file (``flexmbs.io.results`` layout) and writes one
 PNG per sensor and per joint (coordinates and reactions), plus the energy, with
 matplotlib's Agg backend (no display needed).  Column labels and units come from the
-datasets' ``columns`` and ``unit`` attributes.
+datasets' ``columns`` and ``unit`` attributes.  Each PNG is written under a temporary
+name and renamed when complete; a file that cannot be written raises
+:class:`~flexmbs.errors.OutputError` naming it.
 """
 from __future__ import annotations
 
+import contextlib
+import os
 from pathlib import Path
 
 import numpy as np
 
+from flexmbs.errors import OutputError
+
 
 def _series(path: Path) -> tuple[np.ndarray, list[tuple[str, str, np.ndarray, list, str]]]:
     """``(t, [(group, name, values (n, k), columns, unit)])`` from a result file."""
-    import h5py
+    from flexmbs.io.results import committed_rows, open_result
     out = []
-    with h5py.File(path, "r") as f:
-        t = np.array(f["time"]) if "time" in f else np.zeros(0)
+    with open_result(path) as f:
+        n = committed_rows(f)
+        t = np.array(f["time"][:n]) if "time" in f else np.zeros(0)
         for name, ds in (f["sensors"].items() if "sensors" in f else []):
-            out.append(("sensor", name, np.array(ds), _columns(ds), str(ds.attrs.get("unit", ""))))
+            out.append(("sensor", name, np.array(ds[:n]), _columns(ds),
+                        str(ds.attrs.get("unit", ""))))
         for name, grp in (f["joints"].items() if "joints" in f else []):
             for key in ("coordinates", "reaction"):
                 if key in grp and grp[key].shape[-1] > 0:
                     ds = grp[key]
-                    out.append((f"joint_{key}", name, np.array(ds), _columns(ds),
+                    out.append((f"joint_{key}", name, np.array(ds[:n]), _columns(ds),
                                 str(ds.attrs.get("unit", ""))))
         if "energy" in f:
             kinds = sorted(f["energy"])
-            vals = np.column_stack([np.array(f["energy"][k]) for k in kinds]) if kinds else None
+            vals = np.column_stack([np.array(f["energy"][k][:n]) for k in kinds]) \
+                if kinds else None
             if vals is not None:
                 out.append(("energy", "energy", vals, kinds, "J"))
     return t, out
@@ -53,7 +62,10 @@ def plot_results(result_path: str | Path, out_dir: str | Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     result_path, out_dir = Path(result_path), Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError.from_exception(exc, exc.filename or out_dir) from None
     t, series = _series(result_path)
     written = []
     for group, name, vals, cols, unit in series:
@@ -93,7 +105,22 @@ def plot_results(result_path: str | Path, out_dir: str | Path) -> list[Path]:
         prefix = {"sensor": "sensor", "joint_coordinates": "joint", "joint_reaction": "reaction",
                   "energy": ""}[group]
         fname = out_dir / (f"{prefix}_{_safe(name)}.png" if prefix else "energy.png")
-        fig.savefig(fname, dpi=100)
-        plt.close(fig)
+        try:
+            _save(fig, fname)
+        finally:
+            plt.close(fig)
         written.append(fname)
     return written
+
+
+def _save(fig, fname: Path) -> None:
+    """``fig`` as PNG ``fname``, written under a temporary name and renamed when complete."""
+    tmp = fname.with_name(f".{fname.name}.partial")
+    try:
+        fig.savefig(tmp, dpi=100, format="png")
+        os.replace(tmp, fname)
+    except OSError as exc:
+        raise OutputError.from_exception(exc, fname) from None
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)

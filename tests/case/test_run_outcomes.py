@@ -3,37 +3,16 @@
 from pathlib import Path
 
 import h5py
+import pytest
+
+from arm_case import arm_case
 
 from flexmbs.cli.main import main
 from flexmbs.errors import EXIT_CODES
 
 CASES = Path(__file__).resolve().parents[2] / "cases"
 
-ARM = """
-[model]
-name = "arm"
-gravity = [0.0, -9.81, 0.0]
-
-[[bodies]]
-name = "arm"
-type = "rigid"
-shape = "box"
-size = [1.0, 0.05, 0.05]
-density = 7850.0
-com = [0.5, 0.0, 0.0]
-
-[[joints]]
-name = "pin"
-type = "revolute"
-first = "ground"
-second = "arm"
-at = [0.0, 0.0, 0.0]
-axis = "z"
-
-[solver]
-t_end = 0.05
-dt = 1e-3
-"""
+ARM = arm_case()
 
 DRIVES = """
 [[drives]]
@@ -84,5 +63,33 @@ def test_diverging_run_exit_5_status_diverged(tmp_path, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert rc == EXIT_CODES["diverged"] == 5
     assert err[-1].startswith("flexmbs run: diverged: ") and "status 'diverged'" in err[-1]
-    with h5py.File(tmp_path / "o" / "spin_up_beam.h5") as f:
+    with h5py.File(tmp_path / "o" / "spin_up_beam.diverged.h5") as f:   # docs/errors.md
         assert f.attrs["status"] == "diverged" and f["time"][-1] > 7.3
+
+
+def test_modal_analysis_about_an_unstable_state_says_why(tmp_path, capsys):
+    """An arm standing upright on its pin: linearised, only real eigenvalues (+-sqrt(m g
+    d / I_O), no oscillation), which used to print an empty table."""
+    case = tmp_path / "case.toml"
+    upright = ARM.replace("com = [0.5, 0.0, 0.0]", "com = [0.0, 0.5, 0.0]").replace(
+        "size = [1.0, 0.05, 0.05]", "size = [0.05, 1.0, 0.05]")
+    case.write_text(upright + '\n[analysis]\ntype = "modal"\n')
+    rc = main(["run", str(case), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and "no oscillatory mode" in err[-1] and "not a stable equilibrium" in err[-1]
+
+
+def test_modal_analysis_about_a_stable_state_labels_the_modes(tmp_path, capsys):
+    """The hanging arm: one pendulum mode, f = sqrt(m g d / I_O) / 2 pi (d = 0.5 m)."""
+    case = tmp_path / "case.toml"
+    hanging = ARM.replace("com = [0.5, 0.0, 0.0]", "com = [0.0, -0.5, 0.0]").replace(
+        "size = [1.0, 0.05, 0.05]", "size = [0.05, 1.0, 0.05]")
+    case.write_text(hanging + '\n[analysis]\ntype = "modal"\n')
+    assert main(["run", str(case), "--out", str(tmp_path / "o")]) == 0
+    lines = (tmp_path / "o" / "arm_modes.csv").read_text().splitlines()
+    assert lines[0].endswith("body,kind,axis,axis_share")
+    m, d, L, b = 7850.0 * 0.05 * 1.0 * 0.05, 0.5, 1.0, 0.05
+    I_O = m * (L**2 + b**2) / 12 + m * d**2
+    f = float(lines[1].split(",")[1])
+    assert f == pytest.approx((m * 9.81 * d / I_O) ** 0.5 / (2 * 3.141592653589793), rel=1e-6)
+    assert lines[1].split(",")[4:6] == ["arm", "rigid"]

@@ -85,7 +85,7 @@ def test_main_flexible_slider_crank_xdmf_and_plots(tmp_path):
     assert set(pd) == {"displacement", "elastic_displacement", "von_mises"}
     assert pd["displacement"].shape == (2864, 3) and pd["von_mises"].shape == (2864,)
     assert np.all(pd["von_mises"] >= 0) and pd["von_mises"].max() > 0
-    assert len(list((out / "plots").glob("*.png"))) >= 5
+    assert len(list((out / "plots" / "flexible_slider_crank").glob("*.png"))) >= 5
 
 
 def test_spin_up_beam_bound(tmp_path):
@@ -112,7 +112,10 @@ def test_rotating_beam_modes(tmp_path):
     7.360 sqrt(EI/(m L^4)); the lag frequency satisfies w_lag^2 = w_flap^2 - Omega^2."""
     out = tmp_path
     assert main(["run", str(CASES / "rotating_beam_modes" / "case.toml"), "--out", str(out)]) == 0
-    f = np.loadtxt(out / "rotating_beam_modes_modes.csv", delimiter=",", skiprows=1)[:, 1]
+    import csv
+    with open(out / "rotating_beam_modes_modes.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    f = np.array([float(r["frequency_Hz"]) for r in rows])
     w0 = np.sqrt(210e9 * 0.02**4 / 12 / (7850.0 * 0.02**2 * 1.0**4))
     Omega = 179.17
     assert Omega / w0 == pytest.approx(6.0, rel=1e-3)
@@ -120,6 +123,14 @@ def test_rotating_beam_modes(tmp_path):
     lag = np.sqrt((7.360 * w0) ** 2 - Omega**2) / (2 * np.pi)
     assert f[0] == pytest.approx(lag, rel=0.01)           # measured +0.4 %
     assert f[1] == pytest.approx(flap, rel=0.01)          # measured +0.15 %
+    # the beam lies along x and spins about z: lag bends it along y, flap along z
+    assert (rows[0]["body"], rows[0]["axis"]) == ("beam", "y") and float(rows[0]["axis_share"]) > 0.95
+    assert (rows[1]["body"], rows[1]["axis"]) == ("beam", "z") and float(rows[1]["axis_share"]) > 0.95
+    # the shapes: in q (HDF5) and on the mesh for ParaView, one step per mode
+    import h5py
+    with h5py.File(out / "rotating_beam_modes_modes.h5") as h:
+        assert h["shapes_real"].shape[1] == len(f)
+    assert (out / "rotating_beam_modes_beam_modes.xdmf").is_file()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
@@ -137,7 +148,7 @@ def test_interrupt_leaves_readable_file(tmp_path, sig):
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + int(sig), err
     assert f"interrupted by {signal.Signals(sig).name}" in err
-    with h5py.File(tmp_path / "slider_crank.h5") as f:
+    with h5py.File(tmp_path / "slider_crank.interrupted.h5") as f:   # docs/errors.md
         assert f.attrs["status"] == "interrupted"
         t = f["time"][()]
         n = len(t)

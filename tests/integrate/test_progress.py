@@ -29,3 +29,26 @@ def test_progress_returning_true_stops_the_run():
                       progress=lambda t, t_end, stats: t >= 0.02 - 1e-12)
     assert res.stats.steps == 20
     np.testing.assert_allclose(res.t, [0.0, 0.01, 0.02], rtol=0, atol=1e-12)
+
+
+def test_long_run_estimate_is_shown_once():
+    """After ESTIMATE_AFTER seconds a run whose projected wall time exceeds LONG_RUN says
+    so once: projected = elapsed * (t_end - t0) / (t - t0)."""
+    import io
+
+    from flexmbs.cli.run import ProgressBar
+    from flexmbs.integrate.trajectory import Stats
+
+    out = io.StringIO()
+    bar = ProgressBar(0.0, 100.0, stream=out)
+    bar.start -= 3.0                     # 3 s elapsed at t = 1 s of 100 s: about 300 s
+    bar(1.0, 100.0, Stats(steps=1000))
+    bar(2.0, 100.0, Stats(steps=2000))
+    text = out.getvalue()
+    assert text.count("estimated run time") == 1 and "about 1e+05 steps" in text
+    assert "estimated run time 5 min" in text
+    quick = io.StringIO()
+    bar = ProgressBar(0.0, 1.0, stream=quick)
+    bar.start -= 3.0                     # 3 s at t = 0.5 of 1 s: 6 s in all, nothing said
+    bar(0.5, 1.0, Stats(steps=10))
+    assert "estimated" not in quick.getvalue()

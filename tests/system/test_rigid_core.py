@@ -178,7 +178,7 @@ def test_failed_run_keeps_steps(tmp_path):
     path = tmp_path / "fail.h5"
     with pytest.raises(fm.ConvergenceError):
         fm.simulate(model, 0.1, 1e-3, output=str(path))
-    data = read_results(path)
+    data = read_results(tmp_path / "fail.failed.h5")      # docs/errors.md: file names
     assert data["attrs"]["status"] == "failed"
     # steps up to the failure, including the partial steps of the step-size cuts
     assert len(data["time"]) >= 21 and 0.020 <= data["time"][-1] < 0.0206

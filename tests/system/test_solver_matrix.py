@@ -134,7 +134,7 @@ def test_toggle_chain_stops_with_a_clear_error(tmp_path):
     msg = str(info.value)
     assert "joint 'C'" in msg and "redundant" in msg and "t = " in msg
     assert info.value.t is not None and 0.0 < info.value.t < 0.1
-    with h5py.File(out) as f:
+    with h5py.File(tmp_path / "toggle.failed.h5") as f:   # docs/errors.md: file names
         assert f.attrs["status"] == "failed" and len(f["time"]) > 1
 
 

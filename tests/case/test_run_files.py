@@ -1,0 +1,220 @@
+"""``flexmbs run`` and its output folder: one run of a case at a time, a failed rerun
+keeps the complete result, the final state is always written, each model's plots in
+``plots/<model>/``, stale files of the previous run removed, an interrupted XDMF never
+left looking complete (docs/errors.md).
+
+References: the requested output times; the files the previous run listed in its
+result file; the frames of a complete XDMF series (one per output step).
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from arm_case import arm_case as arm_text
+
+from flexmbs.cli.main import main
+from flexmbs.errors import EXIT_CODES
+from flexmbs.io.results import read_results
+
+CASES = Path(__file__).resolve().parents[2] / "cases"
+
+
+SENSOR = """
+[[sensors]]
+name = "tip"
+type = "position"
+first = "arm.tip"
+"""
+
+
+def arm_case(tmp_path, name="arm", t_end=0.05, sensor=False) -> Path:
+    case = tmp_path / f"{name}.toml"
+    case.write_text(arm_text(name, t_end) + (SENSOR if sensor else ""))
+    return case
+
+
+def run(case, out, *extra) -> int:
+    return main(["run", str(case), "--out", str(out), "--quiet", *extra])
+
+
+def test_second_run_into_the_same_folder_is_refused(tmp_path, capsys):
+    """Two runs of one case into one folder: the second stops at once with one line
+    (exit 2); the first is undisturbed and its result readable and complete."""
+    case, out = arm_case(tmp_path, t_end=3.0), tmp_path / "o"
+    first = subprocess.Popen([sys.executable, "-m", "flexmbs.cli.main", "run", str(case),
+                              "--out", str(out), "--quiet", "--no-plots"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (out / "arm.running.h5").exists():
+            assert first.poll() is None, first.stderr.read()
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert run(case, out, "--no-plots") == EXIT_CODES["user error"] == 2
+    finally:
+        _, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines[-1] == (f"flexmbs run: error: output folder {out} is in use by another "
+                         f"flexmbs run (pid {first.pid}) writing 'arm'; wait for it to end "
+                         f"or choose another --out")
+    assert not any("Traceback" in line for line in lines)
+    data = read_results(out / "arm.h5")
+    assert data["attrs"]["status"] == "complete" and data["time"][-1] == pytest.approx(3.0)
+    assert len(data["time"]) == 3001
+
+
+def test_failed_rerun_keeps_the_complete_result(tmp_path, capsys):
+    case, out = arm_case(tmp_path), tmp_path / "o"
+    assert run(case, out, "--no-plots") == 0
+    before = read_results(out / "arm.h5")
+    # no Newton iteration allowed: every step fails
+    try:
+        assert run(case, out, "--no-plots", "-fmbs_snes_max_it", "0") == EXIT_CODES["failed"]
+    finally:                         # the CLI puts its PETSc options in the global database
+        from petsc4py import PETSc
+        PETSc.Options().delValue("fmbs_snes_max_it")
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert f"saved in {out / 'arm.failed.h5'} (status 'failed')" in err
+    assert f"the previous complete result {out / 'arm.h5'} is unchanged" in err
+    after = read_results(out / "arm.h5")
+    assert after["attrs"]["status"] == "complete"
+    np.testing.assert_array_equal(after["time"], before["time"])
+    np.testing.assert_array_equal(after["bodies"]["arm"]["q"], before["bodies"]["arm"]["q"])
+    assert read_results(out / "arm.failed.h5")["attrs"]["status"] == "failed"
+
+
+@pytest.mark.parametrize(("output_dt", "n", "last_dt"), [("0.03", 8, 0.02), ("0.5", 2, 0.2)])
+def test_final_state_is_written(tmp_path, capsys, output_dt, n, last_dt):
+    """t_end = 0.2 s: output_dt = 0.03 s gives 0, 0.03 ... 0.18 and 0.2; 0.5 s gives 0, 0.2."""
+    case, out = arm_case(tmp_path), tmp_path / "o"
+    assert run(case, out, "--no-plots", "--t-end", "0.2", "--output-dt", output_dt) == 0
+    assert "final time 0.2 s" in capsys.readouterr().out
+    t = read_results(out / "arm.h5")["time"]
+    assert len(t) == n and t[0] == 0.0 and t[-1] == 0.2
+    assert t[-1] - t[-2] == pytest.approx(last_dt)
+
+
+def test_plots_per_model_and_stale_outputs_removed(tmp_path):
+    out = tmp_path / "o"
+    assert run(arm_case(tmp_path, sensor=True), out) == 0
+    plots = out / "plots" / "arm"
+    first = sorted(p.name for p in plots.iterdir())
+    assert first == ["energy.png", "joint_pin.png", "reaction_pin.png", "sensor_tip.png"]
+    with h5py.File(out / "arm.h5") as f:
+        assert sorted(f.attrs["outputs"]) == [f"plots/arm/{p}" for p in first]
+    # a second model into the same folder: its own plots, the first model's untouched
+    assert run(arm_case(tmp_path, name="crane"), out) == 0
+    assert sorted(p.name for p in (out / "plots" / "crane").iterdir()) == \
+        ["energy.png", "joint_pin.png", "reaction_pin.png"]
+    assert sorted(p.name for p in plots.iterdir()) == first
+    # the first model again, without its sensor: the sensor's plot is gone
+    assert run(arm_case(tmp_path, sensor=False), out) == 0
+    assert sorted(p.name for p in plots.iterdir()) == first[:3]
+    # and without plots: none left that belong to an older result
+    assert run(arm_case(tmp_path), out, "--no-plots") == 0
+    assert list(plots.iterdir()) == []
+    with h5py.File(out / "arm.h5") as f:
+        assert list(f.attrs["outputs"]) == []
+
+
+@pytest.fixture(scope="module")
+def pendulum_case(tmp_path_factory):
+    """The shipped flexible pendulum, shortened, with its own body cache."""
+    tmp = tmp_path_factory.mktemp("flex")
+    text = (CASES / "flexible_pendulum" / "case.toml").read_text()
+    case = tmp / "case.toml"
+    case.write_text(text.replace("../../meshes", str(CASES.parent / "meshes")))
+    return case, tmp / "bodies"
+
+
+def flex_run(pendulum_case, out, *extra):
+    case, bodies = pendulum_case
+    return run(case, out, "--t-end", "0.05", "--body-dir", str(bodies), "--no-plots", *extra)
+
+
+def test_no_xdmf_removes_the_models_old_series(pendulum_case, tmp_path):
+    out = tmp_path / "o"
+    assert flex_run(pendulum_case, out) == 0
+    xdmf = out / "flexible_pendulum_pendulum.xdmf"
+    heavy = out / "flexible_pendulum_pendulum.h5"
+    assert xdmf.is_file() and heavy.is_file()
+    with h5py.File(out / "flexible_pendulum.h5") as f:
+        assert list(f.attrs["outputs"]) == [xdmf.name, heavy.name]
+    with h5py.File(heavy) as f:                    # one frame per output step (5 ms)
+        assert len([k for k in f if k.startswith("data")]) > 11
+    assert flex_run(pendulum_case, out, "--no-xdmf") == 0
+    assert not xdmf.exists() and not heavy.exists()
+    assert sorted(os.listdir(out)) == [".flexible_pendulum.lock", "flexible_pendulum.h5"]
+
+
+def test_signal_while_writing_xdmf_leaves_no_series(pendulum_case, tmp_path, capsys,
+                                                     monkeypatch):
+    """SIGINT at the 5th frame: the series is dropped (no .xdmf that looks complete),
+    the complete result is kept and lists no XDMF, exit status 130."""
+    from flexmbs.post import recovery
+    calls, original = [0], recovery.von_mises_stress
+
+    def von_mises(*args):
+        calls[0] += 1
+        if calls[0] == 5:
+            os.kill(os.getpid(), signal.SIGINT)
+        return original(*args)
+    out = tmp_path / "o"
+    assert flex_run(pendulum_case, out) == 0          # an older complete series
+    monkeypatch.setattr(recovery, "von_mises_stress", von_mises)
+    assert flex_run(pendulum_case, out) == 130
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith("flexmbs run: interrupted by SIGINT while writing the XDMF")
+    assert sorted(os.listdir(out)) == [".flexible_pendulum.lock", "flexible_pendulum.h5"]
+    with h5py.File(out / "flexible_pendulum.h5") as f:
+        assert f.attrs["status"] == "complete" and list(f.attrs["outputs"]) == []
+
+
+@pytest.mark.slow
+def test_main_case_killed_and_restarted(tmp_path):
+    """cases/main (flexible slider-crank), 0.3 s: SIGKILL after 40 output steps, then
+    ``--restart`` the killed run's file: the same output times, and the coordinates of
+    the uninterrupted run to 1e-8 (m, rad, modal coordinates).  Not to the last bit: the
+    continuation starts with a fresh Newton matrix where the uninterrupted run reused an
+    older one (differences within the Newton tolerance), and its step grid t_r + j dt
+    rounds differently from 0 + k dt (dt = 1e-4 s is not a binary fraction); measured
+    8e-10."""
+    case = CASES / "main" / "case.toml"
+    args = ["--t-end", "0.3", "--no-plots", "--no-xdmf", "--quiet"]
+    out = tmp_path / "cut"
+    running = out / "flexible_slider_crank.running.h5"
+    proc = subprocess.Popen([sys.executable, "-m", "flexmbs.cli.main", "run", str(case),
+                             "--out", str(out), *args], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    from flexmbs.io.results import steps_in
+    try:
+        deadline = time.monotonic() + 300
+        while steps_in(running)[0] < 40:
+            assert proc.poll() is None, proc.stderr.read().decode()
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    killed = read_results(running)
+    n_killed = len(killed["time"])
+    assert killed["attrs"]["status"] == "running" and 40 <= n_killed < 601
+    assert main(["run", str(case), "--out", str(out), *args, "--restart", str(running)]) == 0
+    assert main(["run", str(case), "--out", str(tmp_path / "full"), *args]) == 0
+    a = read_results(tmp_path / "full" / "flexible_slider_crank.h5")
+    b = read_results(out / "flexible_slider_crank.h5")
+    assert b["attrs"]["status"] == "complete" and len(b["time"]) == len(a["time"]) == 601
+    np.testing.assert_allclose(b["time"], a["time"], rtol=0, atol=1e-15)
+    # the killed run's steps, copied as they were
+    np.testing.assert_array_equal(b["bodies"]["rod"]["q"][:n_killed],
+                                  killed["bodies"]["rod"]["q"])
+    for body in a["bodies"]:
+        assert np.abs(b["bodies"][body]["q"] - a["bodies"][body]["q"]).max() < 1e-8
