@@ -8,6 +8,7 @@ the key path; model-level problems (:meth:`System.problems`) likewise name the f
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,8 @@ import numpy as np
 
 from flexmbs.case.loader import CaseSpec
 from flexmbs.errors import BodyFileError, CaseError, FlexmbsError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -118,6 +121,11 @@ def _flexible(case: CaseSpec, b: dict, body_dir: Path, progress, built: BuiltCas
         body = load_body(path)
     except BodyFileError as exc:
         raise CaseError(f"{case.where(b['path'])}: {exc}") from None
+    if b.get("mesh") is not None:
+        from flexmbs.io.mesh import unit_warning
+        warning = unit_warning(body.points, b["unit"], body.m, source=str(b["mesh"]))
+        if warning:
+            log.warning("%s: %s", case.where(b["path"] + ".unit"), warning)
     built.body_files[b["name"]] = (path, how)
     return FlexibleBody(b["name"], body, r0=np.array(b["position"]),
                         R0=rotation_matrix(b.get("orientation")), v0=np.array(b["velocity"]),

@@ -16,19 +16,27 @@ import os
 import time
 from pathlib import Path
 
+import numpy as np
+
 from flexmbs.errors import BodyFileError, CaseError, MeshError
 
 log = logging.getLogger(__name__)
 
 
 def reduction_settings(b: dict):
+    """The :class:`ReductionSettings` of body spec ``b``; :class:`CaseError` naming the
+    body's key path if they are inconsistent."""
     from flexmbs.reduction import InterfaceSpec, ReductionSettings
-    return ReductionSettings(
-        n_modes=b["modes"], interfaces=tuple(InterfaceSpec.parse(s) for s in b["interfaces"]),
-        frame=b["frame"], static_modes=b["static_modes"], damping=b["damping"],
-        eigensolver=b["eigensolver"], stiffening=b["stiffening"],
-        modal_derivatives=b.get("modal_derivatives", 0),
-        derivative_axis={"": None, "x": 0, "y": 1, "z": 2}[b.get("derivative_axis", "")])
+    try:
+        return ReductionSettings(
+            n_modes=b["modes"],
+            interfaces=tuple(InterfaceSpec.parse(s) for s in b["interfaces"]),
+            frame=b["frame"], static_modes=b["static_modes"], damping=b["damping"],
+            eigensolver=b["eigensolver"], stiffening=b["stiffening"],
+            modal_derivatives=b.get("modal_derivatives", 0),
+            derivative_axis={"": None, "x": 0, "y": 1, "z": 2}[b.get("derivative_axis", "")])
+    except ValueError as exc:
+        raise CaseError(f"{b['path']}: {exc}") from None
 
 
 def cache_key(b: dict) -> str:
@@ -50,17 +58,30 @@ def reduced_body_file(b: dict, body_dir: Path, *, progress=None) -> tuple[Path, 
     from flexmbs.fe.assemble import assemble
     from flexmbs.io.bodyfile import load_body, save_body
     from flexmbs.io.mesh import read_mesh
+    from flexmbs.io.paths import writable_dir
     from flexmbs.reduction import reduce_model
+    from flexmbs.reduction.budget import check_budget
 
-    key = cache_key(b)
+    where = f"{b['path']}"
+    try:
+        key = cache_key(b)
+    except OSError as exc:
+        raise CaseError(f"{where}.mesh: cannot read {b['mesh']}: {exc.strerror or exc}"
+                        ) from None
     path = Path(body_dir) / f"{b['name']}-{key[:16]}.h5"
-    if path.is_file():
+    try:
+        cached = path.is_file()
+    except OSError as exc:                       # a body folder name too long
+        raise CaseError(f"--body-dir '{str(body_dir)[:100]}': {exc.strerror or exc}"
+                        ) from None
+    if cached:
         try:
             load_body(path)
             return path, "cached"
         except BodyFileError as exc:
             log.warning("rebuilding unreadable cached body file %s: %s", path, exc)
-    where = f"{b['path']}"
+    writable_dir(body_dir, "--body-dir")   # before the expensive part
+    settings = reduction_settings(b)
     t = time.perf_counter()
     try:
         mesh = read_mesh(b["mesh"], scale=1e-3 if b["unit"] == "mm" else 1.0)
@@ -69,22 +90,44 @@ def reduced_body_file(b: dict, body_dir: Path, *, progress=None) -> tuple[Path, 
     if progress:
         progress(f"{b['name']}: read mesh ({mesh.cell_type}, {mesh.n_nodes} nodes)",
                  time.perf_counter() - t)
+    missing = [i.name for i in settings.interfaces if i.name not in mesh.node_sets]
+    if missing:
+        raise CaseError(f"{where}.interfaces: expected node sets (physical groups) of the mesh "
+                        f"{b['mesh'].name}, found no {', '.join(map(repr, missing))}; "
+                        f"available: {', '.join(sorted(mesh.node_sets)) or 'none'}")
     t = time.perf_counter()
-    fe = assemble(mesh, b["material"])
+    try:
+        fe = assemble(mesh, b["material"])
+    except (ValueError, ArithmeticError, MeshError) as exc:
+        raise CaseError(f"{where}: assembling the FE model failed: {exc}") from None
     if progress:
         progress(f"{b['name']}: assemble M, K ({fe.n_dof} dofs)", time.perf_counter() - t)
     try:
-        body = reduce_model(fe, reduction_settings(b), name=b["name"],
+        size = check_budget(fe, settings, keys={
+            "modes": f"{where}.modes", "modal_derivatives": f"{where}.modal_derivatives"})
+    except ValueError as exc:
+        raise CaseError(str(exc)) from None
+    if progress and (size.n_q >= 100 or size.bytes >= 5e8):
+        progress(f"{b['name']}: reducing, {size.text()}", 0.0)
+    try:
+        body = reduce_model(fe, settings, name=b["name"],
                             progress=(lambda m, s: progress(f"{b['name']}: {m}", s))
                             if progress else None,
                             provenance={"cache_key": key})
-    except (ValueError, KeyError, MeshError) as exc:
+    except (ValueError, KeyError, MeshError, BodyFileError) as exc:
         raise CaseError(f"{where}: preprocessing failed: {exc}") from None
-    path.parent.mkdir(parents=True, exist_ok=True)
+    except (ArithmeticError, RuntimeError, np.linalg.LinAlgError) as exc:
+        # RuntimeError: ARPACK and PETSc/SLEPc failures (an extreme material, say)
+        raise CaseError(f"{where}: preprocessing failed: {type(exc).__name__}: {exc}"
+                        ) from None
     tmp = path.with_suffix(f".tmp{os.getpid()}.h5")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         save_body(tmp, body)
         os.replace(tmp, path)
+    except OSError as exc:
+        raise CaseError(f"--body-dir '{body_dir}': cannot write the body file {path.name} "
+                        f"({exc.strerror or exc})") from None
     finally:
         if tmp.exists():
             tmp.unlink()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,8 +47,10 @@ class CaseSpec:
 class _Bad(Exception):
     """A value that does not fit: ``expected`` and the offending value."""
 
-    def __init__(self, expected: str, found=None, show_found: bool = True):
+    def __init__(self, expected: str, found=None, show_found: bool = True,
+                 message: str | None = None):
         self.expected, self.found, self.show_found = expected, found, show_found
+        self.message = message          # the whole message, instead of "expected ..., got ..."
 
 
 def _show(v) -> str:
@@ -62,6 +65,13 @@ def _show(v) -> str:
     return repr(v)
 
 
+def _found(v) -> str:
+    """What was found: ``string "x"``, ``integer 3``, ``a table``."""
+    if isinstance(v, dict):
+        return "a table"
+    return f"{_type_name(v)} {_show(v)}"
+
+
 def _type_name(v) -> str:
     return {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
             dict: "table"}.get(type(v), type(v).__name__)
@@ -70,21 +80,28 @@ def _type_name(v) -> str:
 # -- value checks: each returns the converted value or raises _Bad ----------------------------
 def _num(v) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
-        raise _Bad("a number", f"{_type_name(v)} {_show(v)}")
+        raise _Bad("a number", _found(v))
     return float(v)
+
+
+#: largest magnitude of a number in a case file (SI units): beyond it products of a few
+#: values overflow (an inertia of a 1e300 m box) and nothing physical is that large
+MAX_MAGNITUDE = 1e30
 
 
 def _finite(v) -> float:
     x = _num(v)
     if not math.isfinite(x):
         raise _Bad("a finite number", x)
+    if abs(x) > MAX_MAGNITUDE:
+        raise _Bad(f"a number of magnitude at most {MAX_MAGNITUDE:g} (SI units)", _show(v))
     return x
 
 
 def _vec(n: int):
     def check(v):
         if not isinstance(v, list) or len(v) != n:
-            what = f"{_type_name(v)} {_show(v)}" if not isinstance(v, list) else \
+            what = _found(v) if not isinstance(v, list) else \
                 f"{len(v)} entries {_show(v)}"
             raise _Bad(f"an array of {n} numbers", what)
         try:
@@ -96,26 +113,45 @@ def _vec(n: int):
 
 def _str(v):
     if not isinstance(v, str):
-        raise _Bad("a string", f"{_type_name(v)} {_show(v)}")
+        raise _Bad("a string", _found(v))
     return v
+
+
+#: names of bodies, joints, drives, forces, sensors and markers: they become file names,
+#: HDF5 groups and the BODY.MARKER references of the case file
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_-]*")
+#: the model name (file names of the results): also dots (not first) and the characters
+#: of ``flexmbs sweep``'s variant names ``<case>__<key>=<value>`` (``= [ ] +``)
+FILE_NAME_PATTERN = re.compile(r"[A-Za-z0-9_=\[\]+-][A-Za-z0-9_.=\[\]+-]{0,199}")
 
 
 def _name(v):
     v = _str(v)
-    if not v or v.strip() != v or "." in v or v == "ground":
-        raise _Bad("a non-empty name without dots or spaces at the ends (not 'ground')", _show(v))
+    if v == "ground" or not NAME_PATTERN.fullmatch(v):
+        raise _Bad("a name of letters, digits, _ and - (not starting with -, not 'ground')",
+                   _show(v))
+    return v
+
+
+def _file_name(v):
+    v = _str(v)
+    if not FILE_NAME_PATTERN.fullmatch(v):
+        raise _Bad("a name of at most 200 letters, digits and _ - . = [ ] +, not starting "
+                   "with '.' (it names the result files)", _show(v))
     return v
 
 
 def _int(v):
     if isinstance(v, bool) or not isinstance(v, int):
-        raise _Bad("an integer", f"{_type_name(v)} {_show(v)}")
+        raise _Bad("an integer", _found(v))
+    if abs(v) > 2**63 - 1:                # TOML integers are 64-bit; Python's tomllib not
+        raise _Bad("a 64-bit integer", _show(v))
     return v
 
 
 def _bool(v):
     if not isinstance(v, bool):
-        raise _Bad("true or false", f"{_type_name(v)} {_show(v)}")
+        raise _Bad("true or false", _found(v))
     return v
 
 
@@ -145,7 +181,7 @@ def _orientation(v):
         return {"axis": _axis(v["axis"]), "angle": _finite(v["angle"])}
     if isinstance(v, list):
         return _mat3(v)
-    raise _Bad("a 3x3 rotation matrix or {axis = ..., angle = rad}", f"{_type_name(v)} {_show(v)}")
+    raise _Bad("a 3x3 rotation matrix or {axis = ..., angle = rad}", _found(v))
 
 
 def _inertia(v):
@@ -169,6 +205,9 @@ def _markers(v):
         raise _Bad("a table of markers {name = {at = [x, y, z], axis = ...}}", _show(v))
     out = {}
     for name, spec in v.items():
+        if name == "ground" or not NAME_PATTERN.fullmatch(name):
+            raise _Bad("marker names of letters, digits, _ and - (not starting with -)",
+                       _show(name))
         if not isinstance(spec, dict):
             raise _Bad(f"marker '{name}' as a table {{at = [x, y, z], axis = ...}}", _show(spec))
         _no_unknown(spec, {"at": None, "axis": None}, f"markers.{name}")
@@ -178,12 +217,24 @@ def _markers(v):
 
 
 def _interfaces(v):
-    if not isinstance(v, list) or not all(isinstance(s, str) and s for s in v):
-        raise _Bad("an array of strings \"NAME\" or \"NAME:rbe2|rbe3\"", _show(v))
+    from flexmbs.reduction.interfaces import interface_problem
+    if not isinstance(v, list) or not all(isinstance(s, str) for s in v):
+        found = _found(v)
+        if isinstance(v, str):
+            found += f" (write [{_show(v)}])"
+        raise _Bad("an array of strings \"NAME\" or \"NAME:rbe2|rbe3\"", found)
+    names = []
     for s in v:
-        kind = s.partition(":")[2]
-        if kind and kind.lower() not in ("rbe2", "rbe3"):
-            raise _Bad("interface kind rbe2 or rbe3", _show(s))
+        problem = interface_problem(s)
+        if problem:
+            raise _Bad("a valid interface", message=problem)
+        name = s.partition(":")[0]
+        if "." in name:
+            raise _Bad("an interface name without '.' (markers are referenced as "
+                       "BODY.NAME)", _show(s))
+        if name in names:
+            raise _Bad("distinct interface names", f"\"{name}\" twice")
+        names.append(name)
     return tuple(v)
 
 
@@ -206,7 +257,7 @@ def _material(v):
                             name=str(v.get("name", "custom")))
         except ValueError as exc:
             raise _Bad("a valid material", str(exc)) from None
-    raise _Bad("a material name or {E, nu, rho}", f"{_type_name(v)} {_show(v)}")
+    raise _Bad("a material name or {E, nu, rho}", _found(v))
 
 
 def _floats(v):
@@ -233,9 +284,20 @@ def _options(v):
         raise _Bad("a table of PETSc options", _show(v))
     out = {}
     for k, x in v.items():
+        name = k.lstrip("-")
+        if not name or not all(c.isalnum() or c == "_" for c in name):
+            raise _Bad("option names of letters, digits and _ (e.g. pc_type)", _show(k))
         if isinstance(x, dict | list):
             raise _Bad(f"option '{k}' as a string, number or boolean", _show(x))
-        out[k.lstrip("-")] = x
+        if isinstance(x, float) and not math.isfinite(x):
+            raise _Bad(f"option '{k}' as a finite number", _show(x))
+        out[name] = x
+    if any(k.endswith("_type") for k in out):
+        from flexmbs.integrate.options import check_option_values
+        try:
+            check_option_values(out, where="option")
+        except ValueError as exc:
+            raise _Bad("PETSc type names known to this PETSc build", str(exc)) from None
     return out
 
 
@@ -261,7 +323,7 @@ class _Collector:
         msg = f"expected {exc.expected}"
         if exc.show_found and exc.found is not None:
             msg += f", got {exc.found}"
-        self.add(where, msg)
+        self.add(where, exc.message or msg)
 
     def raise_if_any(self) -> None:
         if not self.problems:
@@ -291,7 +353,7 @@ def _section(col: _Collector, table, keys: dict, where: str, also: dict | None =
     """Check one table against ``keys``; unknown keys get a did-you-mean hint."""
     out: dict = {}
     if not isinstance(table, dict):
-        col.add(where, f"expected a table, got {_type_name(table)} {_show(table)}")
+        col.add(where, f"expected a table, got {_found(table)}")
         return out
     for k, v in table.items():
         if k not in keys:
@@ -308,7 +370,8 @@ def _section(col: _Collector, table, keys: dict, where: str, also: dict | None =
             if key.choices and val not in key.choices:
                 close = difflib.get_close_matches(str(val), key.choices, n=1)
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
-                raise _Bad("one of " + ", ".join(key.choices), f"{_show(val)}{hint}")
+                raise _Bad("one of " + ", ".join(c or '""' for c in key.choices),
+                           f"{_show(val)}{hint}")
         except _Bad as exc:
             col.bad(f"{where}.{k}", exc)
             continue
@@ -361,13 +424,15 @@ def _item(col: _Collector, table, where: str, common: dict, by_type: dict) -> di
         return None
     kind = table.get("type")
     types = tuple(by_type)
-    if kind not in by_type:
+    if not isinstance(kind, str) or kind not in by_type:
         if "type" not in table:
             col.add(f"{where}.type", "missing required key (one of " + ", ".join(types) + ")")
         else:
-            close = difflib.get_close_matches(str(kind), types, n=1)
+            close = difflib.get_close_matches(kind, types, n=1) if isinstance(kind, str) \
+                else []
             hint = f" (did you mean '{close[0]}'?)" if close else ""
-            col.add(f"{where}.type", f"expected one of {', '.join(types)}, got {_show(kind)}{hint}")
+            col.add(f"{where}.type", f"expected one of {', '.join(types)}, got "
+                    f"{_found(kind)}{hint}")
         return None
     keys = {**common, **by_type[kind]}
     elsewhere = {}
@@ -382,15 +447,32 @@ def _item(col: _Collector, table, where: str, common: dict, by_type: dict) -> di
 def read_raw(path: str | Path) -> dict:
     """The raw TOML data of a case file (:class:`CaseError` if missing or unreadable)."""
     path = Path(path)
-    if not path.is_file():
+    try:
+        is_dir, is_file = path.is_dir(), path.is_file()
+    except OSError as exc:                           # a name too long
+        raise CaseError(f"{str(path)[:100]}: expected a case file, got a path the system "
+                        f"refuses ({exc.strerror or exc})") from None
+    if is_dir:
+        raise CaseError(f"{path}: expected a case file (TOML), found a folder")
+    if not is_file:
         raise CaseError(f"{path}: case file not found")
     try:
-        with open(path, "rb") as f:
-            return tomllib.load(f)
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CaseError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8-sig")       # a byte-order mark (Windows editors) is fine
+    except UnicodeDecodeError as exc:
+        raise CaseError(f"{path}: expected UTF-8 text (TOML), found byte "
+                        f"0x{data[exc.start]:02x} at offset {exc.start} that is not UTF-8"
+                        ) from None
+    try:
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise CaseError(f"{path}: not valid TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CaseError(f"{path}: cannot read: {exc}") from None
+    except RecursionError:
+        raise CaseError(f"{path}: not valid TOML: arrays or tables nested too deeply"
+                        ) from None
 
 
 def load_case(path: str | Path) -> CaseSpec:
@@ -404,6 +486,11 @@ def load_case(path: str | Path) -> CaseSpec:
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             col.add(k, f"unknown section{hint}; sections: " + ", ".join(S.SECTIONS))
     model = _section(col, raw.get("model", {}), S.MODEL, "model")
+    if model.get("name") is not None:
+        try:
+            _file_name(model["name"])
+        except _Bad as exc:
+            col.bad("model.name", exc)
     lists = {}
     for sec in S.ARRAYS:
         val = raw.get(sec, [])
@@ -448,19 +535,30 @@ def load_case(path: str | Path) -> CaseSpec:
             "t0", 0.0):
         col.add("solver.dt", f"expected dt <= t_end - t0, got dt = {solver['dt']} s")
     _check_bodies(col, bodies, path.parent)
-    _check_references(col, bodies, joints, drives, forces, sensors)
+    raw_names = {sec: {t["name"] for t in lists[sec] if isinstance(t, dict)
+                       and isinstance(t.get("name"), str)} for sec in ("bodies", "joints")}
+    _check_references(col, bodies, joints, drives, forces, sensors, raw_names)
     col.raise_if_any()
-    name = model.get("name") or (path.parent.name if path.name == "case.toml" else path.stem)
+    name = model.get("name") or default_name(path)
     return CaseSpec(path=path.resolve(), name=name, model=model, bodies=tuple(bodies),
                     joints=tuple(joints), drives=tuple(drives), forces=tuple(forces),
                     sensors=tuple(sensors), solver=solver, output=output, analysis=analysis,
                     raw=raw)
 
 
+def default_name(path: Path) -> str:
+    """The model name of a case file without ``[model] name``: the name of the folder
+    of a ``case.toml`` (also when given as a relative ``case.toml``), else the file's
+    stem (``flexmbs sweep`` names its variants' results by it).  Both are names of
+    existing files, so they cannot reach into other folders."""
+    path = Path(path).absolute()
+    return (path.parent.name if path.name == "case.toml" else path.stem) or "case"
+
+
 def _check_bodies(col: _Collector, bodies: list, folder: Path) -> None:
     for b in bodies:
         w = b["path"]
-        if any(p.startswith(f"{w}.") for p in col.problems):
+        if any(p.startswith((f"{w}.", f"{w}:")) for p in col.problems):
             continue              # a misspelt key would only cause follow-up errors here
         if b["type"] == "rigid":
             has_shape, has_mass = b.get("shape") is not None, b.get("m") is not None
@@ -485,10 +583,25 @@ def _check_bodies(col: _Collector, bodies: list, folder: Path) -> None:
                         "`modes`) or `body_file`")
                 continue
             key = "mesh" if mesh is not None else "body_file"
-            p = (folder / (mesh or bfile)).resolve()
-            if not p.is_file():
+            given = mesh if mesh is not None else bfile
+            if not given.strip() or "\0" in given:
+                col.add(f"{w}.{key}", f"expected a file path, got {_show(given)}")
+                continue
+            try:
+                p = (folder / given).resolve()
+                is_dir, is_file = p.is_dir(), p.is_file()
+            except (OSError, RuntimeError) as exc:      # name too long, symlink loop
+                col.add(f"{w}.{key}", f"expected a usable file path, got {_show(given)[:80]}"
+                        f" ({getattr(exc, 'strerror', None) or exc})")
+                continue
+            if is_dir:
+                col.add(f"{w}.{key}", f"expected a file, found a folder: {p}")
+            elif not is_file:
                 col.add(f"{w}.{key}", f"file not found: {p}")
             b[key] = p
+            if b.get("damping", 0.0) >= 1.0:
+                col.add(f"{w}.damping", f"expected a modal damping ratio in [0, 1), got "
+                        f"{b['damping']}")
             if mesh is not None:
                 for k in ("material", "modes"):
                     if b.get(k) is None:
@@ -509,11 +622,17 @@ def body_markers(b: dict) -> list[str] | None:
     if b["type"] == "point_mass":
         return []
     if b.get("mesh") is not None:
+        if not isinstance(b.get("interfaces"), tuple):
+            return None       # invalid interfaces: reported already
         return [s.partition(":")[0] for s in b["interfaces"]]
     return None
 
 
-def _check_references(col, bodies, joints, drives, forces, sensors) -> None:
+def _check_references(col, bodies, joints, drives, forces, sensors, raw_names=None) -> None:
+    """Names unique; every body, marker and joint referenced exists.  ``raw_names``:
+    the names written in the file for bodies and joints, including those of items
+    rejected already (a reference to one of them is not reported again)."""
+    raw_names = raw_names or {"bodies": set(), "joints": set()}
     names: dict[str, str] = {}
     for group, items in (("body", bodies), ("joint", joints), ("drive", drives),
                          ("force element", forces), ("sensor", sensors)):
@@ -524,7 +643,7 @@ def _check_references(col, bodies, joints, drives, forces, sensors) -> None:
             if nm in names:
                 col.add(f"{it['path']}.name", f"name \"{nm}\" already used by a {names[nm]}")
             names[nm] = group
-    by_name = {b["name"]: b for b in bodies if "name" in b}
+    by_name = {b["name"]: b for b in bodies if "name" in b and "type" in b}
     joint_names = [j["name"] for j in joints if "name" in j]
 
     def ref(it, key):
@@ -535,6 +654,8 @@ def _check_references(col, bodies, joints, drives, forces, sensors) -> None:
         if body == "ground":
             return
         if body not in by_name:
+            if body in raw_names["bodies"]:
+                return                      # the body itself is invalid: reported already
             close = difflib.get_close_matches(body, list(by_name), n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             col.add(f"{it['path']}.{key}", f"unknown body \"{body}\"{hint}; bodies: "
@@ -551,7 +672,11 @@ def _check_references(col, bodies, joints, drives, forces, sensors) -> None:
     for j in joints:
         ref(j, "first")
         ref(j, "second")
-        if j.get("type") == "helical" and j.get("pitch") in (None, 0.0):
+        if j.get("type") == "helical" and j.get("pitch") == 0.0:
+            col.add(f"{j['path']}.pitch", "expected a non-zero advance per turn [m/turn] for "
+                    "a helical joint, got 0")
+        elif j.get("type") == "helical" and j.get("pitch") is None and \
+                f"{j['path']}.pitch" not in {p.split(":")[0] for p in col.problems}:
             col.add(f"{j['path']}.pitch", "missing required key for a helical joint (advance "
                     "per turn [m/turn], non-zero)")
         elif j.get("type") not in (None, "helical") and j.get("pitch") is not None:
@@ -563,6 +688,13 @@ def _check_references(col, bodies, joints, drives, forces, sensors) -> None:
         ref(s, "first")
         ref(s, "second")
     for f in forces:
+        if f.get("type") in ("force", "torque") and f.get("at") == "ground":
+            col.add(f"{f['path']}.at", f"expected a body (\"BODY\" or \"BODY.MARKER\"), "
+                    f"got \"ground\": a {f['type']} on the ground does nothing")
+        if f.get("type") in ("spring_damper", "bushing") and f.get("first") is not None and \
+                f.get("first") == f.get("second"):
+            col.add(f"{f['path']}.second", f"expected a side other than first, got "
+                    f"\"{f['second']}\"")
         for key in ("first", "second", "at"):
             ref(f, key)
             v = f.get(key)
@@ -573,7 +705,7 @@ def _check_references(col, bodies, joints, drives, forces, sensors) -> None:
                             f"\"{b['name']}\" is a point mass")
     for it in [*drives, *forces]:
         jn = it.get("joint")
-        if jn is not None and jn not in joint_names:
+        if jn is not None and jn not in joint_names and jn not in raw_names["joints"]:
             close = difflib.get_close_matches(jn, joint_names, n=1)
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             col.add(f"{it['path']}.joint", f"unknown joint \"{jn}\"{hint}; joints: "

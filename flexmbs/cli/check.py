@@ -79,7 +79,11 @@ def dof_text(report, moved: tuple[float, float]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from flexmbs.case import build, load_case
-    from flexmbs.errors import CaseError, ConvergenceError
+    from flexmbs.errors import CaseError, ConvergenceError, ModelError
+    from flexmbs.io.paths import writable_dir
+    if args.body_dir is not None:
+        # a file or device is an error now; writability is tested before preprocessing
+        writable_dir(args.body_dir, "--body-dir", test_write=False)
     spec = load_case(args.case)
     print(f"flexmbs check {args.case}: case file valid", file=sys.stderr)
     built = build(spec, body_dir=Path(args.body_dir) if args.body_dir else None,
@@ -90,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
     except ConvergenceError as exc:
         raise CaseError(f"{spec.path}: initial assembly failed: {exc} (check the initial "
                         "positions of the bodies against the joints)") from None
+    except ModelError as exc:
+        raise CaseError(f"{spec.path}: {exc}") from None
     print(dof_text(report, moved))
     sv = spec.solver
     if spec.analysis is None:

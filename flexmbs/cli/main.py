@@ -4,8 +4,9 @@ Each command lives in its own module ``flexmbs.cli.<command>`` with two function
 ``add_parser(subparsers)`` and ``run(args) -> int``.  Errors derived from
 :class:`flexmbs.errors.FlexmbsError` are printed as one line with the exit status of
 :data:`flexmbs.errors.EXIT_CODES`: 2 for a mistake in the input or the model, 3 for a run
-the solver could not finish (no convergence, a singular configuration), 5 for a run that
-diverged (docs/solver.md).
+the solver could not finish (no convergence, a singular configuration), 4 for a file that
+could not be written (disk full, I/O error, no permission), 5 for a run that diverged
+(docs/solver.md, docs/errors.md).
 """
 from __future__ import annotations
 
@@ -14,14 +15,41 @@ import importlib
 import logging
 import sys
 
-from flexmbs.errors import EXIT_CODES, ConvergenceError, DivergenceError, FlexmbsError
+from flexmbs.errors import (
+    EXIT_CODES, ConvergenceError, DivergenceError, FlexmbsError, OutputError,
+)
 
 COMMANDS = ("preprocess", "info", "run", "check", "plot", "sweep")
+#: commands whose unknown single-dash arguments are PETSc options
+PETSC_COMMANDS = ("preprocess", "run", "sweep")
+
+
+def version() -> str:
+    """The installed version of flexmbs (package metadata, else ``flexmbs.__version__``)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+    try:
+        return dist_version("flexmbs")
+    except PackageNotFoundError:
+        import flexmbs
+        return getattr(flexmbs, "__version__", "unknown")
+
+
+class _Version(argparse.Action):
+    """``--version``: print ``flexmbs X.Y.Z`` and exit 0 (imports nothing heavy)."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"flexmbs {version()}")
+        parser.exit(0)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="flexmbs", description="Flexible-body multibody solver (SI units throughout).")
+    parser.add_argument("--version", action=_Version)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
@@ -35,28 +63,104 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _option_strings(parser: argparse.ArgumentParser, command: str) -> list[str]:
+    """The ``--long`` options of ``flexmbs`` and of its ``command``."""
+    names = [o for a in parser._actions for o in a.option_strings]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            names += [o for a in action.choices[command]._actions for o in a.option_strings]
+    return [n for n in names if n.startswith("--")]
+
+
+def _check_extra(parser: argparse.ArgumentParser, command: str, extra: list[str]) -> str:
+    """'' if the arguments argparse did not know are acceptable, else the error message.
+
+    For ``preprocess``, ``run`` and ``sweep`` they are PETSc options (one dash:
+    ``-fmbs_pc_type lu``), whose type names are checked here, before any work; a
+    ``--long`` argument is a typo of an option of the command.  Other commands take none.
+    """
+    import difflib
+    if not extra:
+        return ""
+    bad = [a for a in extra if a.startswith("--") and a != "--"]
+    if bad:
+        known = _option_strings(parser, command)
+        hints = []
+        for a in bad:
+            close = difflib.get_close_matches(a.split("=", 1)[0].replace("_", "-"), known,
+                                              n=1, cutoff=0.6)
+            if close:
+                hints.append(f"did you mean '{close[0]}' for '{a}'?")
+        petsc = (", or PETSc options with one dash (e.g. -fmbs_pc_type lu)"
+                 if command in PETSC_COMMANDS else "")
+        return (f"unknown option(s) {bad}: expected the options of 'flexmbs {command} -h'"
+                f"{petsc}" + (" (" + " ".join(hints) + ")" if hints else ""))
+    if command not in PETSC_COMMANDS:
+        return (f"unexpected argument(s) {extra}: 'flexmbs {command}' takes no PETSc "
+                f"options (see 'flexmbs {command} -h')")
+    from flexmbs.integrate.options import parse_petsc_args
+    try:
+        parse_petsc_args(extra)
+    except ValueError as exc:
+        return f"PETSc options: {exc}"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
-    # PETSc options (anything after a lone "--petsc" or starting with "-ksp_", "-pc_", ...)
-    # are handled by the commands that solve; see flexmbs.integrate.petsc_options.
+    # Arguments argparse does not know are PETSc options of the commands that solve
+    # (single dash, checked by _check_extra, handled by flexmbs.integrate.options).
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     args.petsc_args = extra
+    problem = _check_extra(parser, args.command, extra)
+    if problem:
+        print(f"flexmbs {args.command}: error: {problem}", file=sys.stderr)
+        return EXIT_CODES["user error"]
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         return int(args.func(args) or 0)
-    except DivergenceError as exc:
-        print(f"flexmbs {args.command}: diverged: {exc}", file=sys.stderr)
-        return EXIT_CODES["diverged"]
-    except ConvergenceError as exc:
-        print(f"flexmbs {args.command}: failed: {exc}", file=sys.stderr)
-        return EXIT_CODES["failed"]
-    except FlexmbsError as exc:
-        print(f"flexmbs {args.command}: error: {exc}", file=sys.stderr)
-        return EXIT_CODES["user error"]
-    except KeyboardInterrupt:
-        print(f"flexmbs {args.command}: interrupted", file=sys.stderr)
-        return 130
+    except (FlexmbsError, KeyboardInterrupt) as exc:
+        kind, code = _outcome(exc)
+        print(f"flexmbs {args.command}: {kind}{': ' if str(exc) else ''}{exc}",
+              file=sys.stderr)
+        _end_every_rank(exc, code)
+        return code
+    except Exception as exc:
+        _end_every_rank(exc, 1, f"flexmbs {args.command}: internal error: "
+                                f"{type(exc).__name__}: {exc}")
+        raise
+
+
+def _outcome(exc: BaseException) -> tuple[str, int]:
+    """The word and the exit status of an error (:data:`flexmbs.errors.EXIT_CODES`)."""
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted", 130
+    for cls, kind, key in ((DivergenceError, "diverged", "diverged"),
+                           (ConvergenceError, "failed", "failed"),
+                           (OutputError, "io error", "io error")):
+        if isinstance(exc, cls):
+            return kind, EXIT_CODES[key]
+    return "error", EXIT_CODES["user error"]
+
+
+def _end_every_rank(exc: BaseException, code: int, message: str = "") -> None:
+    """Under MPI (more than one rank), an error raised on this rank alone would leave the
+    others waiting in their next collective call forever: end them all (``MPI_Abort``)
+    with the message.  Errors every rank raised together (``collective``, see
+    :func:`flexmbs.parallel.distribute.on_root`) end normally."""
+    mpi = sys.modules.get("mpi4py.MPI")
+    if mpi is None or getattr(exc, "collective", False):
+        return
+    world = mpi.COMM_WORLD
+    if world.Get_size() <= 1:
+        return
+    if message:
+        print(message, file=sys.stderr)
+    print(f"flexmbs: the error above on rank {world.Get_rank()} ends all "
+          f"{world.Get_size()} ranks", file=sys.stderr)
+    sys.stderr.flush()
+    world.Abort(code)
 
 
 if __name__ == "__main__":

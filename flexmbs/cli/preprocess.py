@@ -6,7 +6,9 @@ import sys
 import time
 from pathlib import Path
 
-from flexmbs.errors import FlexmbsError
+import numpy as np
+
+from flexmbs.errors import BodyFileError, FlexmbsError
 
 
 class PreprocessError(FlexmbsError):
@@ -50,6 +52,9 @@ def parse_material(text: str):
             E, nu, rho = (float(v) for v in text.split(","))
         except ValueError:
             raise PreprocessError(f"--material: expected NAME or E,nu,rho, got {text!r}") from None
+        if not all(np.isfinite(x) and abs(x) <= 1e30 for x in (E, nu, rho)):
+            raise PreprocessError(f"--material: expected finite E [Pa], nu, rho [kg/m^3] of "
+                                  f"magnitude at most 1e30, got {text!r}")
         try:
             return Material(E=E, nu=nu, rho=rho, name="custom")
         except ValueError as exc:
@@ -100,6 +105,63 @@ def _petsc_options(extra: list[str]) -> None:
             raise PreprocessError(f"PETSc options: {exc}") from None
 
 
+def _check_output(args: argparse.Namespace) -> None:
+    """``-o`` must be a new or writable file in an existing folder, not the input mesh."""
+    from flexmbs.errors import CaseError
+    from flexmbs.io.paths import writable_file
+    try:
+        writable_file(args.output, "-o", not_same_as=(args.mesh,))
+    except CaseError as exc:
+        raise PreprocessError(str(exc)) from None
+    if Path(args.output).suffix.lower() in (".msh", ".inp", ".vtu", ".vtk", ".toml"):
+        raise PreprocessError(f"-o '{args.output}': expected a reduced-body file name "
+                              f"(.h5), got the extension of a mesh or case file "
+                              f"'{Path(args.output).suffix}'")
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    if args.modes < 1:
+        raise PreprocessError(f"--modes: expected at least 1, got {args.modes}")
+    if not 0.0 <= args.damping < 1.0:
+        raise PreprocessError(f"--damping: expected a modal damping ratio in [0, 1), got "
+                              f"{args.damping}")
+    if args.modal_derivatives < 0:
+        raise PreprocessError(f"--modal-derivatives: expected 0 or more, got "
+                              f"{args.modal_derivatives}")
+
+
+def _check_frame(settings) -> None:
+    names = [i.name for i in settings.interfaces]
+    if settings.frame == "mean_axis":
+        return
+    name = settings.frame.partition(":")[2] if settings.frame.startswith("interface:") else None
+    if name is None or name not in names:
+        raise PreprocessError(f"--frame: expected mean_axis or interface:NAME with NAME one of "
+                              f"the --interface names {names}, got {settings.frame!r}")
+
+
+def _sizes(fe, settings, material, mesh, unit: str) -> None:
+    """Warn about an implausible mesh unit; check and print the size of the reduction."""
+    from flexmbs.io.mesh import unit_warning
+    from flexmbs.reduction.budget import check_budget
+    try:
+        mass = float(material.rho * fe.basis.dx.sum())
+    except (AttributeError, TypeError, ValueError):
+        mass = None
+    warning = unit_warning(mesh.points, unit, mass, source=mesh.source, hint="--unit {unit}")
+    if warning:
+        print(f"flexmbs preprocess: warning: {warning}", file=sys.stderr, flush=True)
+    try:
+        b = check_budget(fe, settings, keys={"modes": "--modes",
+                                             "modal_derivatives": "--modal-derivatives"})
+    except ValueError as exc:
+        raise PreprocessError(str(exc)) from None
+    large = b.n_q >= 100 or b.bytes >= 5e8 or b.n_dof >= 200_000
+    if large:
+        print(f"  reducing: {b.text()}; the eigen solve may take a while",
+              file=sys.stderr, flush=True)
+
+
 def _run(args: argparse.Namespace, comm) -> int:
     from flexmbs.cli.info import summary
     from flexmbs.fe.assemble import assemble, fe_model_unassembled
@@ -114,39 +176,58 @@ def _run(args: argparse.Namespace, comm) -> int:
         if root:
             print(f"  {msg:<45s} {t:8.2f} s", file=sys.stderr, flush=True)
 
+    _check_numbers(args)
     try:
         settings = ReductionSettings(
             n_modes=args.modes,
             interfaces=tuple(InterfaceSpec.parse(s) for s in args.interface),
             frame=args.frame, static_modes=args.static_modes == "inertial",
             modal_derivatives=args.modal_derivatives,
-            derivative_axis=None if args.derivative_axis is None else "xyz".index(args.derivative_axis),
+            derivative_axis=(None if args.derivative_axis is None
+                             else "xyz".index(args.derivative_axis)),
             damping=args.damping, eigensolver=args.eigensolver,
             stiffening=not args.no_stiffening)
     except ValueError as exc:
         raise PreprocessError(str(exc)) from None
+    _check_frame(settings)
     material = parse_material(args.material)
     _petsc_options(getattr(args, "petsc_args", []))
+    _check_output(args)
     if root:
         ranks = "" if comm is None else f" on {comm.getSize()} MPI ranks"
         print(f"flexmbs preprocess {args.mesh}{ranks}", file=sys.stderr)
     t = time.perf_counter()
     mesh = read_mesh(args.mesh, scale=1e-3 if args.unit == "mm" else 1.0)
     step(f"read mesh ({mesh.cell_type}, {mesh.n_nodes} nodes)", time.perf_counter() - t)
+    missing = [i.name for i in settings.interfaces if i.name not in mesh.node_sets]
+    if missing:
+        raise PreprocessError(f"--interface: expected node sets (physical groups) of "
+                              f"{args.mesh}, found no {', '.join(map(repr, missing))}; "
+                              f"available: {', '.join(sorted(mesh.node_sets)) or 'none'}")
     t = time.perf_counter()
     if comm is None:
         fe = assemble(mesh, material)
         step(f"assemble M, K ({fe.n_dof} dofs)", time.perf_counter() - t)
     else:
         fe = fe_model_unassembled(mesh, material)   # each rank assembles its own rows
+    if root:
+        _sizes(fe, settings, material, mesh, args.unit)
     try:
         body = reduce_model(fe, settings, name=Path(args.mesh).stem, progress=step,
                             provenance={"command": " ".join(sys.argv)}, comm=comm)
     except ValueError as exc:
-        raise PreprocessError(str(exc)) from None
+        raise PreprocessError(f"preprocessing {args.mesh} failed: {exc}") from None
+    except (ArithmeticError, RuntimeError, np.linalg.LinAlgError, BodyFileError) as exc:
+        # RuntimeError: ARPACK and PETSc/SLEPc errors; BodyFileError: a body not finite
+        raise PreprocessError(f"preprocessing {args.mesh} failed: {type(exc).__name__}: "
+                              f"{exc}") from None
     if root:
         t = time.perf_counter()
-        save_body(args.output, body)
+        try:
+            save_body(args.output, body)
+        except OSError as exc:
+            raise PreprocessError(f"-o '{args.output}': cannot write the body file "
+                                  f"({exc.strerror or exc})") from None
         step(f"write {args.output}", time.perf_counter() - t)
         print(f"  total {time.perf_counter() - t0:.2f} s", file=sys.stderr)
         print(summary(body))

@@ -21,7 +21,8 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from petsc4py import PETSc
 
-__all__ = ["OptionsManager", "default_direct_lu", "petsc_options_from_args"]
+__all__ = ["OptionsManager", "check_option_values", "default_direct_lu",
+           "petsc_options_from_args", "parse_petsc_args"]
 
 log = logging.getLogger(__name__)
 
@@ -70,16 +71,101 @@ def _to_str(value: object) -> str | None:
     return str(value)
 
 
-def petsc_options_from_args(args: Sequence[str]) -> dict[str, str | None]:
-    """Insert ``-key value`` pairs (and bare ``-flag``) of a CLI argument list into the
-    global PETSc options database; returns what was inserted.
+# -- validation of type names -----------------------------------------------------------------
+def _enum_names(enum) -> tuple[str, ...]:
+    return tuple(sorted({str(getattr(enum, a)) for a in dir(enum) if not a.startswith("_")
+                         and isinstance(getattr(enum, a), str)}))
 
-    ``["-fmbs_ksp_type", "gmres", "-fmbs_snes_monitor"]`` sets ``fmbs_ksp_type=gmres`` and
-    the flag ``fmbs_snes_monitor``.  A negative number is a value, not a key.  Arguments
-    not starting with ``-`` and not following a key raise ``ValueError``.
+
+def _slepc_enum(name: str):
+    try:
+        from slepc4py import SLEPc
+    except ImportError:   # pragma: no cover - SLEPc is optional
+        return None
+    return getattr(SLEPc, name).Type
+
+
+def _petsc_object(kind: str):
+    return {"KSP": PETSc.KSP, "PC": PETSc.PC, "SNES": PETSc.SNES, "TS": PETSc.TS}[kind]
+
+
+#: option-name suffix -> (what, known names or a callable giving them, PETSc class to try)
+_TYPE_OPTIONS = (
+    ("pc_factor_mat_solver_type", "a factorization package",
+     lambda: _enum_names(PETSc.Mat.SolverType), None),
+    ("newton_mat_type", "a Newton matrix type", lambda: ("aij", "auto", "dense"), None),
+    ("ksp_type", "a KSP type", lambda: _enum_names(PETSc.KSP.Type), "KSP"),
+    ("pc_type", "a PC type", lambda: _enum_names(PETSc.PC.Type), "PC"),
+    ("snes_type", "a SNES type", lambda: _enum_names(PETSc.SNES.Type), "SNES"),
+    ("ts_type", "a TS type", lambda: _enum_names(PETSc.TS.Type), "TS"),
+    ("eps_type", "a SLEPc EPS type", lambda: _enum_names(_slepc_enum("EPS") or object), None),
+    ("st_type", "a SLEPc ST type", lambda: _enum_names(_slepc_enum("ST") or object), None),
+)
+
+#: factorization packages and the external package that provides them
+_PACKAGE_OF = {"umfpack": "suitesparse", "cholmod": "suitesparse", "klu": "suitesparse",
+               "spqr": "suitesparse", "mkl_cpardiso": "mkl_cpardiso",
+               "mkl_pardiso": "mkl_pardiso"}
+
+
+def _solver_available(name: str) -> bool:
+    if name == "petsc":
+        return True
+    return _has_package(name) or (name in _PACKAGE_OF and _has_package(_PACKAGE_OF[name]))
+
+
+def _type_available(kind: str, name: str) -> bool:
+    """Whether this PETSc build can make a ``kind`` object of type ``name``."""
+    obj = _petsc_object(kind)().create(comm=PETSc.COMM_SELF)
+    try:
+        obj.setType(name)
+        return True
+    except PETSc.Error:
+        return False
+    finally:
+        obj.destroy()
+
+
+def check_option_values(options: Mapping[str, object], where: str = "PETSc option") -> None:
+    """``ValueError`` naming the first option whose value is not a type PETSc knows.
+
+    Checked: every option ending in ``ksp_type``, ``pc_type``, ``snes_type``, ``ts_type``,
+    ``pc_factor_mat_solver_type``, ``newton_mat_type`` (flexmbs' own), ``eps_type`` and
+    ``st_type`` (SLEPc), under any prefix (``-fmbs_pc_type``, ``-flexmbs_eps_st_pc_type``),
+    against the type names of petsc4py/slepc4py and whether this build provides them.
+    Other options are left to PETSc.
     """
-    opts = PETSc.Options()
-    inserted: dict[str, str | None] = {}
+    import difflib
+    for key, val in options.items():
+        name = str(key).lstrip("-")
+        for suffix, what, known, kind in _TYPE_OPTIONS:
+            if name != suffix and not name.endswith("_" + suffix):
+                continue
+            if val is None or val is True or str(val).strip() == "":
+                raise ValueError(f"{where} -{name}: expected {what} name, got no value")
+            text = str(val)
+            names = known()
+            check = text.lower() if suffix == "newton_mat_type" else text
+            if names and check not in names:
+                close = difflib.get_close_matches(text.lower(), names, n=1, cutoff=0.7)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                raise ValueError(f"{where} -{name}: expected {what} known to PETSc, got "
+                                 f"'{text}'{hint}; known: {', '.join(names)}")
+            if suffix == "pc_factor_mat_solver_type" and not _solver_available(text):
+                have = [n for n in names if _solver_available(n)]
+                raise ValueError(f"{where} -{name}: expected a factorization package of "
+                                 f"this PETSc build, got '{text}', which it was built "
+                                 f"without; available: {', '.join(have)}")
+            if kind is not None and not _type_available(kind, text):
+                raise ValueError(f"{where} -{name}: expected {what} of this PETSc build, "
+                                 f"got '{text}', which it was built without")
+            break
+
+
+def parse_petsc_args(args: Sequence[str]) -> dict[str, str | None]:
+    """``-key value`` pairs (and bare ``-flag``) of a CLI argument list as a dict, checked
+    (:func:`check_option_values`) but not inserted; ``ValueError`` on a bad list."""
+    parsed: dict[str, str | None] = {}
     key: str | None = None
 
     def is_key(a: str) -> bool:
@@ -96,15 +182,34 @@ def petsc_options_from_args(args: Sequence[str]) -> dict[str, str | None]:
             continue
         if is_key(arg):
             if key is not None:
-                inserted[key] = None
+                parsed[key] = None
             key = arg.lstrip("-")
+            if not key or not all(c.isalnum() or c == "_" for c in key):
+                raise ValueError(f"PETSc option list: expected -name with letters, digits "
+                                 f"and _, got {arg!r}")
         elif key is not None:
-            inserted[key] = arg
+            parsed[key] = arg
             key = None
         else:
             raise ValueError(f"PETSc option list: value {arg!r} does not follow a -key")
     if key is not None:
-        inserted[key] = None
+        parsed[key] = None
+    check_option_values(parsed)
+    return parsed
+
+
+def petsc_options_from_args(args: Sequence[str]) -> dict[str, str | None]:
+    """Insert ``-key value`` pairs (and bare ``-flag``) of a CLI argument list into the
+    global PETSc options database; returns what was inserted.
+
+    ``["-fmbs_ksp_type", "gmres", "-fmbs_snes_monitor"]`` sets ``fmbs_ksp_type=gmres`` and
+    the flag ``fmbs_snes_monitor``.  A negative number is a value, not a key.  Arguments
+    not starting with ``-`` and not following a key, and type names PETSc does not know
+    (``-fmbs_pc_type nonexistent``, :func:`check_option_values`) raise ``ValueError``
+    before anything is inserted.
+    """
+    opts = PETSc.Options()
+    inserted = parse_petsc_args(args)
     for k, v in inserted.items():
         opts.setValue(k, v if v is not None else "")
         log.debug("PETSc option -%s %s", k, v)

@@ -163,8 +163,13 @@ class _Inp:
             theirs = [(b.type, len(b.data)) for b in self.m.cells]
             labels = []
             for c, b in zip(self.element_cards, self.m.cells):
-                ints = np.array(" ".join(t for _, t in c.data).replace(",", " ").split(),
-                                dtype=np.int64)
+                try:
+                    ints = np.array(" ".join(t for _, t in c.data).replace(",", " ").split(),
+                                    dtype=np.int64)
+                except (ValueError, OverflowError):   # not integers: no match below
+                    break
+                if np.ndim(b.data) != 2:
+                    break
                 width = b.data.shape[1] + 1  # label + nodes, as meshio reads them
                 if ints.size != width * len(b.data):
                     break
@@ -183,6 +188,9 @@ class _Inp:
         """(block, row) of every element label; MeshError naming the first unknown one."""
         if self._element_lookup is None:
             per_block = self.element_labels()
+            if not per_block or not sum(len(b) for b in per_block):
+                raise MeshError(f"{at}: expected *ELEMENT lines for the surface's faces, "
+                                f"found no elements in '{self.src}'{self._hint()}")
             all_labels = np.concatenate(per_block)
             order = np.argsort(all_labels, kind="stable")
             block = np.repeat(np.arange(len(per_block)), [len(b) for b in per_block])

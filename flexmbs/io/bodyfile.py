@@ -154,10 +154,20 @@ class ReducedBody:
 
 # ------------------------------------------------------------------------------ writing
 
+def _dataset(group, name: str, data, compression: str | None = None) -> None:
+    """A dataset with a Fletcher-32 checksum (damaged files fail to read, not read
+    garbage); scalars and empty arrays cannot carry one."""
+    data = np.asarray(data)
+    if data.ndim == 0 or data.size == 0:
+        group.create_dataset(name, data=data)
+    else:
+        group.create_dataset(name, data=data, compression=compression, fletcher32=True)
+
+
 def save_body(path: str | Path, body: ReducedBody) -> None:
     """Write ``body`` to ``path`` (overwrites)."""
     path = Path(path)
-    with h5py.File(path, "w") as f:
+    with h5py.File(path, "w", libver=("v108", "latest")) as f:
         f.attrs["format"] = FORMAT
         f.attrs["version"] = VERSION
         f.attrs["name"] = body.name
@@ -166,27 +176,27 @@ def save_body(path: str | Path, body: ReducedBody) -> None:
         f.attrs["n_q"] = body.n_q
         g = f.create_group("invariants")
         for k in INVARIANTS:
-            g.create_dataset(k, data=np.asarray(getattr(body, k)))
+            _dataset(g, k, getattr(body, k))
         g = f.create_group("stiffness")
         for k in STIFFNESS:
-            g.create_dataset(k, data=getattr(body, k), compression="gzip"
-                             if getattr(body, k).size > 10000 else None)
+            _dataset(g, k, getattr(body, k), compression="gzip"
+                     if getattr(body, k).size > 10000 else None)
         g = f.create_group("mesh")
         g.attrs["cell_type"] = body.cell_type
         for k in MESH:
-            g.create_dataset(k, data=getattr(body, k), compression="gzip")
+            _dataset(g, k, getattr(body, k), compression="gzip")
         g = f.create_group("markers")
         for i, mk in enumerate(body.markers):
             h = g.create_group(mk.name)
             h.attrs["kind"], h.attrs["order"] = mk.kind, i
             for k in ("R", "Phi", "Psi", "nodes", "weights"):
-                h.create_dataset(k, data=getattr(mk, k))
+                _dataset(h, k, getattr(mk, k))
         g = f.create_group("faces")
         for i, fc in enumerate(body.faces):
             h = g.create_group(fc.name)
             h.attrs["order"] = i
             for k in ("F_n", "F_m", "F_q"):
-                h.create_dataset(k, data=getattr(fc, k))
+                _dataset(h, k, getattr(fc, k))
         g = f.create_group("material")
         for k, v in body.material.items():
             g.attrs[k] = v
@@ -196,9 +206,69 @@ def save_body(path: str | Path, body: ReducedBody) -> None:
 # ------------------------------------------------------------------------------ reading
 
 def _read(f, path: Path, key: str) -> np.ndarray:
+    full = f"{f.name.rstrip('/')}/{key}"
     if key not in f:
-        raise BodyFileError(f"body file '{path}': dataset '/{key}' is missing")
-    return f[key][()]
+        raise BodyFileError(f"body file '{path}': dataset '{full}' is missing")
+    item = f[key]
+    if not isinstance(item, h5py.Dataset):
+        raise BodyFileError(f"body file '{path}': '{full}' must be a dataset, got a group")
+    key = full.lstrip("/")
+    try:
+        a = np.asarray(item[()])
+    except (OSError, ValueError, TypeError) as exc:
+        raise BodyFileError(f"body file '{path}': dataset '/{key}' cannot be read "
+                            f"({exc})") from None
+    if a.dtype.kind not in "biuf":
+        raise BodyFileError(f"body file '{path}': dataset '/{key}' must hold numbers, got "
+                            f"dtype {a.dtype}")
+    if a.dtype.kind == "f" and not np.isfinite(a).all():
+        bad = np.argwhere(~np.isfinite(a))[0].tolist() if a.ndim else []
+        raise BodyFileError(f"body file '{path}': dataset '/{key}' must be finite, found "
+                            f"{a[tuple(bad)] if a.ndim else a.item()} at index {bad}")
+    return a
+
+
+def _group(f, path: Path, key: str):
+    if key not in f or not isinstance(f[key], h5py.Group):
+        raise BodyFileError(f"body file '{path}': group '/{key}' is missing")
+    return f[key]
+
+
+def _attr(obj, path: Path, where: str, key: str, default=None):
+    """A string attribute (``default`` if absent and a default is given)."""
+    if key not in obj.attrs:
+        if default is not None:
+            return default
+        raise BodyFileError(f"body file '{path}': attribute '{where}{key}' is missing")
+    v = obj.attrs[key]
+    if isinstance(v, bytes):
+        try:
+            v = v.decode()
+        except UnicodeDecodeError:
+            raise BodyFileError(f"body file '{path}': attribute '{where}{key}' must be text, "
+                                f"got bytes {v[:20]!r}") from None
+    if isinstance(v, np.ndarray) and v.shape == ():
+        v = v.item()
+    if isinstance(v, str) and not _is_text(v):
+        raise BodyFileError(f"body file '{path}': attribute '{where}{key}' must be UTF-8 "
+                            f"text, got {v.encode('utf-8', 'backslashreplace')[:40]!r}")
+    return v
+
+
+def _is_text(v: str) -> bool:
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return v.isprintable() or not v
+
+
+def _int_attr(obj, path: Path, where: str, key: str) -> int:
+    v = _attr(obj, path, where, key)
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise BodyFileError(f"body file '{path}': attribute '{where}{key}' must be an "
+                            f"integer, got {v!r}")
+    return int(v)
 
 
 def _check_shape(path: Path, key: str, a: np.ndarray, pattern: tuple, dims: dict) -> None:
@@ -211,73 +281,174 @@ def _check_shape(path: Path, key: str, a: np.ndarray, pattern: tuple, dims: dict
 
 
 def load_body(path: str | Path) -> ReducedBody:
-    """Read and validate a reduced-body file written by :func:`save_body`."""
+    """Read and validate a reduced-body file written by :func:`save_body`.
+
+    Every problem is a :class:`BodyFileError` naming the file and the dataset or
+    attribute: not HDF5, wrong format or version, a missing or misshapen dataset, a value
+    that is not finite (NaN, inf), node indices out of range, inconsistent invariants.
+    """
     path = Path(path)
-    if not path.is_file():
+    try:
+        is_dir, is_file = path.is_dir(), path.is_file()
+    except OSError as exc:                           # a name too long
+        raise BodyFileError(f"body file '{str(path)[:100]}': {exc.strerror or exc}") from None
+    if is_dir:
+        raise BodyFileError(f"body file '{path}': expected a file, found a folder")
+    if not is_file:
         raise BodyFileError(f"body file '{path}' does not exist")
     try:
         f = h5py.File(path, "r")
-    except OSError as exc:
-        raise BodyFileError(f"body file '{path}': not a readable HDF5 file ({exc})") from exc
-    with f:
-        fmt, ver = f.attrs.get("format"), f.attrs.get("version")
-        if fmt != FORMAT:
-            raise BodyFileError(f"body file '{path}': attribute '/format' must be "
-                                f"{FORMAT!r}, got {fmt!r}")
-        if ver is None or int(ver) != VERSION:
-            raise BodyFileError(f"body file '{path}': attribute '/version' must be "
-                                f"{VERSION}, got {ver!r} (re-run flexmbs preprocess)")
-        data: dict = {}
-        for grp, table in (("invariants", INVARIANTS), ("stiffness", STIFFNESS),
-                           ("mesh", MESH)):
-            for k in table:
-                data[k] = _read(f, path, f"{grp}/{k}")
-        n_q = data["M_e"].shape[0] if data["M_e"].ndim == 2 else -1
-        dims = {"q": n_q, "N": data["points"].shape[0], "E": data["cells"].shape[0]}
-        for grp, table in (("invariants", INVARIANTS), ("stiffness", STIFFNESS),
-                           ("mesh", MESH)):
-            for k, pattern in table.items():
-                if k in ("K2", "K3") and data[k].size == 0:
-                    continue
-                _check_shape(path, f"{grp}/{k}", data[k], pattern, dims)
-        markers = []
-        for name, h in sorted(f["markers"].items(), key=lambda kv: kv[1].attrs["order"]):
-            mk = {k: _read(h, path, k) for k in ("R", "Phi", "Psi", "nodes", "weights")}
-            for k, pat in (("R", (3,)), ("Phi", (3, "q")), ("Psi", (3, "q"))):
-                _check_shape(path, f"markers/{name}/{k}", mk[k], pat, dims)
-            markers.append(Marker(name=name, kind=str(h.attrs["kind"]), **mk))
-        faces = []
-        for name, h in sorted(f["faces"].items(), key=lambda kv: kv[1].attrs["order"]):
-            fc = {k: _read(h, path, k) for k in ("F_n", "F_m", "F_q")}
-            _check_shape(path, f"faces/{name}/F_q", fc["F_q"], ("q",), dims)
-            faces.append(Face(name=name, **fc))
-        material = {k: (v.item() if hasattr(v, "item") else v)
-                    for k, v in f["material"].attrs.items()}
-        provenance = json.loads(f["provenance"].attrs["json"])
-        body = ReducedBody(name=str(f.attrs["name"]), frame=str(f.attrs["frame"]),
-                           method=str(f.attrs["method"]),
-                           cell_type=str(f["mesh"].attrs["cell_type"]), markers=tuple(markers),
-                           faces=tuple(faces), material=material, provenance=provenance,
-                           **{k: (float(v) if k == "m" else v) for k, v in data.items()})
+    except (OSError, ValueError) as exc:
+        raise BodyFileError(f"body file '{path}': not a readable HDF5 file ({exc})") from None
+    try:
+        with f:
+            body = _read_body(f, path)
+    except BodyFileError:
+        raise
+    except (OSError, KeyError, ValueError, TypeError, AttributeError, IndexError,
+            RuntimeError) as exc:   # h5py raises all of these on damaged files
+        raise BodyFileError(f"body file '{path}': damaged or not written by flexmbs "
+                            f"preprocess ({type(exc).__name__}: {exc})") from None
     check_body(body, path)
     return body
 
 
+def _read_body(f, path: Path) -> ReducedBody:
+    fmt = _attr(f, path, "/", "format", default="<missing>")
+    if fmt != FORMAT:
+        raise BodyFileError(f"body file '{path}': attribute '/format' must be "
+                            f"{FORMAT!r}, got {fmt!r}")
+    ver = _attr(f, path, "/", "version", default="<missing>")
+    if isinstance(ver, (bool, np.bool_)) or not isinstance(ver, (int, np.integer)) \
+            or int(ver) != VERSION:
+        raise BodyFileError(f"body file '{path}': attribute '/version' must be the integer "
+                            f"{VERSION}, got {ver!r} (re-run flexmbs preprocess)")
+    data: dict = {}
+    for grp, table in (("invariants", INVARIANTS), ("stiffness", STIFFNESS), ("mesh", MESH)):
+        _group(f, path, grp)
+        for k in table:
+            data[k] = _read(f, path, f"{grp}/{k}")
+    n_q = data["M_e"].shape[0] if data["M_e"].ndim == 2 else -1
+    n_points = data["points"].shape[0] if data["points"].ndim >= 1 else -1
+    dims = {"q": n_q, "N": n_points,
+            "E": data["cells"].shape[0] if data["cells"].ndim >= 1 else -1}
+    for grp, table in (("invariants", INVARIANTS), ("stiffness", STIFFNESS), ("mesh", MESH)):
+        for k, pattern in table.items():
+            if k in ("K2", "K3") and data[k].size == 0:
+                continue
+            _check_shape(path, f"{grp}/{k}", data[k], pattern, dims)
+    if n_q < 1:
+        raise BodyFileError(f"body file '{path}': dataset '/invariants/M_e' must have at "
+                            f"least one coordinate, got shape {data['M_e'].shape}")
+    cells = data["cells"]
+    if cells.dtype.kind not in "iu":
+        raise BodyFileError(f"body file '{path}': dataset '/mesh/cells' must hold integers, "
+                            f"got dtype {cells.dtype}")
+    if cells.size and (cells.min() < 0 or cells.max() >= n_points):
+        raise BodyFileError(f"body file '{path}': dataset '/mesh/cells' must index the "
+                            f"{n_points} points, found node ids {cells.min()}..{cells.max()}")
+    cell_type = str(_attr(_group(f, path, "mesh"), path, "/mesh/", "cell_type"))
+    k_nodes = {"tet4": 4, "tet10": 10, "hex8": 8, "hex27": 27}
+    if k_nodes.get(cell_type) != cells.shape[1]:
+        raise BodyFileError(f"body file '{path}': attribute '/mesh/cell_type' must be one of "
+                            f"{sorted(k_nodes)} matching the {cells.shape[1]} nodes per cell "
+                            f"of '/mesh/cells', got {cell_type!r}")
+    markers = []
+    items = sorted(_group(f, path, "markers").items(),
+                   key=lambda kv: _int_attr(kv[1], path, f"/markers/{kv[0]}/", "order"))
+    for name, h in items:
+        where = f"markers/{name}"
+        if not _is_text(name) or not name:
+            raise BodyFileError(f"body file '{path}': group '/markers/...' must have a "
+                                f"printable name, got {name!r}")
+        mk = {k: _read(h, path, k) for k in ("R", "Phi", "Psi", "nodes", "weights")}
+        for k, pat in (("R", (3,)), ("Phi", (3, "q")), ("Psi", (3, "q"))):
+            _check_shape(path, f"{where}/{k}", mk[k], pat, dims)
+        nodes = mk["nodes"]
+        if nodes.ndim != 1 or nodes.dtype.kind not in "iu" or (
+                nodes.size and (nodes.min() < 0 or nodes.max() >= n_points)):
+            raise BodyFileError(f"body file '{path}': dataset '/{where}/nodes' must be node "
+                                f"ids 0..{n_points - 1}, got {nodes.dtype} of shape "
+                                f"{nodes.shape}")
+        if mk["weights"].shape != nodes.shape:
+            raise BodyFileError(f"body file '{path}': dataset '/{where}/weights' must have "
+                                f"shape {nodes.shape}, got {mk['weights'].shape}")
+        kind = str(_attr(h, path, f"/{where}/", "kind"))
+        if kind not in ("rbe2", "rbe3"):
+            raise BodyFileError(f"body file '{path}': attribute '/{where}/kind' must be "
+                                f"'rbe2' or 'rbe3', got {kind!r}")
+        markers.append(Marker(name=name, kind=kind, **mk))
+    faces = []
+    items = sorted(_group(f, path, "faces").items(),
+                   key=lambda kv: _int_attr(kv[1], path, f"/faces/{kv[0]}/", "order"))
+    for name, h in items:
+        fc = {k: _read(h, path, k) for k in ("F_n", "F_m", "F_q")}
+        for k, pat in (("F_n", (3,)), ("F_m", (3,)), ("F_q", ("q",))):
+            _check_shape(path, f"faces/{name}/{k}", fc[k], pat, dims)
+        faces.append(Face(name=name, **fc))
+    grp = _group(f, path, "material")
+    material = {k: _attr(grp, path, "/material/", k) for k in grp.attrs}
+    if not isinstance(material.get("name", ""), str):
+        raise BodyFileError(f"body file '{path}': attribute '/material/name' must be text, "
+                            f"got {material['name']!r}")
+    for k in ("E", "nu", "rho"):
+        v = material.get(k)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not np.isfinite(v):
+            raise BodyFileError(f"body file '{path}': attribute '/material/{k}' must be a "
+                                f"finite number, got {v!r}")
+    prov_text = _attr(_group(f, path, "provenance"), path, "/provenance/", "json", "{}")
+    try:
+        provenance = json.loads(prov_text)
+    except (TypeError, ValueError) as exc:
+        raise BodyFileError(f"body file '{path}': attribute '/provenance/json' must be JSON "
+                            f"({exc})") from None
+    if not isinstance(provenance, dict):
+        raise BodyFileError(f"body file '{path}': attribute '/provenance/json' must be a "
+                            f"JSON object, got {type(provenance).__name__}")
+    frame = str(_attr(f, path, "/", "frame"))
+    if frame != "mean_axis" and not frame.startswith("interface:"):
+        raise BodyFileError(f"body file '{path}': attribute '/frame' must be 'mean_axis' or "
+                            f"'interface:NAME', got {frame!r}")
+    if data["m"].ndim != 0:
+        raise BodyFileError(f"body file '{path}': dataset '/invariants/m' must be a "
+                            f"scalar, got shape {data['m'].shape}")
+    return ReducedBody(name=str(_attr(f, path, "/", "name")), frame=frame,
+                       method=str(_attr(f, path, "/", "method")),
+                       cell_type=cell_type, markers=tuple(markers),
+                       faces=tuple(faces), material=material, provenance=provenance,
+                       **{k: (float(v) if k == "m" else v) for k, v in data.items()})
+
+
 def check_body(body: ReducedBody, path: str | Path = "<memory>") -> None:
-    """Physical consistency: ``m > 0``; ``M_e`` symmetric positive definite."""
+    """Physical consistency: every array finite; ``m > 0``; ``M_e`` symmetric positive
+    definite; ``K_e`` symmetric.  ``path``: the file the body was read from (the default
+    names a body just reduced, not yet written: its material or mesh is at fault)."""
+    what = (f"reduced body '{body.name}' (check the material and mesh)"
+            if str(path) == "<memory>" else f"body file '{path}'")
+    for k in (*INVARIANTS, *STIFFNESS, "points", "modes", "stress_modes"):
+        a = np.asarray(getattr(body, k), dtype=float)
+        if not np.isfinite(a).all():
+            grp = ("invariants" if k in INVARIANTS else "stiffness" if k in STIFFNESS
+                   else "mesh")
+            raise BodyFileError(f"{what}: dataset '/{grp}/{k}' must be finite, found "
+                                f"{int((~np.isfinite(a)).sum())} NaN or inf value(s)")
     if not body.m > 0:
-        raise BodyFileError(f"body file '{path}': dataset '/invariants/m' must be > 0, "
-                            f"got {body.m}")
+        raise BodyFileError(f"{what}: dataset '/invariants/m' must be > 0, got {body.m}")
     Me = body.M_e
     scale = max(np.abs(Me).max(), 1e-300)
     if np.abs(Me - Me.T).max() > 1e-8 * scale:
-        raise BodyFileError(f"body file '{path}': dataset '/invariants/M_e' is not symmetric "
+        raise BodyFileError(f"{what}: dataset '/invariants/M_e' is not symmetric "
                             f"(max asymmetry {np.abs(Me - Me.T).max():.3g})")
     try:
         np.linalg.cholesky(Me)
     except np.linalg.LinAlgError:
-        raise BodyFileError(f"body file '{path}': dataset '/invariants/M_e' is not positive "
+        raise BodyFileError(f"{what}: dataset '/invariants/M_e' is not positive "
                             "definite") from None
+    Ke = body.K_e
+    kscale = max(np.abs(Ke).max(), 1e-300)
+    if np.abs(Ke - Ke.T).max() > 1e-6 * kscale:
+        raise BodyFileError(f"{what}: dataset '/stiffness/K_e' is not symmetric "
+                            f"(max asymmetry {np.abs(Ke - Ke.T).max():.3g})")
 
 
 def body_fields() -> list[str]:

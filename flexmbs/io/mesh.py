@@ -17,7 +17,10 @@ with one clear message naming the file, what was expected and what was found.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
+import warnings
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import Path
@@ -45,6 +48,8 @@ FACE_TYPES = {"triangle", "triangle6", "triangle7", "quad", "quad8", "quad9"}
 #: relative tolerances: coincident nodes, zero Jacobian
 DUPLICATE_TOL = 1e-12
 DEGENERATE_TOL = 1e-10
+#: largest node coordinate [m] (beyond it distances overflow)
+MAX_COORDINATE = 1e12
 
 
 def _frozen(a: np.ndarray, dtype=None) -> np.ndarray:
@@ -185,19 +190,126 @@ def read_mesh(path: str | Path, *, scale: float = 1.0) -> Mesh:
     """
     path = Path(path)
     src = str(path)
-    if not path.is_file():
+    try:
+        is_dir, is_file = path.is_dir(), path.is_file()
+    except OSError as exc:                           # a name too long
+        raise MeshError(f"mesh file '{src[:100]}' could not be read: {exc.strerror or exc}"
+                        ) from None
+    if is_dir:
+        raise MeshError(f"mesh file '{src}' could not be read: expected a file, found a "
+                        "folder")
+    if not is_file:
         raise MeshError(f"mesh file '{src}' does not exist")
     if not scale > 0:
         raise ValueError(f"read_mesh('{src}'): scale must be > 0, got {scale}")
+    m = _read_meshio(path)
+    surfaces = None
+    if path.suffix.lower() == ".inp":
+        try:
+            surfaces = read_surfaces(path, m)
+        except MeshError:
+            raise
+        except (ValueError, IndexError, KeyError, TypeError, OverflowError) as exc:
+            raise MeshError(f"mesh '{src}': expected *SURFACE definitions referring to the "
+                            f"file's elements and nodes, reading them failed with "
+                            f"{type(exc).__name__}: {exc}") from None
     try:
-        # name the format of .msh: meshio otherwise tries ANSYS first and prints its
-        # (empty) failure to stdout
-        m = meshio.read(path, file_format="gmsh" if path.suffix.lower() == ".msh" else None)
-    except (Exception, SystemExit) as err:  # meshio raises many types, gmsh reader exits
-        raise MeshError(f"mesh file '{src}' could not be read by meshio: "
-                        f"{type(err).__name__}: {err}") from err
-    surfaces = read_surfaces(path, m) if path.suffix.lower() == ".inp" else None
-    return mesh_from_meshio(m, source=src, scale=scale, surfaces=surfaces)
+        return mesh_from_meshio(m, source=src, scale=scale, surfaces=surfaces)
+    except (ValueError, IndexError, KeyError, TypeError) as exc:   # a structure not foreseen
+        raise MeshError(f"mesh '{src}': expected a solid mesh of one element type, reading "
+                        f"its content failed with {type(exc).__name__}: {exc}") from None
+
+
+#: gmsh MSH versions meshio reads
+MSH_VERSIONS = ("2.2", "4.0", "4.1")
+
+
+def _unreadable(src: str, msg: str) -> MeshError:
+    return MeshError(f"mesh file '{src}' could not be read: {msg}")
+
+
+def _check_gmsh_header(path: Path) -> None:
+    """MeshError unless ``path`` starts like a gmsh MSH 2.2/4.0/4.1 file."""
+    src = str(path)
+    with open(path, "rb") as f:
+        head = f.read(256)
+    if not head.strip():
+        raise _unreadable(src, "expected a gmsh mesh, found an empty file")
+    lines = head.lstrip().split(b"\n")
+    first = lines[0].strip()[:40]
+    if first != b"$MeshFormat":
+        text = first.decode("ascii", "replace")
+        shown = repr(text) if first.isascii() and text.isprintable() else "binary data"
+        raise _unreadable(src, f"expected a gmsh MSH file starting with '$MeshFormat', "
+                               f"found {shown}")
+    words = lines[1].split() if len(lines) > 1 else []
+    version = words[0].decode("ascii", "replace") if words else ""
+    if version not in MSH_VERSIONS:
+        raise _unreadable(src, f"expected gmsh MSH version {', '.join(MSH_VERSIONS)}, found "
+                               f"version {version[:20]!r} (re-export from gmsh with "
+                               "Mesh.MshFileVersion = 4.1)")
+    if len(words) > 1 and words[1] == b"0":
+        _check_gmsh_node_tags(path, version)
+
+
+#: largest gmsh node tag accepted: meshio allocates an array of the largest tag's size
+MAX_NODE_TAG = 10**8
+
+
+def _check_gmsh_node_tags(path: Path, version: str) -> None:
+    """MeshError if a node tag of an ASCII gmsh file is not a positive integer below
+    :data:`MAX_NODE_TAG` (a damaged file would make meshio allocate gigabytes)."""
+    data = path.read_bytes()
+    start, end = data.find(b"$Nodes"), data.find(b"$EndNodes")
+    if start < 0 or end < start:
+        return                                    # meshio reports the missing section
+    lines = data[start:end].split(b"\n")[1:]
+    if version == "2.2":
+        tags = (ln.split(None, 1)[0] for ln in lines[1:] if ln.strip())
+        what = "the first number of a node line"
+    else:
+        tags = (w[0] for w in (ln.split() for ln in lines[1:]) if len(w) == 1)
+        what = "a node tag"
+    for i, tag in enumerate(tags):
+        if not tag.isdigit() or not 0 < int(tag) <= MAX_NODE_TAG:
+            shown = tag[:20].decode("ascii", "replace")
+            raise _unreadable(str(path), f"expected node tags 1..{MAX_NODE_TAG} in the "
+                                         f"$Nodes section, found {shown!r} as {what} (node "
+                                         f"{i + 1} of the section)")
+
+
+def _read_meshio(path: Path) -> meshio.Mesh:
+    """Read ``path`` with meshio's reader for its format, without meshio's printing or
+    ``sys.exit``: every failure is one MeshError naming the file."""
+    from meshio._exceptions import ReadError
+    from meshio._helpers import _filetypes_from_path, reader_map
+    src = str(path)
+    if path.suffix.lower() == ".msh":
+        # name the format of .msh: meshio otherwise tries ANSYS first
+        _check_gmsh_header(path)
+        formats = ["gmsh"]
+    else:
+        try:
+            formats = _filetypes_from_path(path)
+        except ReadError:
+            raise _unreadable(src, f"expected a mesh format meshio reads (.msh, .vtu, .inp, "
+                                   f"...), got the extension {path.suffix!r}") from None
+        if path.stat().st_size == 0:
+            raise _unreadable(src, f"expected a {formats[0]} mesh, found an empty file")
+    errors = []
+    for fmt in formats:
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                warnings.simplefilter("ignore")     # numpy's about damaged files
+                return reader_map[fmt](str(path))
+        except MemoryError:
+            errors.append(f"meshio's {fmt} reader: sizes in the file too large for memory")
+        except (Exception, SystemExit) as err:  # meshio's readers raise many types
+            msg = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
+            errors.append(f"meshio's {fmt} reader: {type(err).__name__}"
+                          + (f": {msg}" if msg else ""))
+    what = "truncated or damaged" if path.suffix.lower() == ".msh" else "unreadable"
+    raise _unreadable(src, f"{what} {' or '.join(formats)} file ({'; '.join(errors)})")
 
 
 def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
@@ -218,7 +330,16 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
         raise MeshError(f"mesh '{source}': expected a single volume element type, "
                         f"found {volume}")
     vtype = volume[0]
-    cells = np.concatenate([c.data for c in m.cells if c.type == vtype]).astype(np.int64)
+    try:
+        cells = np.concatenate([np.asarray(c.data) for c in m.cells if c.type == vtype]
+                               ).astype(np.int64)
+    except (ValueError, TypeError) as exc:
+        raise MeshError(f"mesh '{source}': {vtype} cells of inconsistent sizes ({exc})"
+                        ) from None
+    k = {"tetra": 4, "tetra10": 10, "hexahedron": 8, "hexahedron27": 27}[vtype]
+    if cells.ndim != 2 or cells.shape[1] != k or cells.shape[0] == 0:
+        raise MeshError(f"mesh '{source}': expected {vtype} cells of shape (E, {k}), got "
+                        f"{cells.shape}")
     # cell offsets of every block of the volume type, to map cell sets
     offsets, n = {}, 0
     for ib, c in enumerate(m.cells):
@@ -226,28 +347,68 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
             offsets[ib] = n
             n += len(c.data)
 
-    points = np.asarray(m.points, float)
+    try:
+        points = np.asarray(m.points, float)
+    except (ValueError, TypeError) as exc:
+        raise MeshError(f"mesh '{source}': expected numeric node coordinates ({exc})"
+                        ) from None
     if points.ndim != 2 or points.shape[1] not in (2, 3):
         raise MeshError(f"mesh '{source}': expected points of shape (N, 3), "
                         f"got {points.shape}")
     if points.shape[1] == 2:
         points = np.column_stack([points, np.zeros(len(points))])
+    bad = np.flatnonzero(~np.isfinite(points).all(axis=1))
+    if bad.size:
+        raise MeshError(f"mesh '{source}': expected finite node coordinates, found "
+                        f"{bad.size} node(s) with NaN or inf, e.g. node {bad[0]} at "
+                        f"{points[bad[0]].tolist()}")
+    if cells.min() < 0 or cells.max() >= len(points):
+        raise MeshError(f"mesh '{source}': expected node ids 0..{len(points) - 1} in the "
+                        f"{vtype} cells, found {cells.min()}..{cells.max()}")
+    srt = np.sort(cells, axis=1)
+    rep = np.flatnonzero((srt[:, 1:] == srt[:, :-1]).any(axis=1))
+    if rep.size:
+        e = int(rep[0])
+        raise MeshError(f"mesh '{source}': expected distinct nodes in each element, found "
+                        f"{rep.size} element(s) naming a node twice, e.g. element {e} with "
+                        f"nodes {cells[e].tolist()}")
+    big = float(np.abs(points).max(initial=0.0)) * float(scale)
+    if big > MAX_COORDINATE:
+        i = int(np.abs(points).max(axis=1).argmax())
+        raise MeshError(f"mesh '{source}': expected node coordinates below "
+                        f"{MAX_COORDINATE:g} m, found node {i} at {points[i].tolist()}")
     points = points * float(scale)
 
     node_sets: dict[str, np.ndarray] = {}
     facet_sets: dict[str, np.ndarray] = {}
     cell_sets: dict[str, np.ndarray] = {}
     for name, idx in (m.point_sets or {}).items():
-        node_sets[name] = np.unique(np.asarray(idx, np.int64))
-    for name, blocks in (m.cell_sets or {}).items():
-        if name.startswith("gmsh:"):
-            continue
+        idx = np.unique(np.asarray(idx, np.int64))
+        if idx.size and (idx[0] < 0 or idx[-1] >= len(points)):
+            raise MeshError(f"mesh '{source}': node set {name!r} has node ids outside "
+                            f"0..{len(points) - 1}")
+        node_sets[name] = idx
+    cell_sets_in = {k: v for k, v in (m.cell_sets or {}).items()
+                    if isinstance(k, str) and not k.startswith("gmsh:")}
+    if not cell_sets_in:
+        cell_sets_in = _gmsh_physical_sets(m, source)
+    for name, blocks in cell_sets_in.items():
         nodes, faces, vcells = [], [], []
+        if len(blocks) > len(m.cells):
+            raise MeshError(f"mesh '{source}': set {name!r} refers to {len(blocks)} cell "
+                            f"blocks, the file has {len(m.cells)}")
         for ib, sel in enumerate(blocks):
             if sel is None or len(sel) == 0:
                 continue
             block = m.cells[ib]
-            conn = block.data[np.asarray(sel, np.int64)]
+            sel = np.asarray(sel, np.int64)
+            if sel.min() < 0 or sel.max() >= len(block.data):
+                raise MeshError(f"mesh '{source}': set {name!r} refers to cells outside "
+                                f"the {len(block.data)} {block.type} cells of block {ib}")
+            conn = np.asarray(block.data)[sel]
+            if conn.size and (conn.min() < 0 or conn.max() >= len(points)):
+                raise MeshError(f"mesh '{source}': {block.type} cells of set {name!r} have "
+                                f"node ids outside 0..{len(points) - 1}")
             nodes.append(conn.ravel())
             if block.type in FACE_TYPES:
                 faces.append(conn)
@@ -271,8 +432,49 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
     _check_duplicates(points, source)
     mesh = Mesh(points, cells, CELL_TYPE[vtype], node_sets, facet_sets, source,
                 float(scale), cell_sets)
-    check_jacobians(mesh)
+    try:
+        check_jacobians(mesh)
+    except MeshError:
+        raise
+    except Exception as exc:  # scikit-fem: bare Exception, IndexError on bad connectivity
+        raise MeshError(f"mesh '{source}': expected {CELL_TYPE[vtype]} elements with valid "
+                        f"connectivity and non-zero volume, scikit-fem reports "
+                        f"{type(exc).__name__}: {exc}") from None
     return mesh
+
+
+#: topological dimension of the meshio cell types gmsh writes
+_DIM = {"vertex": 0, "line": 1, "line3": 1, "line4": 1, **{t: 2 for t in FACE_TYPES},
+        **{t: 3 for t in VOLUME_TYPES}}
+
+
+def _gmsh_physical_sets(m: meshio.Mesh, source: str) -> dict[str, list]:
+    """Named cell sets from ``gmsh:physical`` cell data and ``field_data`` (meshio reads
+    the physical groups of MSH 2.2 files only that way): ``{name: [indices per block]}``."""
+    tags = (m.cell_data or {}).get("gmsh:physical")
+    if not tags or not m.field_data or len(tags) != len(m.cells):
+        return {}
+    out = {}
+    for name, val in m.field_data.items():
+        val = np.asarray(val).ravel()
+        if len(val) != 2:
+            continue
+        tag, dim = int(val[0]), int(val[1])
+        blocks, found = [], False
+        for block, t in zip(m.cells, tags):
+            t = np.asarray(t).ravel()
+            if _DIM.get(block.type) != dim or len(t) != len(block.data):
+                blocks.append(np.zeros(0, np.int64))
+                continue
+            sel = np.flatnonzero(t == tag)
+            found |= sel.size > 0
+            blocks.append(sel)
+        if found:
+            out[name] = blocks
+        else:
+            logger.warning("mesh '%s': physical group %r (dimension %d, tag %d) has no "
+                           "elements", source, name, dim, tag)
+    return out
 
 
 def _drop_unused(points, cells, node_sets, facet_sets, source):
@@ -296,6 +498,9 @@ def _drop_unused(points, cells, node_sets, facet_sets, source):
 
 def _check_duplicates(points: np.ndarray, source: str) -> None:
     size = float(np.linalg.norm(points.max(0) - points.min(0)))
+    if not size > 0:
+        raise MeshError(f"mesh '{source}': expected nodes spanning a volume, found all "
+                        f"{len(points)} node(s) at {points[0].tolist()}")
     pairs = cKDTree(points).query_pairs(DUPLICATE_TOL * size, output_type="ndarray")
     if len(pairs):
         i, j = pairs[0]
@@ -358,3 +563,39 @@ def check_jacobians(mesh: Mesh) -> None:
                         f"(negative Jacobian determinant), e.g. element {e} with nodes "
                         f"{mesh.cells[e].tolist()}: det = {det[e].min():.3g}; "
                         f"expected det > 0 at every node and quadrature point")
+
+
+# ----------------------------------------------------------------------- plausibility
+
+#: a mesh declared in mm smaller than this [m], or in metres larger, gets a warning
+UNIT_SMALL_MM, UNIT_LARGE_M = 5e-3, 20.0
+
+
+def unit_warning(points: np.ndarray, unit: str, mass: float | None = None, *,
+                 source: str = "", hint: str = 'unit = "{unit}"') -> str:
+    """'' if a mesh's size fits its declared length ``unit``, else a one-line warning.
+
+    ``points`` (N, 3) are the node coordinates in metres (after the unit's scale).  A
+    mesh declared in ``"mm"`` whose largest extent is below 5 mm (a metre mesh read as
+    millimetres: a 1 m steel beam of 3e-9 kg), or declared in ``"m"`` and larger than
+    20 m (a millimetre mesh read as metres), is probably in the other unit.  ``mass``
+    [kg] is quoted; ``hint`` is how to declare the other unit (``'unit = "{unit}"'`` in
+    a case file, ``"--unit {unit}"`` for ``flexmbs preprocess``).
+    """
+    points = np.asarray(points, float)
+    other = {"mm": "m", "m": "mm"}.get(unit)
+    if other is None or points.size == 0:
+        return ""
+    ext = points.max(0) - points.min(0)
+    size = float(ext.max())
+    if unit == "mm" and size < UNIT_SMALL_MM:
+        why = "metres"
+    elif unit == "m" and size > UNIT_LARGE_M:
+        why = "millimetres"
+    else:
+        return ""
+    k = 1e3 if unit == "mm" else 1.0
+    dims = " x ".join(f"{x * k:.4g}" for x in ext)
+    m = "" if mass is None else f", mass {mass:.3g} kg"
+    return (f"mesh '{source}' is declared in {unit} and spans {dims} {unit}{m}: if its "
+            f"coordinates are in {why}, set {hint.format(unit=other)}")

@@ -61,9 +61,45 @@ class InterfaceSpec:
 
     @staticmethod
     def parse(text: str) -> InterfaceSpec:
-        """Parse ``NAME`` or ``NAME:rbe2`` / ``NAME:rbe3`` (command-line form)."""
+        """Parse ``NAME`` or ``NAME:rbe2`` / ``NAME:rbe3`` (command-line form).
+
+        ``ValueError`` naming the text, what was expected and what was found, for a
+        non-string, an empty name, spaces at the ends, an unknown kind (``"clamp:rbe5"``)
+        or a name that cannot be a marker (``.``, ``/``: see :func:`interface_problem`).
+        """
+        problem = interface_problem(text)
+        if problem:
+            raise ValueError(problem)
         name, _, kind = text.partition(":")
         return InterfaceSpec(name=name, kind=(kind or "rbe2").lower())
+
+
+def interface_problem(text) -> str:
+    """'' if ``text`` is a valid interface ``NAME[:rbe2|rbe3]``, else what is wrong, as
+    ``interface "tip:rbe3 ": expected ..., got ...``."""
+    if not isinstance(text, str):
+        return (f"interface {text!r}: expected a string \"NAME\" or \"NAME:rbe2|rbe3\", "
+                f"got {type(text).__name__}")
+    show = '"' + text + '"'
+    if text.strip() != text:
+        return (f"interface {show}: expected \"NAME\" or \"NAME:rbe2|rbe3\" without spaces "
+                "at the ends, got spaces (remove them)")
+    name, colon, kind = text.partition(":")
+    if not name.strip():
+        return f"interface {show}: expected a non-empty node-set NAME before the colon"
+    if name.strip() != name:
+        return f"interface {show}: expected no spaces around the colon, got \"{name}\""
+    if colon and kind.strip() != kind:
+        return f"interface {show}: expected no spaces around the colon, got \"{kind}\""
+    if colon and kind.lower() not in KINDS:
+        return (f"interface {show}: expected the kind rbe2 or rbe3 after the colon, got "
+                f"\"{kind}\"")
+    bad = sorted({c for c in name if c in "/\\\0" or not c.isprintable()})
+    if bad or name in (".", ".."):
+        found = ", ".join(map(repr, bad)) if bad else repr(name)
+        return (f"interface {show}: expected a node-set name usable as a marker name, got "
+                f"{found} in it")
+    return ""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,92 @@
+"""Command-line arguments: an unknown ``--long`` option (a typo such as ``--t_end``) and a
+PETSc type name PETSc does not know are one error line, exit status 2, before any work;
+real PETSc options (one dash) still pass."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flexmbs.cli.main import main
+
+CASE = Path(__file__).resolve().parents[2] / "cases" / "slider_crank" / "case.toml"
+
+
+def _one_line(err: str, cmd: str, *needles: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert "Traceback" not in err and len(lines) == 1, err
+    assert lines[0].startswith(f"flexmbs {cmd}: error: ")
+    for n in needles:
+        assert n in lines[0], f"{n!r} not in {lines[0]!r}"
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (["--t_end", "0.01"], ["'--t_end'", "did you mean '--t-end'"]),
+    (["--t_end=0.01"], ["'--t_end=0.01'", "did you mean '--t-end'"]),
+    (["--dtt", "1e-3"], ["'--dtt'", "did you mean '--dt'"]),
+    (["--fmbs_pc_type", "lu"], ["'--fmbs_pc_type'", "one dash"]),
+])
+def test_unknown_long_option_of_run(tmp_path, capsys, argv, needles):
+    out = tmp_path / "out"
+    rc = main(["run", str(CASE), "--out", str(out), *argv])
+    cap = capsys.readouterr()
+    assert rc == 2
+    _one_line(cap.err, "run", "unknown option(s)", *needles)
+    assert not out.exists() and "flexmbs run" not in cap.out
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (["-fmbs_pc_type", "nonexistent"], ["-fmbs_pc_type", "'nonexistent'", "PC type"]),
+    (["-fmbs_ksp_type", "gmress"], ["-fmbs_ksp_type", "did you mean 'gmres'"]),
+    (["-fmbs_snes_type", "newton"], ["-fmbs_snes_type", "SNES type"]),
+    (["-fmbs_ts_type", "alpha3"], ["-fmbs_ts_type", "TS type"]),
+    (["-fmbs_pc_factor_mat_solver_type", "mumpss"], ["did you mean 'mumps'"]),
+    (["-fmbs_newton_mat_type", "sparse"], ["-fmbs_newton_mat_type", "aij, auto, dense"]),
+    (["-fmbs_pc_type"], ["-fmbs_pc_type", "no value"]),
+])
+def test_unknown_petsc_type_of_run(tmp_path, capsys, argv, needles):
+    out = tmp_path / "out"
+    rc = main(["run", str(CASE), "--out", str(out), *argv])
+    cap = capsys.readouterr()
+    assert rc == 2
+    _one_line(cap.err, "run", "PETSc options", *needles)
+    assert not out.exists()
+
+
+def test_unknown_petsc_type_of_preprocess(tmp_path, capsys):
+    mesh = Path(__file__).resolve().parents[2] / "meshes" / "beam_hex8_10x1x1.msh"
+    rc = main(["preprocess", str(mesh), "--material", "steel", "--modes", "2",
+               "-o", str(tmp_path / "b.h5"), "-flexmbs_eps_st_pc_type", "choleski"])
+    assert rc == 2
+    _one_line(capsys.readouterr().err, "preprocess", "-flexmbs_eps_st_pc_type",
+              "did you mean 'cholesky'")
+
+
+def test_extra_arguments_of_check(capsys):
+    assert main(["check", str(CASE), "-fmbs_pc_type", "lu"]) == 2
+    _one_line(capsys.readouterr().err, "check", "takes no PETSc options")
+
+
+def test_real_petsc_options_pass():
+    from flexmbs.integrate.options import check_option_values, parse_petsc_args
+    opts = parse_petsc_args(["-fmbs_ksp_type", "preonly", "-fmbs_pc_type", "lu",
+                             "-fmbs_pc_factor_mat_solver_type", "superlu", "-fmbs_snes_monitor",
+                             "-fmbs_newton_mat_type", "dense", "-fmbs_snes_rtol", "-1e-3",
+                             "-flexmbs_eps_st_pc_type", "cholesky", "-flexmbs_eps_eps_type",
+                             "krylovschur", "--", "-fmbs_ts_type", "alpha2"])
+    assert opts["fmbs_snes_monitor"] is None and opts["fmbs_snes_rtol"] == "-1e-3"
+    check_option_values({"pc_type": "lu", "ksp_type": "gmres", "snes_type": "newtonls"})
+
+
+def test_run_with_valid_petsc_options(tmp_path, capsys):
+    from petsc4py import PETSc
+    out = tmp_path / "out"
+    try:
+        rc = main(["run", str(CASE), "--out", str(out), "--t-end", "0.002", "--no-plots",
+                   "--quiet", "-fmbs_ksp_type", "preonly", "-fmbs_pc_type", "lu"])
+    finally:
+        for k in ("fmbs_ksp_type", "fmbs_pc_type"):
+            PETSc.Options().delValue(k)
+    assert rc == 0, capsys.readouterr().err
+    assert (out / "slider_crank.h5").is_file()
