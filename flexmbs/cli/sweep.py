@@ -28,7 +28,7 @@ from pathlib import Path
 
 from flexmbs.case.loader import read_raw
 from flexmbs.cli.run import add_case_arguments
-from flexmbs.errors import CaseError
+from flexmbs.errors import CaseError, OutputError
 from flexmbs.parallel import distribute, outputs, table, variants
 from flexmbs.parallel.keypath import check_key_paths
 from flexmbs.parallel.toml_writer import dumps
@@ -110,10 +110,9 @@ def sweep(case: str | Path, axes=None, *, out: str | Path | None = None, output_
     out_dir = Path(out) if out else case.parent / str((raw.get("output") or {}).get(
         "directory", "results"))
     rank, size = distribute.rank_size(comm)
-    if rank == 0:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    if comm is not None:
-        comm.Barrier()
+    distribute.on_root(comm, _make_folder, out_dir)
+    from flexmbs.io.paths import writable_dir
+    distribute.on_root(comm, writable_dir, out_dir, "--out")
     ctx = _Context(raw=raw, case=case.resolve(), out=out_dir, outputs=exprs,
                    overrides=overrides, body_dir=Path(body_dir) if body_dir else
                    case.resolve().parent / "bodies", petsc_args=tuple(petsc_args),
@@ -121,9 +120,7 @@ def sweep(case: str | Path, axes=None, *, out: str | Path | None = None, output_
     stop = {"signal": None}
     t0 = time.perf_counter()
     if size > 1 and _has_meshes(raw):
-        if rank == 0:
-            _warm_cache(ctx, todo[0])
-        distribute.idle_barrier(comm)
+        distribute.on_root(comm, _warm_cache, ctx, todo[0])
 
     def one(v):
         start = time.perf_counter()
@@ -149,16 +146,29 @@ def sweep(case: str | Path, axes=None, *, out: str | Path | None = None, output_
     for r in rows:
         r.pop("_signal", None)
     csv = out_dir / f"{name}_sweep.csv"
-    if rank == 0:
-        table.write_csv(csv, rows, keys)
-    if comm is not None:
-        comm.Barrier()
+    distribute.on_root(comm, _write_table, csv, rows, keys)
     n_failed = sum(r["status"] not in ("complete", "cached") for r in rows)
     interrupted = any(r["status"] in ("interrupted", "not run") for r in rows)
     if comm is not None:                           # one exit status on every rank
         stop["signal"] = comm.allreduce(stop["signal"] or 0, op=_mpi_max())
     return SweepResult(rows, keys, csv, wall, n_failed, interrupted, todo,
                        stop["signal"] or 0)
+
+
+def _make_folder(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(path, f"cannot create the output folder: {exc.strerror or exc}",
+                          exc.errno) from None
+
+
+def _write_table(csv: Path, rows, keys) -> None:
+    try:
+        table.write_csv(csv, rows, keys)
+    except OSError as exc:
+        raise OutputError(csv, exc.strerror or str(exc), exc.errno,
+                          kept="the variants' result files are kept") from None
 
 
 @contextlib.contextmanager
@@ -332,11 +342,17 @@ def _file_stamps(case_raw: dict) -> list[str]:
 
 
 def _partial(h5: Path) -> dict:
-    """What a failed or interrupted run left: the time reached, or no result file."""
-    try:
-        return {"t_final": _run_info(h5)["t_final"]} if h5.is_file() else {"result": ""}
-    except (OSError, KeyError):
-        return {"result": ""}
+    """What a failed, diverged or interrupted run left (its file of that status, see
+    :func:`flexmbs.io.results.status_path`): the file and the time reached, or none."""
+    from flexmbs.io.results import status_path
+    for status in ("failed", "diverged", "interrupted", "running"):
+        p = Path(status_path(h5, status))
+        if p.is_file():
+            try:
+                return {"result": p.name, "t_final": _run_info(p)["t_final"]}
+            except (OSError, KeyError):
+                return {"result": p.name}
+    return {"result": ""}
 
 
 def _finish(v, status: str, h5: Path, ctx: _Context) -> dict:

@@ -26,6 +26,28 @@ def idle_barrier(comm, poll: float = 0.02) -> None:
         time.sleep(poll)
 
 
+def on_root(comm, func: Callable, *args):
+    """``func(*args)`` on rank 0, collectively: every rank returns its value, or every rank
+    raises the exception it raised there (broadcast).  A root-only step (a folder made,
+    a table written) that fails, e.g. on a full disk, then ends every rank with the same
+    message instead of leaving the others waiting in the next collective call."""
+    rank, size = rank_size(comm)
+    if size == 1:
+        return func(*args)
+    outcome = None
+    if rank == 0:
+        try:
+            outcome = ("ok", func(*args))
+        except Exception as exc:        # noqa: BLE001 - handed to every rank
+            outcome = ("error", exc)
+    idle_barrier(comm)                  # the others sleep while rank 0 works
+    outcome = comm.bcast(outcome, root=0)
+    if outcome[0] == "error":
+        outcome[1].collective = True    # every rank raises it: no MPI_Abort needed
+        raise outcome[1]
+    return outcome[1]
+
+
 def my_tasks(n: int, rank: int, size: int) -> list[int]:
     """Indices of the tasks of ``rank``: ``rank, rank + size, ...``."""
     return list(range(rank, n, size))

@@ -15,8 +15,15 @@ import re
 _BARE = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
+def _string(v: str) -> str:
+    """A TOML basic string: JSON's escapes are TOML's, but characters outside the Basic
+    Multilingual Plane must stay literal (JSON writes UTF-16 surrogate pairs, which TOML
+    rejects) and DEL must be escaped (TOML forbids it raw)."""
+    return json.dumps(v, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
 def _key(k: str) -> str:
-    return k if _BARE.match(k) else json.dumps(k)
+    return k if _BARE.match(k) else _string(k)
 
 
 def value(v) -> str:
@@ -32,7 +39,7 @@ def value(v) -> str:
             return "inf" if v > 0 else "-inf"
         return repr(v)
     if isinstance(v, str):
-        return json.dumps(v)               # JSON escapes are valid TOML basic-string escapes
+        return _string(v)
     if isinstance(v, (_dt.datetime, _dt.date, _dt.time)):
         return v.isoformat()
     if isinstance(v, (list, tuple)):

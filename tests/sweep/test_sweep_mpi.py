@@ -103,3 +103,29 @@ def test_sweep_on_two_ranks_equals_serial_runs(kind, capsys):
         comm.Barrier()
         if rank == 0:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_full_disk_on_rank_0_ends_every_rank(tmp_path_factory, monkeypatch):
+    """Rank 0 hits ENOSPC writing the sweep table: every rank ends with the same one-line
+    error (it used to leave rank 1 waiting in a barrier forever)."""
+    import errno
+
+    from mpi4py import MPI
+
+    from flexmbs.cli import sweep as sweep_cli
+    from flexmbs.errors import OutputError
+    from flexmbs.parallel import table
+
+    comm = MPI.COMM_WORLD
+    folder = Path(comm.bcast(str(tmp_path_factory.mktemp("enospc")) if comm.rank == 0
+                             else None))
+
+    def full(*args, **kw):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(table, "write_csv", full)
+    with pytest.raises(OutputError) as info:
+        sweep_cli.sweep(RIGID, [("drives.motor.omega", [20.0, 30.0])], out=folder,
+                        overrides={"solver.t_end": 0.002}, comm=comm)
+    msg = str(info.value)
+    assert "No space left on device [ENOSPC]" in msg and "_sweep.csv" in msg
+    comm.Barrier()

@@ -128,3 +128,14 @@ def test_round_robin_covers_every_variant_once():
     assert parts == [[0, 3, 6], [1, 4], [2, 5]]
     assert sorted(i for p in parts for i in p) == list(range(n))
     assert map_tasks(lambda x: x * x, [1, 2, 3]) == [1, 4, 9]          # serial: comm=None
+
+
+@pytest.mark.parametrize("text", ["\U0001F4A5 beyond the BMP", "a\x7fb", "q\"\n\t\\", "é"])
+def test_toml_writer_round_trips_any_string(text):
+    """tomllib reads back what the variant writer wrote (fuzzing found emoji written as
+    UTF-16 surrogate escapes, which TOML rejects)."""
+    import tomllib
+
+    from flexmbs.parallel.toml_writer import dumps
+    data = {"model": {"name": text, text: 1}, "bodies": [{"name": text}]}
+    assert tomllib.loads(dumps(data)) == data
