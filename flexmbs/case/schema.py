@@ -267,9 +267,12 @@ OUTPUT = _table(
     Key("plots", "bool", default=True, doc="PNG plots of sensors, joints and energy"),
 )
 ANALYSIS = _table(
-    Key("type", "str", default=REQUIRED, doc="analysis instead of a time simulation",
-        choices=("modal",)),
-    Key("n_modes", "int", "-", 6, "number of eigenvalues reported", check="positive"),
+    Key("type", "str", default=REQUIRED, doc="analysis instead of a time simulation: "
+        "eigenvalues of the linearised system, or the static equilibrium under the loads",
+        choices=("modal", "static")),
+    Key("n_modes", "int", "-", 6, "number of eigenvalues reported (modal)", check="positive"),
+    Key("load_steps", "int", "-", 1, "loads applied in this many equal increments "
+        "(static; more for strongly nonlinear models)", check="positive"),
     Key("state", "str", default="initial", doc="linearise about the consistent initial "
         "state or the steady state of a steadily driven system (relative equilibrium)",
         choices=("initial", "steady")),

@@ -285,6 +285,8 @@ def _run_locked(args, spec, out: Path, wall0: float) -> int:
         raise CaseError(f"{spec.path}: initial assembly failed: {exc}") from None
     print(dof_text(report, moved))
     if spec.analysis is not None:
+        if spec.analysis["type"] == "static":
+            return run_static(built, spec, out)
         return run_modal(built, spec, out)
     h5 = out / f"{spec.name}.h5"
     previous = _made_from(h5, spec.name, built)
@@ -464,6 +466,52 @@ def run_modal(built, spec, out: Path) -> int:
                         f"state at rest under its loads, or use state = \"steady\" for "
                         f"a steadily driven model")
     write_modes(built, asm, res, out, spec.name)
+    return 0
+
+
+def run_static(built, spec, out: Path) -> int:
+    """``[analysis] type = "static"``: the static equilibrium ``r(q, 0, 0, lam, t0) = 0``,
+    ``g(q, t0) = 0`` from the initial poses (:func:`flexmbs.simulate.static_equilibrium`).
+    Prints and writes ``<name>_static.csv`` (joint reactions [N, N m] in the joint frames,
+    joint coordinates [rad | m]) and, per flexible body, an XDMF of the deformed state
+    (``<name>_<body>_static.xdmf``: displacement, elastic displacement, von Mises)."""
+    from flexmbs.errors import CaseError, ConvergenceError
+    from flexmbs.simulate import static_equilibrium
+    an, t0 = spec.analysis, spec.solver.get("t0", 0.0)
+    try:
+        eq = static_equilibrium(built.system, t=t0, load_steps=an["load_steps"],
+                                petsc_options=dict(spec.solver["petsc_options"]) or None)
+    except ConvergenceError as exc:
+        raise CaseError(f"{spec.path}: analysis: no static equilibrium found from the "
+                        f"initial poses: {exc} (a mechanism with a free degree of freedom "
+                        f"has none under its loads; lock it, or raise load_steps)") from None
+    out.mkdir(parents=True, exist_ok=True)
+    lines = ["joint,Fx_N,Fy_N,Fz_N,Mx_Nm,My_Nm,Mz_Nm,coordinates"]
+    print(f"static equilibrium at t = {t0:g} s (reactions on the second body, joint frame)")
+    print(f"{'joint':<16s} {'Fx [N]':>11s} {'Fy [N]':>11s} {'Fz [N]':>11s} "
+          f"{'Mx [N m]':>11s} {'My [N m]':>11s} {'Mz [N m]':>11s}")
+    for name, r in eq.reactions.items():
+        c = " ".join(f"{v:.10g}" for v in np.atleast_1d(eq.joint_coordinates.get(name, [])))
+        print(f"{name:<16s} " + " ".join(f"{v:11.5g}" for v in r))
+        lines.append(f"{name}," + ",".join(f"{v:.10g}" for v in r) + f",{c}")
+    csv = out / f"{spec.name}_static.csv"
+    csv.write_text("\n".join(lines) + "\n")
+    print(f"reactions: {csv}")
+    if spec.output["xdmf"] and built.flexible:
+        from flexmbs.io.xdmf import write_time_series
+        from flexmbs.post.recovery import (
+            deformed_positions, elastic_displacements, von_mises_stress,
+        )
+        for name, fb in built.flexible.items():
+            body, q = fb.body, eq.body_q(name)
+            X = np.asarray(body.points)
+            path = write_time_series(
+                out / f"{spec.name}_{name}_static", X, body.cells, body.cell_type, [t0],
+                lambda i, body=body, q=q, X=X: {
+                    "displacement": deformed_positions(body, q) - X,
+                    "elastic_displacement": elastic_displacements(body, q[7:]),
+                    "von_mises": von_mises_stress(body, q[7:])})
+            print(f"deformed state of '{name}': {path}")
     return 0
 
 

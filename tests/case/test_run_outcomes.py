@@ -93,3 +93,19 @@ def test_modal_analysis_about_a_stable_state_labels_the_modes(tmp_path, capsys):
     f = float(lines[1].split(",")[1])
     assert f == pytest.approx((m * 9.81 * d / I_O) ** 0.5 / (2 * 3.141592653589793), rel=1e-6)
     assert lines[1].split(",")[4:6] == ["arm", "rigid"]
+
+
+def test_static_analysis_from_the_case_file(tmp_path, capsys):
+    """A cantilever arm held by a fixed joint: the clamp carries the weight, F_y = m g,
+    and the moment M_z = m g d (d = 0.5 m, the centre of mass), statics by hand."""
+    case = tmp_path / "case.toml"
+    text = ARM.replace('type = "revolute"', 'type = "fixed"').replace('axis = "z"\n', "")
+    case.write_text(text + '\n[analysis]\ntype = "static"\n')
+    assert main(["run", str(case), "--out", str(tmp_path / "o")]) == 0
+    rows = (tmp_path / "o" / "arm_static.csv").read_text().splitlines()
+    assert rows[0].startswith("joint,Fx_N,Fy_N,Fz_N,Mx_Nm,My_Nm,Mz_Nm")
+    F = [float(v) for v in rows[1].split(",")[1:7]]
+    m = 7850.0 * 1.0 * 0.05 * 0.05
+    assert abs(F[1]) == pytest.approx(m * 9.81, rel=1e-9)
+    assert abs(F[5]) == pytest.approx(m * 9.81 * 0.5, rel=1e-9)
+    assert abs(F[0]) < 1e-9 and abs(F[2]) < 1e-9
