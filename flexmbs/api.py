@@ -24,6 +24,7 @@ from flexmbs.forces.stops import JointStop
 from flexmbs.sensors.rotation import (
     AngularAccelerationSensor, AngularVelocitySensor, OrientationSensor,
 )
+from flexmbs.sensors.face import FaceDisplacementSensor
 from flexmbs.sensors.translation import AccelerationSensor, PositionSensor, VelocitySensor
 from flexmbs.errors import (
     BodyFileError, CaseError, ConvergenceError, FlexmbsError, MeshError, ModelError,
@@ -34,7 +35,8 @@ from flexmbs.system.model import System
 __all__ = [
     "AccelerationSensor", "AngleDrive", "AngularAccelerationSensor", "AngularVelocityDrive",
     "AngularVelocitySensor", "Bushing", "Constant", "Cylindrical", "DisplacementDrive",
-    "ExternalForce", "ExternalTorque", "Fixed", "FromCallables", "Helical", "JointStop",
+    "ExternalForce", "ExternalTorque", "FaceDisplacementSensor", "Fixed", "FromCallables",
+    "Helical", "JointStop",
     "OrientationSensor", "Planar", "PointToPointSpringDamper", "Polynomial", "PositionSensor",
     "Prismatic", "Ramp", "RotationalSpringDamper", "Sine", "SpinUp", "TimeFunction",
     "Universal", "VelocityDrive", "VelocitySensor",

@@ -222,6 +222,22 @@ class FlexibleBody:
         """A marker fixed to the floating frame R (no elastic motion) at ``s``."""
         return Marker(name, self, np.asarray(s, float), np.eye(3) if R is None else R)
 
+    def face_marker(self, face: str) -> Marker:
+        """A marker following the mean motion of the named face (facet set): at the
+        face's centroid ``X_c`` with ``Phi = Phi_c = int_A Phi dA / A`` (its area-weighted
+        mean mode, :mod:`flexmbs.reduction.loads`), no rotation rows."""
+        faces = {fc.name: fc for fc in self.body.faces}
+        fc = faces.get(face)
+        if fc is None:
+            raise KeyError(f"FlexibleBody '{self.name}': no face '{face}' "
+                           f"(has: {', '.join(faces) or 'none'})")
+        if fc.Phi_c is None:
+            raise KeyError(f"FlexibleBody '{self.name}': face '{face}' has no mean mode in "
+                           f"its body file (written by an older flexmbs): preprocess the "
+                           f"body again")
+        return Marker(f"face:{face}", self, fc.X_c, np.eye(3), _ro(fc.Phi_c),
+                      _ro(np.zeros_like(fc.Phi_c)))
+
     def node_marker(self, name: str, node: int, R=None) -> Marker:
         """A marker at mesh node ``node``: ``s`` its reference position, ``Phi`` its mode
         rows ``modes[node]`` and ``Psi = 1/2 curl(Phi)`` at the node (element-averaged

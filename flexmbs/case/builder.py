@@ -272,13 +272,16 @@ def _sensors(case, system, side) -> None:
     classes = {"position": SN.PositionSensor, "velocity": SN.VelocitySensor,
                "acceleration": SN.AccelerationSensor, "orientation": SN.OrientationSensor,
                "angular_velocity": SN.AngularVelocitySensor,
-               "angular_acceleration": SN.AngularAccelerationSensor}
+               "angular_acceleration": SN.AngularAccelerationSensor,
+               "face_displacement": SN.FaceDisplacementSensor}
     for s in case.sensors:
         kw = {"frame": s["frame"]}
         if "derivative" in s:
             kw["derivative"] = s["derivative"]
         if "output" in s:
             kw["output"] = s["output"]
+        if "face" in s:
+            kw["face"] = s["face"]
         second = side(s, "second") if s.get("second") is not None else None
         _make(case, s, system, None, classes[s["type"]], s["name"], side(s, "first"),
               second, **kw)

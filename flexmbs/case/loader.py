@@ -597,7 +597,11 @@ def _check_bodies(col: _Collector, bodies: list, folder: Path) -> None:
             if is_dir:
                 col.add(f"{w}.{key}", f"expected a file, found a folder: {p}")
             elif not is_file:
-                col.add(f"{w}.{key}", f"file not found: {p}")
+                rel = "" if Path(str(given)).is_absolute() else (
+                    f" ({_show(given)} is relative to the case file's folder "
+                    f"{folder.resolve()}; a case copied elsewhere needs the path changed "
+                    f"or made absolute)")
+                col.add(f"{w}.{key}", f"file not found: {p}{rel}")
             b[key] = p
             if b.get("damping", 0.0) >= 1.0:
                 col.add(f"{w}.damping", f"expected a modal damping ratio in [0, 1), got "

@@ -221,7 +221,7 @@ FORCE = {
 
 # -- [[sensors]] -----------------------------------------------------------------------------------
 SENSOR_TYPES = ("position", "velocity", "acceleration", "orientation", "angular_velocity",
-                "angular_acceleration")
+                "angular_acceleration", "face_displacement")
 SENSOR_COMMON = _table(
     Key("name", "name", default=REQUIRED, doc="unique sensor name"),
     Key("type", "str", default=REQUIRED, doc="measured quantity", choices=SENSOR_TYPES),
@@ -240,6 +240,9 @@ SENSOR = {
     "orientation": _table(Key("output", "str", default="rotvec", doc="rotation vector, Cardan "
                               "angles x-y-z or the 9 matrix entries",
                               choices=("rotvec", "xyz", "matrix"))),
+    "face_displacement": _table(Key("face", "str", default=REQUIRED, doc="named face (facet "
+                                    "set) of the flexible body `first`: its mean elastic "
+                                    "displacement [m] in the body frame")),
 }
 
 # -- [solver], [output], [analysis] ------------------------------------------------------------------

@@ -62,16 +62,23 @@ class Marker:
 class Face:
     """Face-load integrals of a named facet set (reference configuration):
     ``F_n = int n dA`` (3) [m^2], ``F_m = int R x n dA`` (3) [m^3],
-    ``F_q = int Phi^T n dA`` (n_q) [m^2]."""
+    ``F_q = int Phi^T n dA`` (n_q) [m^2]; for its mean displacement the area ``A`` [m^2],
+    centroid ``X_c`` (3) [m] and mean mode ``Phi_c = int Phi dA / A`` (3, n_q) (None in
+    body files written before they were stored)."""
 
     name: str
     F_n: np.ndarray
     F_m: np.ndarray
     F_q: np.ndarray
+    A: float = float("nan")
+    X_c: np.ndarray | None = None
+    Phi_c: np.ndarray | None = None
 
     def __post_init__(self):
-        for k in ("F_n", "F_m", "F_q"):
-            object.__setattr__(self, k, _ro(getattr(self, k)))
+        for k in ("F_n", "F_m", "F_q", "X_c", "Phi_c"):
+            if getattr(self, k) is not None:
+                object.__setattr__(self, k, _ro(getattr(self, k)))
+        object.__setattr__(self, "A", float(self.A))
 
 
 @dataclass(frozen=True)
@@ -195,8 +202,10 @@ def save_body(path: str | Path, body: ReducedBody) -> None:
         for i, fc in enumerate(body.faces):
             h = g.create_group(fc.name)
             h.attrs["order"] = i
-            for k in ("F_n", "F_m", "F_q"):
-                _dataset(h, k, getattr(fc, k))
+            for k in ("F_n", "F_m", "F_q", "X_c", "Phi_c"):
+                if getattr(fc, k) is not None:
+                    _dataset(h, k, getattr(fc, k))
+            h.attrs["A"] = fc.A
         g = f.create_group("material")
         for k, v in body.material.items():
             g.attrs[k] = v
@@ -385,6 +394,11 @@ def _read_body(f, path: Path) -> ReducedBody:
         fc = {k: _read(h, path, k) for k in ("F_n", "F_m", "F_q")}
         for k, pat in (("F_n", (3,)), ("F_m", (3,)), ("F_q", ("q",))):
             _check_shape(path, f"faces/{name}/{k}", fc[k], pat, dims)
+        if "Phi_c" in h and "X_c" in h:            # (older body files have neither)
+            fc["X_c"], fc["Phi_c"] = _read(h, path, "X_c"), _read(h, path, "Phi_c")
+            for k, pat in (("X_c", (3,)), ("Phi_c", (3, "q"))):
+                _check_shape(path, f"faces/{name}/{k}", fc[k], pat, dims)
+            fc["A"] = float(_attr(h, path, f"/faces/{name}/", "A", float("nan")))
         faces.append(Face(name=name, **fc))
     grp = _group(f, path, "material")
     material = {k: _attr(grp, path, "/material/", k) for k in grp.attrs}

@@ -7,6 +7,10 @@ tri3, tri6, quad4, quad9; the trace of the solid basis on a face is the face bas
     F_n = int_A n dA (3) [m^2],   F_m = int_A R x n dA (3) [m^3],
     F_q = int_A Phi^T n dA (n_q) [m^2].
 
+For the mean displacement of the face (a sensor) also its area, centroid and mean mode
+
+    A = int_A dA [m^2],   X_c = int_A X dA / A (3) [m],   Phi_c = int_A Phi dA / A (3, n_q).
+
 ``n dA = (dx/dxi x dx/deta) dxi deta`` with the orientation of the face's node order
 (outward for the faces of a mesh read by flexmbs.io.mesh).
 """
@@ -23,6 +27,9 @@ class FaceIntegrals:
     F_n: np.ndarray
     F_m: np.ndarray
     F_q: np.ndarray
+    A: float = float("nan")
+    X_c: np.ndarray | None = None
+    Phi_c: np.ndarray | None = None
 
 
 def _gauss(n: int):
@@ -80,6 +87,10 @@ def face_integrals(name: str, facets: np.ndarray, points: np.ndarray,
     d2 = np.einsum("pn,fni->fpi", dN[1], Xf)
     ndA = np.cross(d1, d2) * wt[None, :, None]          # (F, p, 3)
     phi = np.einsum("pn,fnik->fpik", N, modes[facets])  # (F, p, 3, n_q)
+    dA = np.linalg.norm(ndA, axis=2)                    # (F, p)
+    A = float(dA.sum())
     return FaceIntegrals(name=name, F_n=ndA.sum(axis=(0, 1)),
                          F_m=np.cross(X, ndA).sum(axis=(0, 1)),
-                         F_q=np.einsum("fpik,fpi->k", phi, ndA))
+                         F_q=np.einsum("fpik,fpi->k", phi, ndA), A=A,
+                         X_c=np.einsum("fpi,fp->i", X, dA) / A,
+                         Phi_c=np.einsum("fpik,fp->ik", phi, dA) / A)

@@ -1,5 +1,6 @@
 """Sensors (THEORY §5.8): kinematic measurements from marker P to marker Q."""
 from flexmbs.sensors.base import MarkerState, Sensor
+from flexmbs.sensors.face import FaceDisplacementSensor
 from flexmbs.sensors.rotation import (
     AngularAccelerationSensor,
     AngularVelocitySensor,
@@ -8,6 +9,7 @@ from flexmbs.sensors.rotation import (
 from flexmbs.sensors.translation import AccelerationSensor, PositionSensor, VelocitySensor
 
 __all__ = [
-    "AccelerationSensor", "AngularAccelerationSensor", "AngularVelocitySensor", "MarkerState",
+    "AccelerationSensor", "AngularAccelerationSensor", "AngularVelocitySensor",
+    "FaceDisplacementSensor", "MarkerState",
     "OrientationSensor", "PositionSensor", "Sensor", "VelocitySensor",
 ]

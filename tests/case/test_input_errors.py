@@ -221,3 +221,14 @@ def test_loader_error_is_case_error(tmp_path):
     path.write_text(RIGID + FLEX.replace('["clamp", "tip:rbe3"]', '"clamp"'))
     with pytest.raises(CaseError, match=r"bodies\[1\]\.interfaces"):
         load_case(path)
+
+
+def test_case_copied_elsewhere_says_its_mesh_path_is_relative(tmp_path, capsys):
+    """The shipped main case copied to another folder: its '../../meshes/...' path now
+    points nowhere; the one line says the path is relative to the case file's folder."""
+    case = tmp_path / "case.toml"
+    case.write_text((ROOT / "cases" / "main" / "case.toml").read_text())
+    assert main(["check", str(case)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "bodies[1].mesh: file not found" in err
+    assert f"relative to the case file's folder {tmp_path}" in err

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import h5py
+import numpy as np
 import pytest
 
 from arm_case import arm_case
@@ -109,3 +110,62 @@ def test_static_analysis_from_the_case_file(tmp_path, capsys):
     assert abs(F[1]) == pytest.approx(m * 9.81, rel=1e-9)
     assert abs(F[5]) == pytest.approx(m * 9.81 * 0.5, rel=1e-9)
     assert abs(F[0]) < 1e-9 and abs(F[2]) < 1e-9
+
+
+FACE_CASE = f"""
+[model]
+name = "sag"
+gravity = [0.0, -9.81, 0.0]
+
+[[bodies]]
+name = "beam"
+type = "flexible"
+mesh = "{CASES.parent / 'meshes' / 'beam_hex27_5x1x1.msh'}"
+material = "steel"
+modes = 4
+interfaces = ["clamp", "tip:rbe3"]
+frame = "interface:clamp"
+static_modes = true
+
+[[joints]]
+name = "clamp"
+type = "fixed"
+first = "ground"
+second = "beam.clamp"
+
+[[sensors]]
+name = "tip_mean"
+type = "face_displacement"
+first = "beam"
+face = "tip"
+
+[[sensors]]
+name = "tip_rbe3"
+type = "position"
+first = "beam.clamp"
+second = "beam.tip"
+frame = "first"
+
+[solver]
+t_end = 0.02
+dt = 1e-3
+"""
+
+
+def test_face_displacement_sensor_from_a_case_file(tmp_path, capsys):
+    """The mean elastic displacement of the tip face, recorded like any sensor: equal to
+    the RBE3 tip marker's motion relative to the clamp frame (second formulation)."""
+    case = tmp_path / "case.toml"
+    case.write_text(FACE_CASE)
+    assert main(["run", str(case), "--out", str(tmp_path / "o"), "--quiet", "--no-plots",
+                 "--no-xdmf", "--body-dir", str(tmp_path / "b")]) == 0
+    with h5py.File(tmp_path / "o" / "sag.h5") as f:
+        u = f["sensors/tip_mean"][()]
+        p = f["sensors/tip_rbe3"][()]
+    assert np.abs(u[-1, 1]) > 1e-7
+    assert u[:, 1] == pytest.approx(p[:, 1] - p[0, 1], rel=2e-3, abs=1e-10)
+    bad = FACE_CASE.replace('face = "tip"', 'face = "tipp"')
+    case.write_text(bad)
+    assert main(["check", str(case), "--body-dir", str(tmp_path / "b")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "no face 'tipp'" in err and "tip" in err
