@@ -33,6 +33,10 @@ from flexmbs.errors import FlexmbsError, OutputError
 from flexmbs.io.results import OutputLock, list_outputs, listed_outputs, status_path, steps_in
 
 
+#: exit status of the ranks that leave the error message to rank 0
+EXIT_CODE_USER = 2
+
+
 class RunError(FlexmbsError):
     """Invalid command-line arguments of ``flexmbs run``."""
 
@@ -250,9 +254,31 @@ def _apply_overrides(spec, args) -> None:
                         f"got {spec.solver['t_end']}")
 
 
+def _mpi_world() -> tuple[int, int]:
+    """``(rank, size)`` of the MPI job this process was started in (from the launcher's
+    environment, without initialising MPI), ``(0, 1)`` outside ``mpiexec``."""
+    import os
+    for size_key, rank_key in (("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"),
+                               ("PMI_SIZE", "PMI_RANK")):
+        if os.environ.get(size_key, "").isdigit():
+            return int(os.environ.get(rank_key, "0") or 0), int(os.environ[size_key])
+    return 0, 1
+
+
 def run(args: argparse.Namespace) -> int:
     from flexmbs.case import load_case
 
+    rank, size = _mpi_world()
+    # started by mpiexec as a plain command (a program that set MPI up itself, e.g. a
+    # script handing runs to its ranks, has mpi4py loaded and decides for itself)
+    if size > 1 and not getattr(args, "in_sweep", False) and "mpi4py.MPI" not in sys.modules:
+        if rank:
+            return EXIT_CODE_USER           # rank 0 says why
+        raise RunError(f"a run is one process, but this one was started on {size} MPI "
+                       f"ranks (mpiexec -n {size}): each would simulate the same case into "
+                       f"the same files; run it without mpiexec, or use 'mpiexec -n {size} "
+                       f"flexmbs sweep' (variants on the ranks) or 'mpiexec -n {size} "
+                       f"flexmbs preprocess' (a big mesh)")
     wall0 = time.perf_counter()
     spec = load_case(args.case)
     _apply_overrides(spec, args)

@@ -67,6 +67,7 @@ class SweepResult:
     interrupted: bool = False
     variants: list = field(default_factory=list)
     signal: int = 0
+    n_replaced: int = 0         # complete runs that replaced an earlier result of other settings
 
 
 @dataclass(frozen=True)
@@ -132,6 +133,8 @@ def sweep(case: str | Path, axes=None, *, out: str | Path | None = None, output_
             stop["signal"] = row.get("_signal", 2)
         if verbose:
             print(f"[rank {rank}/{size}] {v.index + 1}/{len(todo)} {v.stem}: {row['status']}"
+                  + (" (replaces the earlier result of other settings)"
+                     if row.get("_replaced") else "")
                   + (f" ({time.perf_counter() - start:.2f} s)"
                      if row["status"] != "cached" else "")
                   + (f": {row['error']}" if row.get("error") else ""), file=sys.stderr)
@@ -143,6 +146,7 @@ def sweep(case: str | Path, axes=None, *, out: str | Path | None = None, output_
     keys = [k for k, _ in axes]
     rows = [r if r is not None else _row(v, "not run", ctx, error="sweep interrupted")
             for v, r in zip(todo, rows)]
+    replaced = sum(bool(r.pop("_replaced", False)) for r in rows)
     for r in rows:
         r.pop("_signal", None)
     csv = out_dir / f"{name}_sweep.csv"
@@ -152,7 +156,7 @@ def sweep(case: str | Path, axes=None, *, out: str | Path | None = None, output_
     if comm is not None:                           # one exit status on every rank
         stop["signal"] = comm.allreduce(stop["signal"] or 0, op=_mpi_max())
     return SweepResult(rows, keys, csv, wall, n_failed, interrupted, todo,
-                       stop["signal"] or 0)
+                       stop["signal"] or 0, replaced)
 
 
 def _make_folder(path: Path) -> None:
@@ -287,13 +291,16 @@ def run_variant(v, ctx: _Context) -> dict:
     digest = variants.case_digest(case_raw, [*ctx.petsc_args, *_file_stamps(case_raw)])
     if not ctx.force and _is_complete(h5, digest):
         return _finish(v, "cached", h5, ctx)
-    h5.unlink(missing_ok=True)
+    # an earlier result of other settings (or --force) stays until this run completes:
+    # only a complete run replaces <stem>.h5 (flexmbs.io.results); the row says so
+    replaces = h5.is_file()
     toml.write_text(f"# sweep variant {v.index} of {ctx.case}\n" + dumps(case_raw))
     # no PNG plots (one plots/ folder per DIR) and no XDMF: io.xdmf derives its file names
     # with Path.with_suffix, which cuts a variant name at its last dot (drives[0].omega)
     args = argparse.Namespace(case=str(toml), out=str(ctx.out), t_end=None, dt=None,
                               output_dt=None, body_dir=str(ctx.body_dir), no_xdmf=True,
-                              no_plots=True, quiet=True, petsc_args=list(ctx.petsc_args))
+                              no_plots=True, quiet=True, petsc_args=list(ctx.petsc_args),
+                              in_sweep=True)
     t0 = time.perf_counter()
     error, status, code = "", "complete", 0
     with open(log, "w") as stream, _own_log(stream), _captured_simulate() as box:
@@ -324,7 +331,9 @@ def run_variant(v, ctx: _Context) -> dict:
         for k in ("steps", "rejected_steps", "newton_iterations"):
             if getattr(stats, k, None) is not None:
                 f.attrs[f"sweep_{k}"] = int(getattr(stats, k))
-    return _finish(v, "complete", h5, ctx)
+    row = _finish(v, "complete", h5, ctx)
+    row["_replaced"] = replaces
+    return row
 
 
 def _file_stamps(case_raw: dict) -> list[str]:
@@ -410,7 +419,9 @@ def run(args: argparse.Namespace) -> int:
             count[r["status"]] = count.get(r["status"], 0) + 1
         done = count.get("complete", 0) + count.get("cached", 0)
         bad = [f"{count[k]} {k}" for k in ("failed", "interrupted", "not run") if k in count]
-        print(f"{done}/{n} variants complete ({count.get('cached', 0)} from earlier runs)"
+        print(f"{done}/{n} variants complete ({count.get('cached', 0)} from earlier runs"
+              + (f", {res.n_replaced} replacing earlier results of other settings"
+                 if res.n_replaced else "") + ")"
               + "".join(f", {b}" for b in bad)
               + f"; {size} rank(s), wall time {res.wall_time:.2f} s; table: {res.csv}")
     if res.interrupted:

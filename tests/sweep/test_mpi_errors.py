@@ -35,3 +35,20 @@ def test_error_on_one_rank_ends_all_ranks(tmp_path):
     assert "flexmbs check: error:" in proc.stderr and "no_such_case.toml" in proc.stderr
     assert "ends all 2 ranks" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("mpiexec") is None, reason="needs mpiexec")
+def test_run_under_mpiexec_is_refused_in_one_line(tmp_path):
+    """``mpiexec -n 2 flexmbs run`` used to make two processes write one result file
+    (h5py tracebacks, an unreadable file): now one line from rank 0, exit 2, no file."""
+    from pathlib import Path
+    case = Path(__file__).resolve().parents[2] / "cases" / "slider_crank" / "case.toml"
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    proc = subprocess.run(["mpiexec", "-n", "2", sys.executable, "-m", "flexmbs.cli.main",
+                           "run", str(case), "--out", str(tmp_path / "o"), "--t-end", "0.01"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    lines = [x for x in proc.stderr.splitlines() if x.startswith("flexmbs run: error:")]
+    assert len(lines) == 1 and "2 MPI ranks" in lines[0] and "sweep" in lines[0]
+    assert not (tmp_path / "o").exists()

@@ -69,6 +69,21 @@ def test_changed_case_data_is_not_taken_from_the_cache(tmp_path):
     assert first.rows[0]["status"] == second.rows[0]["status"] == "complete"
     assert second.rows[0]["t_final"] == pytest.approx(0.01, abs=1e-12)
     assert second.rows[0]["final(joints/A/coordinates[angle])"] == pytest.approx(0.4, abs=1e-9)
+    # the rerun with another t_end says that it replaced the earlier result
+    assert first.n_replaced == 0 and second.n_replaced == 1
+
+
+def test_failed_rerun_keeps_the_earlier_result(tmp_path):
+    """A variant rerun with settings that make it fail leaves its earlier complete result
+    in place (it used to be deleted before the rerun)."""
+    axes = [("drives[0].omega", (40,))]
+    first = sweep(RIGID, axes, out=tmp_path, overrides=SHORT, output_exprs=OUTS)
+    h5 = tmp_path / first.rows[0]["result"]
+    before = h5.read_bytes()
+    second = sweep(RIGID, axes, out=tmp_path, overrides={**SHORT, "solver.rho_inf": 2.0},
+                   output_exprs=OUTS)
+    assert second.rows[0]["status"] == "failed"
+    assert h5.read_bytes() == before
 
 
 def test_unknown_key_path_stops_the_sweep_before_running(tmp_path):
