@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from flexmbs.errors import BodyFileError, CaseError, MeshError
+from flexmbs.errors import BodyFileError, CaseError, MeshError, OutputError
 
 log = logging.getLogger(__name__)
 
@@ -125,9 +125,10 @@ def reduced_body_file(b: dict, body_dir: Path, *, progress=None) -> tuple[Path, 
         path.parent.mkdir(parents=True, exist_ok=True)
         save_body(tmp, body)
         os.replace(tmp, path)
-    except OSError as exc:
-        raise CaseError(f"--body-dir '{body_dir}': cannot write the body file {path.name} "
-                        f"({exc.strerror or exc})") from None
+    except (OSError, RuntimeError) as exc:       # (h5py: RuntimeError with the errno)
+        raise OutputError.from_exception(exc, path).keeping(
+            f"the body file was not written (--body-dir '{body_dir}'); nothing else is "
+            f"changed") from None
     finally:
         if tmp.exists():
             tmp.unlink()

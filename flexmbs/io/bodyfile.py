@@ -174,7 +174,9 @@ def _dataset(group, name: str, data, compression: str | None = None) -> None:
 def save_body(path: str | Path, body: ReducedBody) -> None:
     """Write ``body`` to ``path`` (overwrites)."""
     path = Path(path)
-    with h5py.File(path, "w", libver=("v108", "latest")) as f:
+    # no chunk cache: HDF5 crashes closing a file whose cached chunks could not be
+    # written (a full disk); every dataset is written once anyway
+    with h5py.File(path, "w", libver=("v108", "latest"), rdcc_nbytes=0) as f:
         f.attrs["format"] = FORMAT
         f.attrs["version"] = VERSION
         f.attrs["name"] = body.name

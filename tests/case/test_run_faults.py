@@ -141,3 +141,44 @@ def test_unwritable_output_folder(tmp_path, capsys, monkeypatch):
     assert last_line(capsys) == (f"flexmbs run: io error: cannot write "
                                  f"{out / 'arm.running.h5'}: Permission denied [EACCES]; "
                                  f"no output step saved")
+
+
+FLEX_CHECK = f"""
+[model]
+name = "beam"
+
+[[bodies]]
+name = "beam"
+type = "flexible"
+mesh = "{CASES.parent / 'meshes' / 'beam_hex27_5x1x1.msh'}"
+material = "steel"
+modes = 2
+interfaces = ["clamp"]
+
+[[joints]]
+name = "clamp"
+type = "fixed"
+first = "ground"
+second = "beam.clamp"
+
+[solver]
+t_end = 0.01
+dt = 1e-3
+"""
+
+
+def test_full_body_dir_is_one_line_and_exit_4(tmp_path):
+    """Writing a new body file into --body-dir hits the file size limit (as a full disk
+    would): one line naming the body file, exit 4 (it used to end in tracebacks and a
+    segmentation fault), and no partial body file left in the cache."""
+    case = tmp_path / "case.toml"
+    case.write_text(FLEX_CHECK)
+    limited = LIMITED.replace("200_000, 200_000", "20_000, 20_000")
+    bodies = tmp_path / "bodies"
+    r = subprocess.run([sys.executable, "-c", limited, "check", str(case), "--body-dir",
+                        str(bodies)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == EXIT_CODES["io error"], r.stderr
+    err = [x for x in r.stderr.strip().splitlines() if x.startswith("flexmbs check: ")]
+    assert err[-1].startswith("flexmbs check: io error: cannot write ") and "[EFBIG]" in err[-1]
+    assert "Traceback" not in r.stderr
+    assert not any(p.suffix == ".h5" for p in bodies.rglob("*"))
