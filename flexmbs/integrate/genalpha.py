@@ -429,7 +429,7 @@ class GeneralizedAlpha:
         what to try."""
         parts = []
         names = ("coordinates q", "scaled multipliers lam/beta'")
-        for name, (d, xm, tol) in zip(names, self._newton.last_blocks()):
+        for name, (d, _, tol) in zip(names, self._newton.last_blocks()):
             if not d <= tol:
                 parts.append(f"{name}: last increment {d:.2e} > {tol:.2e} needed")
         r = self._newton.residual

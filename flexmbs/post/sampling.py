@@ -39,6 +39,7 @@ def aliasing_warnings(model, dt_out: float) -> list[str]:
             f"output rate {1 / dt_out:.4g} Hz resolves only frequencies below {f_N:.4g} Hz, "
             f"but flexible body '{b.name}' has its lowest elastic mode at {f1:.4g} Hz "
             f"({int(np.sum(freqs > f_N))} of {freqs.size} modes above): its vibration "
-            f"appears in the recorded reactions, sensors and stresses as {alias_frequency(f1, dt_out):.4g} Hz "
-            f"chatter; an output dt <= {1 / (4 * f1):.3g} s resolves it")
+            f"appears in the recorded reactions, sensors and stresses as "
+            f"{alias_frequency(f1, dt_out):.4g} Hz chatter; an output dt <= "
+            f"{1 / (4 * f1):.3g} s resolves it")
     return out
