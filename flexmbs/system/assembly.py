@@ -460,18 +460,21 @@ class AssembledSystem:
         return sp.csr_matrix((self._G_data(q, t), indices, indptr),
                              shape=(self.n_lam, self.n_q))
 
-    def rows_all(self, q, qd, t):
+    def rows_all(self, q, qd, t, rows=None):
         """``(g, gd)`` of every constraint row, the dropped (redundant) ones too:
-        ``g(q, t)`` and ``gd = G qd + g_t`` (n_rows_all,), in :attr:`row_labels` order."""
-        g, gd = [], []
+        ``g(q, t)`` and ``gd = G qd + g_t`` (n_rows_all,), in :attr:`row_labels` order;
+        with ``rows`` (indices into :attr:`row_labels`) only those, evaluating only the
+        blocks that hold them."""
+        rows = np.arange(self.n_rows_all) if rows is None else np.asarray(rows, dtype=int)
+        g, gd = np.zeros(self.n_rows_all), np.zeros(self.n_rows_all)
         rot: dict = {}
-        for bi, blk in enumerate(self.blocks):
+        starts = self._row_start
+        for bi in np.unique(np.searchsorted(starts, rows, side="right") - 1):
+            blk, a, b = self.blocks[bi], starts[bi], starts[bi + 1]
             V, D, _ = self._block_rows(bi, q, t, 1, rot)
-            g.append(V)
-            gd.append(D[:, :-1] @ qd[blk.idx] + D[:, -1])
-        if not g:
-            return np.zeros(0), np.zeros(0)
-        return np.concatenate(g), np.concatenate(gd)
+            g[a:b] = V
+            gd[a:b] = D[:, :-1] @ qd[blk.idx] + D[:, -1]
+        return g[rows], gd[rows]
 
     def row_owner(self, row: int) -> str:
         """``"joint 'J1'"`` / ``"drive 'spin'"`` / ``"normalization 'arm'"`` of row ``row``

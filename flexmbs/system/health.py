@@ -46,19 +46,19 @@ def inconsistent_rows(asm, q: np.ndarray, qd: np.ndarray, t: float) -> list[str]
     dropped = np.flatnonzero(~asm.active)
     if dropped.size == 0:
         return []
-    g, gd = asm.rows_all(q, qd, t)
+    g, gd = asm.rows_all(q, qd, t, dropped)
     G = asm.constraint_jacobian(q, t, all_rows=True).toarray()
     kept = np.flatnonzero(asm.active)
     out = []
     scale = max(1.0, float(np.max(np.abs(qd), initial=0.0)))
-    for i in dropped:
-        if abs(g[i]) <= INCONSISTENT_TOL and abs(gd[i]) <= INCONSISTENT_TOL * scale:
+    for i, g_i, gd_i in zip(dropped, g, gd):
+        if abs(g_i) <= INCONSISTENT_TOL and abs(gd_i) <= INCONSISTENT_TOL * scale:
             continue
         owners = sorted({asm.row_owner(k) for k in partners(G[kept], kept, G[i])}
                         - {asm.row_owner(i)}) or sorted({asm.row_owner(k) for k in
                                                          partners(G[kept], kept, G[i])})
-        what = (f"position residual {g[i]:.3g}" if abs(g[i]) > INCONSISTENT_TOL else
-                f"velocity residual {gd[i]:.3g} per s")
+        what = (f"position residual {g_i:.3g}" if abs(g_i) > INCONSISTENT_TOL else
+                f"velocity residual {gd_i:.3g} per s")
         out.append(f"{asm.row_labels[i]} contradicts {', '.join(owners) or 'the other rows'}"
                    f" ({what} where a redundant row gives 0 at t = {t:g} s): the two ask "
                    f"for different motions; remove or change one of them")
@@ -70,9 +70,9 @@ def dropped_violation(asm, q: np.ndarray, t: float) -> tuple[float, str]:
     dropped = np.flatnonzero(~asm.active)
     if dropped.size == 0:
         return 0.0, ""
-    g, _ = asm.rows_all(q, np.zeros_like(q), t)
-    k = dropped[int(np.argmax(np.abs(g[dropped])))]
-    return float(abs(g[k])), asm.row_labels[k]
+    g, _ = asm.rows_all(q, np.zeros_like(q), t, dropped)
+    k = int(np.argmax(np.abs(g)))
+    return float(abs(g[k])), asm.row_labels[dropped[k]]
 
 
 def conditioning(G: np.ndarray) -> tuple[float, int]:
