@@ -100,7 +100,6 @@ class OutputError(FlexmbsError):
         """The same error, saying what was kept."""
         err = OutputError(self.path, self.reason, self.errno, kept)
         err.__dict__.update({k: v for k, v in self.__dict__.items() if k != "kept"})
-        err.kept = kept
         return err
 
     @classmethod

@@ -68,18 +68,19 @@ class _Recorder:
     dropped as redundant at the start, the conditioning of the active rows."""
 
     def __init__(self, asm, writer: ResultWriter | None, progress, t_end, out_times=None,
-                 t0=0.0, scales: health.Scales | None = None, state=None,
+                 t0=0.0, scales: health.Scales | None = None,
                  prior: RestartPoint | None = None):
         self.asm, self.writer, self.progress, self.t_end = asm, writer, progress, t_end
         self.out_times = None if out_times is None else np.concatenate([[t0], out_times])
         self.rows: dict[str, list] = {}
         #: ``state() -> (qd, qdd, a)`` of the integrator at the step being recorded (the
         #: restart data), or None (no restart data: the TS integrator)
-        self.state = state
+        self.state = None
         self.skip = 0               # outputs not to record: the first of a continued run
         self.counters = {}          # offsets of the cumulative solver counters
         self.t0 = _time.perf_counter()
         self.scales = scales
+        self.dropped = np.flatnonzero(~asm.active)     # rows the rank test dropped at t0
         self.n_records = 0
         self.last = None            # (t, q) of the last output
         self.worst = (1.0, 0.0, "")  # smallest conditioning seen: (ratio, t, row label)
@@ -95,7 +96,8 @@ class _Recorder:
         if what is not None:
             raise DivergenceError(f"the run diverged: {what}", t=t)
         asm = self.asm
-        v, label = health.dropped_violation(asm, q, t)
+        v, label = (health.dropped_violation(asm, q, t, self.dropped) if self.dropped.size
+                    else (0.0, ""))
         if v > health.DROPPED_TOL:
             raise SingularConfigurationError(
                 f"{label}, dropped as redundant at the start, is violated by {v:.3g}: the "
@@ -171,7 +173,7 @@ class _Recorder:
             col = prior.rows.get(f"solver/{k}")
             self.counters[k] = float(col[0][-1]) if col is not None and len(col[0]) else 0.0
         self.last = (prior.t, prior.q)
-        self.n_records = len(prior.rows["time"][0])
+        self.n_records = prior.n
         self.skip = 1
 
     def arrays(self, prefix):

@@ -29,12 +29,8 @@ from pathlib import Path
 
 import numpy as np
 
-from flexmbs.errors import FlexmbsError, OutputError
+from flexmbs.errors import EXIT_CODES, FlexmbsError, OutputError
 from flexmbs.io.results import OutputLock, list_outputs, listed_outputs, status_path, steps_in
-
-
-#: exit status of the ranks that leave the error message to rank 0
-EXIT_CODE_USER = 2
 
 
 class RunError(FlexmbsError):
@@ -273,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
     # script handing runs to its ranks, has mpi4py loaded and decides for itself)
     if size > 1 and not getattr(args, "in_sweep", False) and "mpi4py.MPI" not in sys.modules:
         if rank:
-            return EXIT_CODE_USER           # rank 0 says why
+            return EXIT_CODES["user error"]     # rank 0 says why
         raise RunError(f"a run is one process, but this one was started on {size} MPI "
                        f"ranks (mpiexec -n {size}): each would simulate the same case into "
                        f"the same files; run it without mpiexec, or use 'mpiexec -n {size} "
@@ -348,8 +344,6 @@ def _run_locked(args, spec, out: Path, wall0: float) -> int:
                 bar.close()
             status = "diverged" if isinstance(exc, DivergenceError) else "failed"
             kept = _kept(getattr(exc, "result_path", None), h5, status)
-            if isinstance(exc, DivergenceError):
-                raise DivergenceError(f"{exc}; {kept}") from None
             raise type(exc)(f"{exc}; {kept}") from None
         except OutputError as exc:
             if bar:

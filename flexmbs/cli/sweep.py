@@ -112,8 +112,6 @@ def sweep(case: str | Path, axes=None, *, out: str | Path | None = None, output_
         "directory", "results"))
     rank, size = distribute.rank_size(comm)
     distribute.on_root(comm, _make_folder, out_dir)
-    from flexmbs.io.paths import writable_dir
-    distribute.on_root(comm, writable_dir, out_dir, "--out")
     ctx = _Context(raw=raw, case=case.resolve(), out=out_dir, outputs=exprs,
                    overrides=overrides, body_dir=Path(body_dir) if body_dir else
                    case.resolve().parent / "bodies", petsc_args=tuple(petsc_args),
@@ -160,19 +158,22 @@ def sweep(case: str | Path, axes=None, *, out: str | Path | None = None, output_
 
 
 def _make_folder(path: Path) -> None:
+    """The output folder: checked (one line for a file, a device, no permission), then
+    made."""
+    from flexmbs.io.paths import writable_dir
+    writable_dir(path, "--out")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise OutputError(path, f"cannot create the output folder: {exc.strerror or exc}",
-                          exc.errno) from None
+        raise OutputError.from_exception(exc, path) from None
 
 
 def _write_table(csv: Path, rows, keys) -> None:
     try:
         table.write_csv(csv, rows, keys)
     except OSError as exc:
-        raise OutputError(csv, exc.strerror or str(exc), exc.errno,
-                          kept="the variants' result files are kept") from None
+        raise OutputError.from_exception(exc, csv).keeping(
+            "the variants' result files are kept") from None
 
 
 @contextlib.contextmanager
@@ -353,14 +354,12 @@ def _file_stamps(case_raw: dict) -> list[str]:
 def _partial(h5: Path) -> dict:
     """What a failed, diverged or interrupted run left (its file of that status, see
     :func:`flexmbs.io.results.status_path`): the file and the time reached, or none."""
-    from flexmbs.io.results import status_path
+    from flexmbs.io.results import status_path, steps_in
     for status in ("failed", "diverged", "interrupted", "running"):
         p = Path(status_path(h5, status))
         if p.is_file():
-            try:
-                return {"result": p.name, "t_final": _run_info(p)["t_final"]}
-            except (OSError, KeyError):
-                return {"result": p.name}
+            n, t = steps_in(p)                 # (also a killed run's file)
+            return {"result": p.name, **({"t_final": t} if n else {})}
     return {"result": ""}
 
 

@@ -267,7 +267,7 @@ class ResultWriter:
         self.flush_rows = flush_rows
         self._lock = OutputLock.for_result(self.path).__enter__()
         try:
-            self.retired = _retire_stale(self.running_path, self.path)
+            _retire_stale(self.running_path, self.path)
             self.file = h5py.File(self.running_path, "w", libver=LIBVER, rdcc_nbytes=0)
             self.file.attrs["format"] = "flexmbs-result"
             self.file.attrs["version"] = 2

@@ -54,9 +54,8 @@ def inconsistent_rows(asm, q: np.ndarray, qd: np.ndarray, t: float) -> list[str]
     for i, g_i, gd_i in zip(dropped, g, gd):
         if abs(g_i) <= INCONSISTENT_TOL and abs(gd_i) <= INCONSISTENT_TOL * scale:
             continue
-        owners = sorted({asm.row_owner(k) for k in partners(G[kept], kept, G[i])}
-                        - {asm.row_owner(i)}) or sorted({asm.row_owner(k) for k in
-                                                         partners(G[kept], kept, G[i])})
+        named = {asm.row_owner(k) for k in partners(G[kept], kept, G[i])}
+        owners = sorted(named - {asm.row_owner(i)} or named)    # others first, else itself
         what = (f"position residual {g_i:.3g}" if abs(g_i) > INCONSISTENT_TOL else
                 f"velocity residual {gd_i:.3g} per s")
         out.append(f"{asm.row_labels[i]} contradicts {', '.join(owners) or 'the other rows'}"
@@ -65,9 +64,11 @@ def inconsistent_rows(asm, q: np.ndarray, qd: np.ndarray, t: float) -> list[str]
     return out
 
 
-def dropped_violation(asm, q: np.ndarray, t: float) -> tuple[float, str]:
-    """``(max |g_i|, label)`` over the rows dropped at the start (0, "" if none)."""
-    dropped = np.flatnonzero(~asm.active)
+def dropped_violation(asm, q: np.ndarray, t: float,
+                      dropped: np.ndarray | None = None) -> tuple[float, str]:
+    """``(max |g_i|, label)`` over the rows dropped at the start (0, "" if none);
+    ``dropped``: their indices, if already known."""
+    dropped = np.flatnonzero(~asm.active) if dropped is None else dropped
     if dropped.size == 0:
         return 0.0, ""
     g, _ = asm.rows_all(q, np.zeros_like(q), t, dropped)
