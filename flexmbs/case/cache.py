@@ -107,7 +107,7 @@ def reduced_body_file(b: dict, body_dir: Path, *, progress=None) -> tuple[Path, 
             "modes": f"{where}.modes", "modal_derivatives": f"{where}.modal_derivatives"})
     except ValueError as exc:
         raise CaseError(str(exc)) from None
-    if progress and (size.n_q >= 100 or size.bytes >= 5e8):
+    if progress and size.large:
         progress(f"{b['name']}: reducing, {size.text()}", 0.0)
     try:
         body = reduce_model(fe, settings, name=b["name"],

@@ -91,12 +91,8 @@ def run(args: argparse.Namespace) -> int:
 
 def _petsc_options(extra: list[str]) -> None:
     """Arguments argparse did not know go to the PETSc options database (``-flexmbs_eps_
-    monitor``, ``-flexmbs_eps_st_mat_mumps_icntl_14 50``); a ``--long`` one is a typo."""
-    bad = [a for a in extra if a.startswith("--") and a != "--"]
-    if bad:
-        raise PreprocessError(f"unknown option(s) {bad}: expected the options of "
-                              "'flexmbs preprocess -h', or PETSc options with one dash "
-                              "(e.g. -flexmbs_eps_eps_monitor)")
+    monitor``, ``-flexmbs_eps_st_mat_mumps_icntl_14 50``; ``flexmbs.cli.main`` has
+    already refused ``--long`` typos and unknown PETSc types)."""
     if extra:
         from flexmbs.integrate.options import petsc_options_from_args
         try:
@@ -156,8 +152,7 @@ def _sizes(fe, settings, material, mesh, unit: str) -> None:
                                              "modal_derivatives": "--modal-derivatives"})
     except ValueError as exc:
         raise PreprocessError(str(exc)) from None
-    large = b.n_q >= 100 or b.bytes >= 5e8 or b.n_dof >= 200_000
-    if large:
+    if b.large:
         print(f"  reducing: {b.text()}; the eigen solve may take a while",
               file=sys.stderr, flush=True)
 

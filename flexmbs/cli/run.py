@@ -569,6 +569,6 @@ def write_modes(built, asm, res, out: Path, name: str) -> None:
         path = write_time_series(
             out / f"{name}_{bname}_modes", np.asarray(body.points), body.cells,
             body.cell_type, np.arange(1, res.shapes.shape[1] + 1, dtype=float),
-            lambda i, s=s, body=body: {"mode_shape": shape_fields(body.modes,
+            lambda i, s=s, body=body: {"mode_shape": shape_fields(body,
                                                                   res.shapes[s, i][7:])})
         print(f"mode shapes of '{bname}' (step k = mode k): {path}")

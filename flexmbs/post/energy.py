@@ -47,12 +47,12 @@ def _structural_damping(body) -> str | None:
 def energy_exchanges(model) -> list[EnergyExchange]:
     """Every part of ``model`` (a :class:`~flexmbs.system.model.System`) whose work is not
     ``-dV`` of a potential: drives, force elements whose ``energy_exchange()`` names a
-    reason (those without the method count as exchanging), damped flexible bodies."""
+    reason (an element that declares no potential counts as exchanging), damped flexible
+    bodies."""
     out = [EnergyExchange("drive", d.name, "prescribed motion, reaction does work")
            for d in model.drives]
     for f in model.forces:
-        ask = getattr(f, "energy_exchange", None)
-        reason = "no potential energy declared" if ask is None else ask()
+        reason = f.energy_exchange()       # (ForceElement's default: no potential)
         if reason is not None:
             out.append(EnergyExchange("force element", f.name, reason))
     for b in model.bodies:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmbs.post.recovery import elastic_displacements
+
 AXES = ("x", "y", "z")
 
 
@@ -36,20 +38,15 @@ class ModeLabel:
         return f"{self.body}: elastic, {100 * self.share:.0f} % along {self.axis} (body frame)"
 
 
-def elastic_displacements(body_modes: np.ndarray, x_e: np.ndarray) -> np.ndarray:
-    """``u = Phi x_e`` (N, 3), complex if ``x_e`` is."""
-    return np.tensordot(np.asarray(body_modes), x_e, axes=([2], [0]))
-
-
 def label(asm, x: np.ndarray) -> ModeLabel:
     """The :class:`ModeLabel` of mode ``x`` (module docstring)."""
     best, best_e = None, 0.0
     for b in asm.bodies:
         s = asm.body_slices[b.name]
-        modes = getattr(getattr(b, "body", None), "modes", None)
-        if modes is None or b.n_coords <= 7:
+        body = getattr(b, "body", None)
+        if getattr(body, "modes", None) is None or b.n_coords <= 7:
             continue
-        u = elastic_displacements(modes, x[s][7:])
+        u = elastic_displacements(body, x[s][7:])
         e = np.sum(np.abs(u) ** 2, axis=0)
         if e.sum() > best_e:
             best, best_e = (b.name, e / e.sum()), float(e.sum())
@@ -60,10 +57,10 @@ def label(asm, x: np.ndarray) -> ModeLabel:
     return ModeLabel(max(amp, key=amp.get) if amp else "", "rigid", "", 0.0)
 
 
-def shape_fields(body_modes: np.ndarray, x_e: np.ndarray) -> np.ndarray:
+def shape_fields(body, x_e: np.ndarray) -> np.ndarray:
     """The real elastic displacement field of a mode for plotting: ``Re(u e^{-i phi})``
     with the phase ``phi`` that makes it largest, scaled to ``max |u| = 1`` (N, 3)."""
-    u = elastic_displacements(body_modes, np.asarray(x_e, dtype=complex))
+    u = elastic_displacements(body, np.asarray(x_e, dtype=complex))
     k = np.unravel_index(np.argmax(np.abs(u)), u.shape)
     if abs(u[k]) == 0.0:
         return np.zeros(u.shape)

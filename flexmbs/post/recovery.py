@@ -39,8 +39,9 @@ def _split(body, q_b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def elastic_displacements(body, q_e) -> np.ndarray:
     """``u = Phi q_e`` (N, 3) [m] in the body frame; ``q_e`` (n_q,) or (n_t, n_q) ->
-    (n_t, N, 3)."""
-    return np.einsum("ikq,...q->...ik", body.modes, np.asarray(q_e, dtype=float))
+    (n_t, N, 3); complex ``q_e`` (a mode shape) gives complex ``u``."""
+    q_e = np.asarray(q_e)
+    return np.einsum("ikq,...q->...ik", body.modes, q_e.astype(np.result_type(q_e, float)))
 
 
 def deformed_positions(body, q_b) -> np.ndarray:

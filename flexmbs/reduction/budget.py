@@ -27,6 +27,11 @@ class Budget:
     bytes: float
     parts: dict
 
+    @property
+    def large(self) -> bool:
+        """A reduction worth announcing (its eigen solve may take a while)."""
+        return self.n_q >= 100 or self.bytes >= 5e8 or self.n_dof >= 200_000
+
     def text(self) -> str:
         parts = ", ".join(f"{k} {_gb(v)}" for k, v in self.parts.items() if v > 0.01 * self.bytes)
         return (f"{self.n_q} coordinates from {self.n_dof} dofs: estimated memory "

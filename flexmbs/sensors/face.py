@@ -27,10 +27,6 @@ class FaceDisplacementSensor(Sensor):
     kind = "face_displacement"
     unit = "m"
 
-    def resolve(self):
-        body = self.first
-        return (body.face_marker(self.face), body.marker(f"{self.name}:frame"))
-
     def problems(self) -> list[str]:
         who = f"FaceDisplacementSensor '{self.name}'"
         if not hasattr(self.first, "face_marker"):
@@ -42,6 +38,12 @@ class FaceDisplacementSensor(Sensor):
             return [f"{who}: {exc.args[0]}"]
         return []
 
+    def resolve(self):
+        body = self.first
+        marker = body.face_marker(self.face)
+        object.__setattr__(self, "_X_c", marker.s)     # the centroid, for measure
+        return (marker, body.marker(f"{self.name}:frame"))
+
     def measure(self, states) -> np.ndarray:
         c, frame = states[0], states[1]
-        return frame.R.T @ (c.p - frame.p) - self.first.face_marker(self.face).s
+        return frame.R.T @ (c.p - frame.p) - self._X_c
