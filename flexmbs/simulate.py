@@ -148,11 +148,10 @@ class _Recorder:
             rec[f"energy/{k}"] = (v, "J")
         for k in ("newton_iterations", "jacobian_evaluations"):
             rec[f"solver/{k}"] = (getattr(stats, k, 0) + self.counters.get(k, 0.0), "1")
-        rec["lam"] = (lam, "N | N m")
         for k, v in rec.items():
             self.rows.setdefault(k, []).append(np.asarray(v[0], dtype=float))
+        self.rows.setdefault("lam", []).append(np.array(lam, dtype=float))
         if self.writer is not None:
-            rec = {k: v for k, v in rec.items() if k != "lam"}
             if self.state is not None:
                 qd_int, qdd_int, a = self.state()
                 rec.update({"restart/q": (q, "m | Euler parameters"),
