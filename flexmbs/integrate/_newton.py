@@ -92,6 +92,18 @@ def _ignoring_fp_errors() -> bool:
     return np.geterr() == _IGNORE_ALL
 
 
+def petsc_error_text(err: Exception) -> str:
+    """PETSc's multi-line error (a stack of ``[0] Function() at file:line`` frames and
+    messages) as one line: the messages only, a zero pivot named as a singular matrix."""
+    lines = [ln.strip() for ln in str(err).splitlines()]
+    msgs = [ln.removeprefix("[0]").strip() for ln in lines
+            if ln and "() at " not in ln and not ln.endswith("()")]
+    text = "; ".join(m for m in msgs if m)
+    if "Zero pivot" in text:
+        return f"the Newton matrix is singular (zero pivot in its LU factorisation); {text}"
+    return text or type(err).__name__
+
+
 class NewtonFailure(Exception):
     """A Newton solve that did not converge (converted to ``ConvergenceError`` by callers)."""
 
@@ -531,7 +543,7 @@ class NewtonSolver:
             raise NewtonFailure("non-finite entries in the Jacobian", its, fnorm)
         if err is not None:
             self._stale = True
-            reason = self._abort or f"PETSc error in the Newton solve ({err})"
+            reason = self._abort or f"PETSc error in the Newton solve ({petsc_error_text(err)})"
             raise NewtonFailure(reason, its, fnorm) from None
         code = self._snes.getConvergedReason()
         kcode = self._ksp.getConvergedReason()

@@ -169,3 +169,16 @@ def test_face_displacement_sensor_from_a_case_file(tmp_path, capsys):
     assert main(["check", str(case), "--body-dir", str(tmp_path / "b")]) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert "no face 'tipp'" in err and "tip" in err
+
+
+def test_static_analysis_without_equilibrium_is_one_line(tmp_path, capsys):
+    """A free arm under gravity (the joint removed) has no static equilibrium: one line,
+    exit 2, naming the case file and saying why."""
+    case = tmp_path / "case.toml"
+    free = ARM[:ARM.index("[[joints]]")] + ARM[ARM.index("[solver]"):]
+    case.write_text(free + '\n[analysis]\ntype = "static"\n')
+    rc = main(["run", str(case), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and err[-1].startswith("flexmbs run: error: ")
+    assert "no static equilibrium" in err[-1] and str(case) in err[-1]
+    assert "Traceback" not in "\n".join(err)
