@@ -28,6 +28,7 @@ from flexmbs.errors import (
     SingularConfigurationError,
 )
 from flexmbs.integrate.consistent import consistent_initial_conditions, consistent_positions
+from flexmbs.integrate.genalpha import Checkpoint
 from flexmbs.io.results import ResultWriter, RestartPoint, read_restart
 from flexmbs.system import dof, health
 
@@ -219,22 +220,25 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
         (:class:`~flexmbs.integrate.genalpha.GeneralizedAlpha`), e.g.
         ``{"jacobian_cost": None, "newton_rtol": 1e-6}``
     restart : a result file of this model (of any status, also one left by a killed
-        run): continue its run from its last saved output step to ``t_end`` (generalized-
-        α only).  The rows up to that step are copied to ``output`` and to the returned
-        :class:`Result`.  With the settings of the first run the continuation repeats its
-        steps (docs/errors.md, "Restart": identical up to the Newton tolerance, or to the
-        last bit where every step starts with a fresh Newton matrix)
+        run): continue its run to ``t_end`` (generalized-α only) from its last checkpoint
+        when ``dt`` and ``adaptive`` are those of the first run (every row then repeats
+        the uninterrupted run to the last bit), else from its last saved output step.
+        The rows up to that step are copied to ``output`` and to the returned
+        :class:`Result` (docs/errors.md, "Restart")
     """
     if not (np.isfinite(dt) and dt > 0):
         raise ValueError(f"simulate: time step dt must be positive, got {dt}")
     if not (np.isfinite(t_end) and t_end > t0):
         raise ValueError(f"simulate: t_end must be greater than t0 = {t0}, got {t_end}")
-    point = None
+    point = resume = None
     if restart is not None:
         if method != "genalpha":
             raise FlexmbsError(f"--restart {restart}: only the generalized-alpha integrator "
                                f"continues a run, this one uses '{method}'")
         point = read_restart(restart)
+        resume = None if point.checkpoint is None else Checkpoint.unpack(point.checkpoint)
+        if resume is not None and not resume.fits(dt, adaptive):
+            resume = None
     asm = model.assemble()
     q_guess, qd_guess = asm.initial_q(), asm.initial_qd()
     q_pos, _ = consistent_positions(asm, q_guess, t0)
@@ -248,6 +252,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
         raise ModelError([f"{model.name}: inconsistent constraints: {b}" for b in bad])
     if point is not None:
         _check_restart(point, model, asm, t_end)
+        if resume is not None:
+            point = point.at_checkpoint()    # the exact continuation
     t_start = t0 if point is None else point.t
     out_times = None
     if output_dt is not None:
@@ -279,6 +285,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
             scales_from = None if point is None else \
                 State(t0, init.q, init.qd, init.qdd, init.qdd, init.lam)
             recorder.state = _state_at_output(integ, (start.qd, start.qdd, a0))
+            if writer is not None:
+                writer.checkpoint = lambda: integ.checkpoint().pack()
             notes.extend(integ.notes)
             for note in integ.notes:
                 log.info(note)
@@ -291,7 +299,11 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
                                  h=dt, adaptive=adaptive, rtol=rtol, atol=atol,
                                  output_times=out_times, callback=recorder, store=False,
                                  callback_at_outputs=out_times is not None,
-                                 step_callback=step_cb, a0=a0, scales_from=scales_from)
+                                 step_callback=step_cb, a0=a0, scales_from=scales_from,
+                                 resume=resume)
+                if writer is not None:      # the final one, before the solver is destroyed
+                    final = integ.checkpoint().pack()
+                    writer.checkpoint = lambda: final
             finally:
                 integ.destroy()
             stats = traj.stats

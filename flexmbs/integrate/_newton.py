@@ -46,6 +46,7 @@ import dataclasses
 import logging
 import math
 from collections.abc import Callable, Mapping
+from typing import NamedTuple
 
 import numpy as np
 import scipy.sparse as sp
@@ -120,6 +121,19 @@ class NewtonInfo:
     reason: str = ""
 
 
+class NewtonState(NamedTuple):
+    """:meth:`NewtonSolver.state`: the Newton matrix, ``(W,)`` dense row-major or
+    ``(indptr, indices, values)`` CSR, whether it is stale, and the start-of-solve
+    policy's counters (``policy``: the policy still on)."""
+
+    A: tuple
+    stale: bool
+    last_old: int | None
+    n_new: float | None
+    n_solves: int
+    policy: bool
+
+
 class _Reason:
     """The SNES reasons the convergence test returns, as plain ints (looked up once)."""
     _R = PETSc.SNES.ConvergedReason
@@ -178,6 +192,7 @@ class NewtonSolver:
         self._n_new: float | None = None
         self._n_solves = 0
         self._last_A = None         # the matrix last filled in (restored by the safeguard)
+        self._restored: NewtonState | None = None   # to be put in place by the next solve
         self._n_runs = 0
         self._watch = self._watch_tripped = False
         self._native_test = False
@@ -494,9 +509,6 @@ class NewtonSolver:
             self._snes.setFunction(self._function, self._f)
             self._native_F = None
         self._reuse = reuse
-        policy = (reuse and not self._stale and self._jac_cost is not None
-                  and self._last_A is not None and self._refresh_first())
-        fresh_start = policy or self._stale or not reuse
         self._abort = None
         self._residual_error = None
         self._info = NewtonInfo()
@@ -510,10 +522,15 @@ class NewtonSolver:
                 A0 = A0._replace(data=np.zeros_like(data)) if hasattr(A0, "_replace") else \
                     sp.csr_matrix((np.zeros_like(data), ix, ip), shape)
             self._setup(A0)
-            self._stale = True
+            self._stale = self._stale or self._restored is None
         if not same:
             self._install_jacobian(native)
             self._native_obj = native
+        if self._restored is not None:
+            self._put_restored()
+        policy = (reuse and not self._stale and self._jac_cost is not None
+                  and self._last_A is not None and self._refresh_first())
+        fresh_start = policy or self._stale or not reuse
         backup = self._last_A
         if policy:
             self._stale = self._watch = True
@@ -608,6 +625,48 @@ class NewtonSolver:
                 self._last_A = self._j_W
         return err
 
+    # --- checkpoint (restart) ------------------------------------------------------------
+    def state(self) -> NewtonState | None:
+        """What the next solve depends on besides its start point: the Newton matrix as
+        PETSc holds it (and has factorised) and the start-of-solve policy's counters;
+        ``None`` before the first matrix.  :meth:`restore` on a new solver of the same
+        system makes its next solves repeat this one's to the last bit."""
+        if not self._configured or self._last_A is None or self._J is None:
+            return None
+        if self.dense:
+            A = (np.array(self._J.getDenseArray(), order="C"),)
+        else:
+            A = tuple(np.array(a) for a in self._J.getValuesCSR())
+        return NewtonState(A, self._stale, self._last_old, self._n_new, self._n_solves,
+                           self._jac_cost is not None)
+
+    def restore(self, s: NewtonState) -> None:
+        """Continue from :meth:`state` of another solver (before the first solve): the
+        counters now, the matrix when the first solve has set up its storage (dropped,
+        and the first solve starts fresh, if the storage differs: other PETSc options)."""
+        if self._configured:
+            raise ValueError("NewtonSolver.restore: only before the first solve")
+        self._stale, self._last_old, self._n_new = s.stale, s.last_old, s.n_new
+        self._n_solves = s.n_solves
+        if not s.policy:
+            self._jac_cost = None
+        self._last_A = s.A[0] if len(s.A) == 1 else sp.csr_matrix(
+            (s.A[2], s.A[1], s.A[0]), shape=(self._n, self._n))
+        self._restored = s
+
+    def _put_restored(self) -> None:
+        s, self._restored = self._restored, None
+        if (len(s.A) == 1) != self.dense:
+            log.debug("Newton: the saved matrix is stored otherwise than this run's; the "
+                      "first solve starts with a fresh one")
+            self._last_A, self._stale = None, True
+            return
+        A = self._last_A
+        if self._native_J is not None:
+            self._j_W[:] = A
+            A = self._last_A = self._j_W
+        self._fill(self._J, A)
+
     def _refresh_first(self) -> bool:
         """Whether to start this solve with a fresh Jacobian (docstring of ``solve``)."""
         if self._last_old is None:
@@ -631,3 +690,4 @@ class NewtonSolver:
         for obj in (self._snes, self._J, self._x, self._f):
             if obj is not None:
                 obj.destroy()
+        self._J = None

@@ -52,12 +52,12 @@ from petsc4py import PETSc
 from flexmbs.errors import ConvergenceError
 
 from ._genalpha_kernel import predict, update
-from ._newton import NewtonFailure, NewtonSolver
+from ._newton import NewtonFailure, NewtonSolver, NewtonState
 from ._petsc import saddle
 from .consistent import project_velocities
 from .trajectory import Callback, Recorder, Stats, Trajectory
 
-__all__ = ["GenAlphaParameters", "GeneralizedAlpha", "State"]
+__all__ = ["Checkpoint", "GenAlphaParameters", "GeneralizedAlpha", "State"]
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +105,70 @@ class State(NamedTuple):
     qdd: np.ndarray
     a: np.ndarray
     lam: np.ndarray
+
+
+class Checkpoint(NamedTuple):
+    """What a run continues from besides its :class:`State` (``GeneralizedAlpha.run(...,
+    resume=)``): the time grid ``t_g + k h`` (origin ``t_g``, next point ``k``), the step
+    size ``h`` and whether steps are ``adaptive``, the step to try next ``h_cur``, the step
+    the Newton matrix was made for ``h_jac`` and the Newton solver's state.  With it a
+    continued run repeats the uninterrupted one to the last bit.
+
+    :meth:`pack` makes one flat float vector of it (for a result file), :meth:`unpack`
+    reads one back (``None`` for a vector of another layout)."""
+
+    h: float
+    adaptive: bool
+    t_grid: float
+    k_grid: int
+    h_cur: float
+    h_jac: float | None
+    newton: NewtonState | None
+
+    LAYOUT = 1        # version of the packed layout
+
+    def pack(self) -> np.ndarray:
+        nw = self.newton
+        A = () if nw is None else nw.A
+        head = [self.LAYOUT, self.h, float(self.adaptive), self.t_grid, self.k_grid,
+                self.h_cur, np.nan if self.h_jac is None else self.h_jac,
+                -1.0 if nw is None else float(len(A))]
+        if nw is not None:
+            head += [float(nw.stale), np.nan if nw.last_old is None else nw.last_old,
+                     np.nan if nw.n_new is None else nw.n_new, nw.n_solves, float(nw.policy)]
+            head += [a.size for a in A] + [a.shape[0] for a in A]
+        return np.concatenate([np.array(head, dtype=float)] +
+                              [np.ravel(a).astype(float) for a in A])
+
+    @classmethod
+    def unpack(cls, v) -> Checkpoint | None:
+        v = np.asarray(v, dtype=float)
+        if v.size < 8 or v[0] != cls.LAYOUT:
+            return None
+        h, adaptive, t_grid, k_grid, h_cur, h_jac, n_a = v[1:8]
+        newton = None
+        if n_a > 0:
+            k = int(n_a)
+            stale, last_old, n_new, n_solves, policy = v[8:13]
+            sizes, rows = v[13:13 + k].astype(int), v[13 + k:13 + 2 * k].astype(int)
+            parts, at = [], 13 + 2 * k
+            for size, r in zip(sizes, rows):
+                a = v[at:at + size]
+                parts.append(a.reshape(r, -1) if k == 1 else a)
+                at += size
+            if k == 3:
+                parts[0], parts[1] = (parts[0].astype(PETSc.IntType),
+                                      parts[1].astype(PETSc.IntType))
+            newton = NewtonState(tuple(parts), bool(stale),
+                                 None if np.isnan(last_old) else int(last_old),
+                                 None if np.isnan(n_new) else float(n_new), int(n_solves),
+                                 bool(policy))
+        return cls(float(h), bool(adaptive), float(t_grid), int(k_grid), float(h_cur),
+                   None if np.isnan(h_jac) else float(h_jac), newton)
+
+    def fits(self, h: float, adaptive: bool) -> bool:
+        """Whether a run with step ``h`` (``adaptive`` or not) continues this one exactly."""
+        return self.h == h and self.adaptive == adaptive
 
 
 class _Counters:
@@ -177,6 +241,7 @@ class GeneralizedAlpha:
         n, m = self._n, self._m           # q0, v0, w0, x0 of the step being solved
         self._predicted = (np.empty(n), np.empty(n), np.empty(n), np.empty(n + m))
         self._affine = hasattr(dae, "affine_step")
+        self._grid = [0.0, 1, 0.0, 0.0, False]   # t_g, k, h_cur, h, adaptive (checkpoint)
 
     @property
     def snes(self) -> PETSc.SNES:
@@ -185,6 +250,12 @@ class GeneralizedAlpha:
     @property
     def newton(self) -> NewtonSolver:
         return self._newton
+
+    def checkpoint(self) -> Checkpoint:
+        """The :class:`Checkpoint` of the last state of :meth:`run` (read from its
+        callback, it goes with the state the callback got)."""
+        t_grid, k, h_cur, h, adaptive = self._grid
+        return Checkpoint(h, adaptive, t_grid, k, h_cur, self._h_jac, self._newton.state())
 
     # --- one step --------------------------------------------------------------------
     def step(self, s: State, h: float) -> tuple[State, int, int]:
@@ -274,7 +345,8 @@ class GeneralizedAlpha:
             h_max: float | None = None, max_cuts: int = 8,
             callback_at_outputs: bool = False,
             step_callback: Callable[[float, Stats], bool] | None = None,
-            a0: np.ndarray | None = None, scales_from: State | None = None) -> Trajectory:
+            a0: np.ndarray | None = None, scales_from: State | None = None,
+            resume: Checkpoint | None = None) -> Trajectory:
         """Integrate from consistent ``(q0, qd0, qdd0, lam0)`` at ``t0`` to ``t_end``.
 
         Fixed steps ``h`` (cut in halves on Newton failure, up to ``max_cuts`` times), or
@@ -289,7 +361,10 @@ class GeneralizedAlpha:
         auxiliary acceleration at ``t0`` (default ``qdd0``), to continue a run from a saved
         :class:`State`; ``scales_from``: the state the Newton test's scales are taken from
         (default the start; a continued run passes its first run's start, so that it
-        repeats its steps).  :attr:`last_state` is the state of the last accepted step.
+        repeats its steps); ``resume``: the :meth:`checkpoint` taken with that state, which
+        makes the run repeat the first one's steps to the last bit (used when it
+        :meth:`Checkpoint.fits` ``h`` and ``adaptive``, before the first step).
+        :attr:`last_state` is the state of the last accepted step.
         """
         if not h > 0.0 or not t_end > t0:
             raise ValueError(f"generalized-alpha: need h > 0 and t_end > t0, got h = {h}, "
@@ -310,6 +385,14 @@ class GeneralizedAlpha:
         h_max = (t_end - t0) if h_max is None else h_max
         self._set_newton_scales(s if scales_from is None else scales_from)
         self.last_state = s
+        h_cur, t_grid, k_grid, started = h, t0, 1, False
+        if resume is not None and resume.fits(h, adaptive):
+            h_cur, t_grid, k_grid, started = resume.h_cur, resume.t_grid, resume.k_grid, True
+            self._h_jac = resume.h_jac
+            if resume.newton is not None:
+                self._newton.restore(resume.newton)
+        grid = self._grid
+        grid[:] = [t_grid, k_grid, h_cur, h, adaptive]
 
         out_list = [] if outs is None else outs.tolist()
         next_out = [0]      # index of the first output time not yet passed (times increase)
@@ -336,15 +419,15 @@ class GeneralizedAlpha:
                                      st.lam.copy(), c.stats()))
             return False
 
+        i_target, cuts = 0, 0
         stop = emit(s)
-        h_cur, i_target, k_grid, cuts = h, 0, 1, 0
         # floating-point errors ignored in the time loop, as in every Newton solve (set
         # once here: np.errstate per solve costs several µs)
         with np.errstate(all="ignore"):
             while not stop and i_target < len(targets):
                 goal = targets[i_target]
                 if not adaptive:
-                    goal = min(goal, t0 + k_grid * h)
+                    goal = min(goal, t_grid + k_grid * h)
                 h_try = _step_towards(goal - s.t, h_cur, h_min)
                 try:
                     s1, its, jacs = self.step(s, h_try)
@@ -374,7 +457,7 @@ class GeneralizedAlpha:
                         c.rejected += 1
                         h_cur = max(h_min, h_try * min(0.9, max(0.2, fac)))
                         continue
-                    h_new = h_try * min(5.0 if c.steps == 0 else 2.0, max(0.2, fac))
+                    h_new = h_try * min(2.0 if c.steps or started else 5.0, max(0.2, fac))
                     h_cur = min(h_max, max(h_min, h_new if h_try >= h_cur * (1 - 1e-12)
                                            else max(h_new, h_cur if fac >= 1.0 else h_new)))
                 else:
@@ -385,10 +468,11 @@ class GeneralizedAlpha:
                 s = self.last_state = s1
                 if abs(s.t - goal) <= eps:
                     s = State(goal, s.q, s.qd, s.qdd, s.a, s.lam)
-                    if not adaptive and abs(goal - (t0 + k_grid * h)) <= eps:
+                    if not adaptive and abs(goal - (t_grid + k_grid * h)) <= eps:
                         k_grid += 1
                     if abs(goal - targets[i_target]) <= eps:
                         i_target += 1
+                grid[1], grid[2] = k_grid, h_cur
                 stop = emit(s)
                 if step_callback is not None and not stop:
                     stop = bool(step_callback(s.t, c.stats()))

@@ -12,6 +12,10 @@ Layout (all SI units, stated in each dataset's ``unit`` attribute):
     /solver/<counter>                  (n,)            Newton iterations, Jacobian evaluations
     /restart/q, qd, qdd, a, lam        (n, ...)        the integrator's state at each output
                                                        step (``flexmbs run --restart``)
+    /checkpoint                        (k,)            what the integrator continues
+                                                       from besides the state (its Newton
+                                                       matrix, time grid; a flat vector)
+    /checkpoint_row                    ()              the row it goes with (-1: none)
     /committed_rows                    ()              rows complete in every dataset
 
 and the attributes ``status`` (running, complete, interrupted, failed, diverged),
@@ -50,6 +54,7 @@ import errno as _errno
 import logging
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import h5py
@@ -222,7 +227,8 @@ def _retire_stale(running: str, final: str) -> str | None:
 
             def copy(name, obj):
                 if isinstance(obj, h5py.Dataset):
-                    ds = dst.create_dataset(name, data=obj[()] if obj.ndim == 0 else obj[:n])
+                    whole = obj.ndim == 0 or name == "checkpoint"
+                    ds = dst.create_dataset(name, data=obj[()] if whole else obj[:n])
                     for k, v in obj.attrs.items():
                         ds.attrs[k] = v
             src.visititems(copy)
@@ -254,12 +260,18 @@ class ResultWriter:
         columns)}`` (see :func:`read_restart`)
     flush_seconds, flush_rows : a block of rows is written and flushed when the oldest
         unwritten row is this old (default :data:`FLUSH_SECONDS`), or this many rows wait
+    checkpoint : ``() -> flat float vector or None``, the integrator's checkpoint that
+        goes with the row just appended; called when :meth:`append` writes a block and
+        when a complete run closes (not otherwise: a failed or interrupted integrator may
+        have gone on past its last row), and written with it
+        (``/checkpoint``, ``/checkpoint_row``); may be set after construction
     """
 
     def __init__(self, path: str | os.PathLike, *, attrs: dict | None = None,
                  prior: dict | None = None, flush_seconds: float | None = None,
-                 flush_rows: int = 1024):
+                 flush_rows: int = 1024, checkpoint: Callable | None = None):
         self.path = os.fspath(path)
+        self.checkpoint = checkpoint
         self.running_path = status_path(self.path, "running")
         #: the file that holds the data (the running name until closed)
         self.final_path = self.running_path
@@ -314,11 +326,15 @@ class ResultWriter:
             self._oldest = now
         if (not self._sets or now - self._oldest >= self.flush_seconds
                 or self.n - self.n_committed >= self.flush_rows):
-            self.flush()
+            self.flush(checkpoint=True)
 
-    def flush(self) -> None:
-        """Write the waiting rows, flush, then mark them committed (and flush again).  A
-        dataset written before a failure is not written twice when this is called again."""
+    def flush(self, checkpoint: bool = False) -> None:
+        """Write the waiting rows (and with ``checkpoint`` the integrator's checkpoint for
+        the last of them), flush, then mark them committed (and flush again).  A dataset
+        written before a failure is not written twice when this is called again."""
+        cp = None
+        if checkpoint and self.checkpoint is not None:
+            cp = self.checkpoint()
         try:
             if not self._sets:
                 self._create()
@@ -330,6 +346,12 @@ class ResultWriter:
                     ds.resize(done + len(rows), axis=0)
                     ds[done:] = np.array(rows)
                     self._written[key] = done + len(rows)
+            if cp is not None:
+                cp = np.asarray(cp, dtype=float)
+                if self._checkpoint.shape != cp.shape:
+                    self._checkpoint.resize(cp.shape)
+                self._checkpoint[:] = cp
+                self._checkpoint_row[()] = self._n_prior + self.n - 1
             self.file.flush()
             self._committed[()] = self._n_prior + self.n
             self.file.flush()
@@ -363,6 +385,9 @@ class ResultWriter:
                 ds.attrs["columns"] = [str(c) for c in columns]
             self._sets[key] = ds
             self._written[key] = self._n_prior
+        self._checkpoint = self.file.create_dataset("checkpoint", shape=(0,), maxshape=(None,),
+                                                    chunks=(512,), dtype="f8")
+        self._checkpoint_row = self.file.create_dataset("checkpoint_row", data=-1, dtype="i8")
         self._committed = self.file.create_dataset("committed_rows", data=self._n_prior,
                                                    dtype="i8")
         self.file.swmr_mode = True
@@ -378,7 +403,8 @@ class ResultWriter:
         error: OutputError | None = None
         try:
             if self.n > self.n_committed or not self._sets:
-                self.flush()
+                # a complete run ends with its last row: the integrator's state is that one's
+                self.flush(checkpoint=status == "complete")
         except OutputError as exc:
             error = exc
             status = "failed"
@@ -468,7 +494,7 @@ def read_results(path: str | os.PathLike) -> dict:
         n = committed_rows(f)
 
         def visit(name, obj):
-            if isinstance(obj, h5py.Dataset):
+            if isinstance(obj, h5py.Dataset) and name not in _NOT_ROWS[1:]:
                 node = out
                 parts = name.split("/")
                 for p in parts[:-1]:
@@ -479,11 +505,17 @@ def read_results(path: str | os.PathLike) -> dict:
     return out
 
 
+#: datasets that are not output rows (read_restart; read_results leaves out the checkpoint)
+_NOT_ROWS = ("committed_rows", "checkpoint", "checkpoint_row")
+
+
 @dataclasses.dataclass(frozen=True)
 class RestartPoint:
     """The last state saved in a result file, to continue its run from (``t``, ``q``,
     ``qd`` as integrated (not projected), ``qdd``, the auxiliary acceleration ``a``,
-    ``lam``), and its rows up to that state, ``{key: (array (n, ...), unit, columns)}``."""
+    ``lam``), and its rows up to that state, ``{key: (array (n, ...), unit, columns)}``;
+    ``checkpoint``, the integrator's checkpoint saved with row ``checkpoint_row`` (or
+    ``None``), see :meth:`at_checkpoint`."""
 
     path: str
     t: float
@@ -494,10 +526,23 @@ class RestartPoint:
     lam: np.ndarray
     rows: dict
     attrs: dict
+    checkpoint: np.ndarray | None = None
+    checkpoint_row: int = -1
 
     @property
     def n(self) -> int:
         return len(self.rows["time"][0])
+
+    def at_checkpoint(self) -> RestartPoint:
+        """The point of the row the checkpoint goes with (the last row, or an earlier one
+        when the run wrote rows after its last checkpoint, e.g. when it failed): its rows
+        up to that row and its state."""
+        r = self.checkpoint_row
+        if self.checkpoint is None or r == self.n - 1:
+            return self
+        rows = {k: (a[:r + 1], unit, cols) for k, (a, unit, cols) in self.rows.items()}
+        return dataclasses.replace(self, rows=rows, t=float(rows["time"][0][r]), **{
+            k: rows[f"restart/{k}"][0][r].copy() for k in RESTART_KEYS})
 
 
 RESTART_KEYS = ("q", "qd", "qdd", "a", "lam")
@@ -529,12 +574,19 @@ def read_restart(path: str | os.PathLike) -> RestartPoint:
         rows: dict = {}
 
         def visit(name, obj):
-            if isinstance(obj, h5py.Dataset) and obj.ndim >= 1:
+            if isinstance(obj, h5py.Dataset) and obj.ndim >= 1 and name not in _NOT_ROWS:
                 cols = obj.attrs.get("columns")
                 cols = None if cols is None else [c.decode() if isinstance(c, bytes)
                                                   else str(c) for c in cols]
                 rows[name] = (obj[:n], str(obj.attrs.get("unit", "")), cols)
         f.visititems(visit)
         state = {k: rows[f"restart/{k}"][0][n - 1].copy() for k in RESTART_KEYS}
+        cp, r = None, -1
+        if "checkpoint" in f and "checkpoint_row" in f:
+            r = int(f["checkpoint_row"][()])
+            if 0 <= r < n and f["checkpoint"].size:   # (a row not committed: not usable)
+                cp = f["checkpoint"][:]
+            else:
+                r = -1
         return RestartPoint(path=path, t=float(rows["time"][0][n - 1]), rows=rows,
-                            attrs=dict(f.attrs), **state)
+                            attrs=dict(f.attrs), checkpoint=cp, checkpoint_row=r, **state)

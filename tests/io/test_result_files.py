@@ -2,9 +2,9 @@
 replaces ``<name>.h5``; the final state is always an output; a killed run's flushed rows
 stay readable; an interrupted or killed run continues (``restart=``) to the same numbers.
 
-References: the uninterrupted run of the same model and settings (its final ``q``, to
-the last bit where every Newton solve starts from a fresh matrix on a time grid exact in
-binary floating point, ``dt = 2^-10 s``), and the requested times ``t0``, ``t_end``.
+References: the uninterrupted run of the same model and settings (every output row, to
+the last bit: the result file saves the integrator's whole state with its checkpoint),
+and the requested times ``t0``, ``t_end``.
 """
 import os
 import signal
@@ -103,40 +103,63 @@ def _stop_at(t_stop):
     return progress
 
 
-@pytest.mark.parametrize(("options", "tol"), [
-    (EXACT, 0.0),
-    # default Jacobian reuse: the continuation starts with a fresh Newton matrix where the
-    # uninterrupted run reused an older one, so the iterates differ within the Newton
-    # tolerance (newton_rtol = 1e-5 of the first correction): measured 6e-11 m
-    (None, 1e-9),
+@pytest.mark.parametrize(("options", "dt", "out_dt", "flush"), [
+    (EXACT, DT, OUT_DT, 0.0),
+    # the defaults: the Newton matrix is reused across steps (saved with the checkpoint),
+    # a step 1e-3 s that is not a binary fraction (the grid's origin and index saved),
+    # and rows written after the last checkpoint (the continuation starts from that one)
+    (None, 1e-3, 0.01, 0.0),
+    (None, 1e-3, 0.01, 3600.0),
 ])
-def test_interrupted_run_continues_to_the_same_state(tmp_path, options, tol):
+def test_interrupted_run_continues_to_the_same_state(tmp_path, options, dt, out_dt, flush,
+                                                     monkeypatch):
     t_end = 0.5
-    full = fm.simulate(pendulum(), t_end, DT, output_dt=OUT_DT, integrator_options=options,
+    full = fm.simulate(pendulum(), t_end, dt, output_dt=out_dt, integrator_options=options,
                        output=str(tmp_path / "full" / "pend.h5"))
     out = tmp_path / "cut" / "pend.h5"
+    from flexmbs.io import results
+    monkeypatch.setattr(results, "FLUSH_SECONDS", flush)   # 1 h: only row 0 checkpointed
     with pytest.raises(KeyboardInterrupt) as info:
-        fm.simulate(pendulum(), t_end, DT, output_dt=OUT_DT, integrator_options=options,
+        fm.simulate(pendulum(), t_end, dt, output_dt=out_dt, integrator_options=options,
                     output=str(out), progress=_stop_at(0.18))
+    monkeypatch.undo()
     cut = info.value.result_path
     assert cut == str(tmp_path / "cut" / "pend.interrupted.h5")
     point = read_restart(cut)
     assert 0.17 < point.t < 0.19 and not out.exists()
-    res = fm.simulate(pendulum(), t_end, DT, output_dt=OUT_DT, integrator_options=options,
+    assert point.checkpoint_row == (0 if flush else point.n - 1)
+    res = fm.simulate(pendulum(), t_end, dt, output_dt=out_dt, integrator_options=options,
                       output=str(out), restart=cut)
     assert res.path == str(out)
     np.testing.assert_array_equal(res.t, full.t)          # every output step, once
-    if tol == 0.0:
-        np.testing.assert_array_equal(res.q, full.q)
-        np.testing.assert_array_equal(res.lam, full.lam)
-    else:
-        assert np.abs(res.q - full.q).max() <= tol
+    np.testing.assert_array_equal(res.q, full.q)
+    np.testing.assert_array_equal(res.qd, full.qd)
+    np.testing.assert_array_equal(res.lam, full.lam)
     a, b = read_results(full.path), read_results(out)
-    assert b["attrs"]["status"] == "complete" and b["attrs"]["restart_time"] == point.t
+    assert b["attrs"]["status"] == "complete"
+    assert b["attrs"]["restart_time"] == (0.0 if flush else point.t)
     np.testing.assert_array_equal(a["time"], b["time"])
-    assert np.abs(a["bodies"]["rod"]["q"] - b["bodies"]["rod"]["q"]).max() <= tol
+    np.testing.assert_array_equal(a["bodies"]["rod"]["q"], b["bodies"]["rod"]["q"])
     # the cumulative solver counters go on from where the first run stopped
     assert np.all(np.diff(b["solver"]["newton_iterations"]) >= 0)
+
+
+def test_continuation_with_another_step_starts_afresh(tmp_path):
+    """A failed run is continued with a smaller dt: the checkpoint (made for the old
+    step) is not used; the run goes on from the last saved row with the new step and
+    reaches the state of a run with that step to the integrator's accuracy."""
+    out = tmp_path / "pend.h5"
+    with pytest.raises(KeyboardInterrupt) as info:
+        fm.simulate(pendulum(), 0.3, 1e-3, output_dt=0.01, output=str(out),
+                    progress=_stop_at(0.1))
+    point = read_restart(info.value.result_path)
+    res = fm.simulate(pendulum(), 0.3, 5e-4, output_dt=0.01, output=str(out),
+                      restart=info.value.result_path)
+    assert read_results(out)["attrs"]["restart_time"] == point.t
+    ref = fm.simulate(pendulum(), 0.3, 5e-4, output_dt=0.01)
+    # second-order error of the first 0.1 s with dt = 1e-3 instead of 5e-4 (the angle
+    # error of a 1 m pendulum ~ (dt^2) omega^2 ~ 1e-6 rad)
+    assert np.abs(res.q[-1] - ref.q[-1]).max() < 1e-4
 
 
 KILLED = textwrap.dedent("""
