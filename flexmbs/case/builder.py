@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flexmbs.case import folders
 from flexmbs.case.loader import CaseSpec
 from flexmbs.errors import BodyFileError, CaseError, FlexmbsError
 
@@ -137,14 +138,15 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
           progress: Callable[[str, float], None] | None = None) -> BuiltCase:
     """Build the :class:`~flexmbs.system.model.System` of ``case``.
 
-    ``body_dir``: folder of the reduced-body cache (default ``<case folder>/bodies``);
+    ``body_dir``: folder of the reduced-body cache (default
+    :func:`~flexmbs.case.folders.body_cache`);
     ``progress(message, seconds)`` reports preprocessing steps.
     """
     from flexmbs.bodies.ground import ground
     from flexmbs.bodies.point_mass import PointMass
     from flexmbs.system.model import System
 
-    body_dir = Path(body_dir) if body_dir is not None else case.folder / "bodies"
+    body_dir = Path(body_dir) if body_dir is not None else folders.body_cache()
     system = System(gravity=tuple(case.model["gravity"]), name=case.name)
     built = BuiltCase(case, system)
     for b in case.bodies:

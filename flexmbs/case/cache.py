@@ -40,7 +40,9 @@ def reduction_settings(b: dict):
 
 
 def cache_key(b: dict) -> str:
-    """Hex SHA-256 over mesh content, material, settings, unit and body-file version."""
+    """Hex SHA-256 over mesh content, material, settings, unit, body-file version and the
+    flexmbs version (the cache is shared by every case and checkout of a user)."""
+    from flexmbs import __version__
     from flexmbs.io.bodyfile import VERSION
     from flexmbs.reduction.reduce import file_sha256
     settings = reduction_settings(b).as_dict()
@@ -48,7 +50,8 @@ def cache_key(b: dict) -> str:
     mat = b["material"]
     payload = {"mesh_sha256": file_sha256(b["mesh"]), "unit": b["unit"],
                "material": {"E": mat.E, "nu": mat.nu, "rho": mat.rho},
-               "settings": settings, "body_file_version": VERSION}
+               "settings": settings, "body_file_version": VERSION,
+               "flexmbs": __version__}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 

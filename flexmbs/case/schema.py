@@ -261,8 +261,9 @@ SOLVER = _table(
         "`{ pc_factor_mat_solver_type = \"mumps\" }`; command-line options win"),
 )
 OUTPUT = _table(
-    Key("directory", "path_out", default="results", doc="output folder relative to the case "
-        "file (`flexmbs run --out` wins)"),
+    Key("directory", "path_out", default=None, doc="output folder relative to the case "
+        "file (default: `results/` in the working directory, so that a run never writes "
+        "into the case's folder unless told; `flexmbs run --out` wins)"),
     Key("dt", "float", "s", None, "output interval (default: every step)", check="positive"),
     Key("xdmf", "bool", default=True, doc="XDMF + HDF5 time series of the flexible bodies"),
     Key("xdmf_dt", "float", "s", None, "interval of the XDMF frames (default: every output "

@@ -22,7 +22,7 @@ def add_parser(subparsers) -> None:
                     "simulation.  Exit status 0 if the case is valid, 2 otherwise.")
     p.add_argument("case", help="case file (TOML)")
     p.add_argument("--body-dir", default=None, help="cache folder of reduced flexible bodies "
-                   "(default: bodies/ next to the case file)")
+                   "(default: $FLEXMBS_BODY_CACHE, else ~/.cache/flexmbs/bodies)")
     p.set_defaults(func=run)
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flexmbs.case import folders
 from flexmbs.errors import EXIT_CODES, FlexmbsError, OutputError
 from flexmbs.io.results import OutputLock, list_outputs, listed_outputs, status_path, steps_in
 
@@ -42,12 +43,12 @@ def add_case_arguments(p) -> None:
     folder and the overrides of the case's solver/output settings."""
     p.add_argument("case", help="case file (TOML)")
     p.add_argument("--out", default=None, help="output folder (default: [output] directory "
-                   "of the case, 'results' next to the case file)")
+                   "of the case, else 'results' in the working directory)")
     p.add_argument("--t-end", type=float, default=None, help="override [solver] t_end [s]")
     p.add_argument("--dt", type=float, default=None, help="override [solver] dt [s]")
     p.add_argument("--output-dt", type=float, default=None, help="override [output] dt [s]")
     p.add_argument("--body-dir", default=None, help="cache folder of reduced flexible bodies "
-                   "(default: bodies/ next to the case file)")
+                   "(default: $FLEXMBS_BODY_CACHE, else ~/.cache/flexmbs/bodies)")
 
 
 def add_parser(subparsers) -> None:
@@ -278,17 +279,20 @@ def run(args: argparse.Namespace) -> int:
     wall0 = time.perf_counter()
     spec = load_case(args.case)
     _apply_overrides(spec, args)
-    out = Path(args.out) if args.out else spec.folder / spec.output["directory"]
+    out = Path(args.out) if args.out else folders.output_folder(spec.path,
+                                                               spec.output["directory"])
     from flexmbs.io.paths import writable_dir
-    writable_dir(out, "--out" if args.out else f"{spec.path}: output.directory")
-    from flexmbs.integrate.options import petsc_options_from_args
-    try:
-        petsc_options_from_args(args.petsc_args)
-    except ValueError as exc:
-        raise RunError(f"PETSc options: {exc}") from None
-    print(f"flexmbs run {args.case} -> {out}", file=sys.stderr)
-    with OutputLock(out, spec.name):
-        return _run_locked(args, spec, out, wall0)
+    writable_dir(out, "--out" if args.out else f"{spec.path}: output.directory"
+                 if spec.output["directory"] else "the default output folder")
+    from flexmbs.integrate.options import petsc_options_inserted
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(petsc_options_inserted(args.petsc_args))
+        except ValueError as exc:
+            raise RunError(f"PETSc options: {exc}") from None
+        print(f"flexmbs run {args.case} -> {out}", file=sys.stderr)
+        with OutputLock(out, spec.name):
+            return _run_locked(args, spec, out, wall0)
 
 
 def _run_locked(args, spec, out: Path, wall0: float) -> int:

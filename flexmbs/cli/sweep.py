@@ -28,6 +28,7 @@ from pathlib import Path
 
 from flexmbs.case.loader import read_raw
 from flexmbs.cli.run import add_case_arguments
+from flexmbs.case import folders
 from flexmbs.errors import CaseError, OutputError
 from flexmbs.parallel import distribute, outputs, table, variants
 from flexmbs.parallel.keypath import check_key_paths
@@ -108,13 +109,14 @@ def sweep(case: str | Path, axes=None, *, out: str | Path | None = None, output_
     overrides = dict(overrides or {})
     base = {k: v for k, v in raw.items() if k != "sweep"}
     check_key_paths(base, [k for k, _ in axes] + list(overrides), where=str(case))
-    out_dir = Path(out) if out else case.parent / str((raw.get("output") or {}).get(
-        "directory", "results"))
+    out_dir = Path(out) if out else folders.output_folder(case, (raw.get("output") or {}).get(
+        "directory"))
     rank, size = distribute.rank_size(comm)
     distribute.on_root(comm, _make_folder, out_dir)
     ctx = _Context(raw=raw, case=case.resolve(), out=out_dir, outputs=exprs,
-                   overrides=overrides, body_dir=Path(body_dir) if body_dir else
-                   case.resolve().parent / "bodies", petsc_args=tuple(petsc_args),
+                   overrides=overrides,
+                   body_dir=Path(body_dir) if body_dir else folders.body_cache(),
+                   petsc_args=tuple(petsc_args),
                    force=force, verbose=verbose)
     stop = {"signal": None}
     t0 = time.perf_counter()

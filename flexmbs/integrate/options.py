@@ -22,7 +22,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from petsc4py import PETSc
 
 __all__ = ["OptionsManager", "check_option_values", "default_direct_lu",
-           "petsc_options_from_args", "parse_petsc_args"]
+           "petsc_options_from_args", "petsc_options_inserted", "parse_petsc_args"]
 
 log = logging.getLogger(__name__)
 
@@ -214,6 +214,25 @@ def petsc_options_from_args(args: Sequence[str]) -> dict[str, str | None]:
         opts.setValue(k, v if v is not None else "")
         log.debug("PETSc option -%s %s", k, v)
     return inserted
+
+
+@contextlib.contextmanager
+def petsc_options_inserted(args: Sequence[str]) -> Iterator[dict[str, str | None]]:
+    """:func:`petsc_options_from_args` for the duration of a ``with`` block: on leaving it
+    the options database is as before (a second run in the same process does not inherit
+    the first one's command-line options)."""
+    opts = PETSc.Options()
+    before = {k: opts.getString(k) if opts.hasName(k) else None
+              for k in parse_petsc_args(args)}       # (raises ValueError before inserting)
+    inserted = petsc_options_from_args(args)
+    try:
+        yield inserted
+    finally:
+        for k, v in before.items():
+            if v is None:
+                opts.delValue(k)
+            else:
+                opts.setValue(k, v)
 
 
 class OptionsManager:

@@ -250,6 +250,8 @@ def _check_gmsh_header(path: Path) -> None:
                                "Mesh.MshFileVersion = 4.1)")
     if len(words) > 1 and words[1] == b"0":
         _check_gmsh_node_tags(path, version)
+    elif len(words) > 2 and words[1] == b"1":
+        _check_binary_node_tags(path, version, words[2])
 
 
 #: largest gmsh node tag accepted: meshio allocates an array of the largest tag's size
@@ -276,6 +278,37 @@ def _check_gmsh_node_tags(path: Path, version: str) -> None:
             raise _unreadable(str(path), f"expected node tags 1..{MAX_NODE_TAG} in the "
                                          f"$Nodes section, found {shown!r} as {what} (node "
                                          f"{i + 1} of the section)")
+
+
+def _check_binary_node_tags(path: Path, version: str, data_size: bytes) -> None:
+    """MeshError if the largest node tag of a binary gmsh file exceeds
+    :data:`MAX_NODE_TAG`: MSH 4.1 states it in the ``$Nodes`` header (``numEntityBlocks
+    numNodes minNodeTag maxNodeTag``, ``size_t`` each); MSH 2.2 stores each node as an
+    ``int`` tag and three doubles after the node count."""
+    if version not in ("4.1", "2.2") or data_size != b"8":
+        return
+    data = path.read_bytes()
+    start = data.find(b"$Nodes\n")
+    if start < 0:
+        return                                    # meshio reports the missing section
+    body = data[start + 7:]
+    if version == "4.1":
+        if len(body) < 32:
+            return
+        largest = int(np.frombuffer(body[:32], dtype="<u8")[3])
+    else:
+        eol = body.find(b"\n")
+        count = body[:eol].strip() if eol > 0 else b""
+        if not count.isdigit():
+            return
+        n = min(int(count), (len(body) - eol - 1) // 28)
+        rec = np.frombuffer(body[eol + 1:eol + 1 + 28 * n], dtype=np.dtype(
+            [("tag", "<i4"), ("x", "<f8", 3)]))
+        largest = int(np.abs(rec["tag"]).max(initial=0))
+    if largest > MAX_NODE_TAG:
+        raise _unreadable(str(path), f"expected node tags 1..{MAX_NODE_TAG} in the binary "
+                                     f"$Nodes section, found the node tag {largest} (a "
+                                     f"damaged file?)")
 
 
 def _read_meshio(path: Path) -> meshio.Mesh:

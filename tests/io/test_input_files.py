@@ -127,6 +127,39 @@ def test_msh22_node_tag_nan_fails_fast(tmp_path):
         read_mesh(bad)
 
 
+@pytest.mark.parametrize("fmt", ["gmsh22", "gmsh"])
+def test_binary_msh_huge_node_tag_fails_fast(tmp_path, fmt):
+    """A binary MSH (2.2 or 4.1) whose node tag was damaged to 2^40: meshio would size
+    arrays by the largest tag; the tag is found before it reads.  The same file with its
+    tags intact reads to the same nodes."""
+    good = tmp_path / "good.msh"
+    if fmt == "gmsh22":
+        import meshio
+        meshio.write(good, meshio.read(BEAM, file_format="gmsh"), file_format=fmt,
+                     binary=True)
+    else:                                          # as gmsh writes it
+        import gmsh
+        gmsh.initialize(["-v", "0"])
+        try:
+            gmsh.open(str(BEAM))
+            gmsh.option.setNumber("Mesh.Binary", 1)
+            gmsh.write(str(good))
+        finally:
+            gmsh.finalize()
+    np.testing.assert_allclose(read_mesh(good).points, read_mesh(BEAM).points)
+    data = bytearray(good.read_bytes())
+    at = data.find(b"$Nodes\n") + 7
+    if fmt == "gmsh":                              # header: blocks, nodes, min, max tag
+        data[at + 24:at + 32] = np.array([2**40], "<u8").tobytes()
+    else:                                          # count line, then (int tag, 3 doubles)
+        at = data.find(b"\n", at) + 1
+        data[at:at + 4] = np.array([2**31 - 1], "<i4").tobytes()
+    bad = tmp_path / "bad.msh"
+    bad.write_bytes(bytes(data))
+    with pytest.raises(MeshError, match=r"binary \$Nodes section, found the node tag \d+"):
+        read_mesh(bad)
+
+
 def test_msh22_physical_groups(tmp_path):
     """The same mesh written as MSH 2.2 has the node, facet and cell sets of MSH 4.1."""
     import meshio
