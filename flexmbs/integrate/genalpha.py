@@ -214,6 +214,7 @@ class GeneralizedAlpha:
                  jacobian_cost: float | None = 2.0, comm=None):
         self.dae = dae
         self.params = GenAlphaParameters.from_rho_inf(rho_inf)
+        self.rho_inf = rho_inf
         #: what the integrator chose by itself and the user should know (run summary)
         self.notes: list[str] = []
         alg_tol, self._f_floor_factor = 1e-12, 64.0 * np.finfo(float).eps
@@ -227,6 +228,11 @@ class GeneralizedAlpha:
                 "rho_inf = 1 (no numerical damping) with constraints: the index-3 form does "
                 "not damp multiplier errors, so every Newton solve is taken to round-off "
                 "(costs some 20 % more iterations; rho_inf = 0.9 avoids it)")
+        if rho_inf > 0.9 and dae.n_lam:
+            self.notes.append(
+                "rho_inf > 0.9 with constraints: a fast-spinning body can diverge (the "
+                "heavy top of cases/ does for rho_inf >= 0.95, docs/solver.md); a failed "
+                "run is continued with rho_inf = 0.9")
         self.jacobian_reuse = jacobian_reuse
         self.project_velocity = project_velocity
         self._n, self._m = dae.n_q, dae.n_lam
@@ -526,9 +532,11 @@ class GeneralizedAlpha:
             parts.append("largest residual rows: " + ", ".join(
                 f"{labels[i]} = {r[i]:.2e}" for i in worst if r[i] != 0.0))
         what = "; ".join(p for p in parts if p) or "no block named"
-        return (f"{what}. Try a smaller dt, check the model for a singular or locked "
-                f"configuration ('flexmbs check'), or -fmbs_snes_monitor to watch the "
-                f"iterations")
+        damped = ("" if self.rho_inf <= 0.9 or not self._m else
+                  f", rho_inf = 0.9 instead of {self.rho_inf:g}")
+        return (f"{what}. Try a smaller dt{damped}, check the model for a singular or "
+                f"locked configuration ('flexmbs check'), or -fmbs_snes_monitor to watch "
+                f"the iterations")
 
     def destroy(self) -> None:
         self._newton.destroy()

@@ -158,3 +158,25 @@ def test_interrupt_leaves_readable_file(tmp_path, sig):
                     "energy/total"):
             assert len(f[key]) == n
     assert f"{n} output steps saved" in err
+
+
+TIME_CASES = ["main", "slider_crank", "four_bar", "flexible_pendulum", "heavy_top",
+              "spin_up_beam"]
+
+
+@pytest.mark.parametrize("name", TIME_CASES)
+def test_every_shipped_case_completes_with_its_own_settings(tmp_path, name):
+    """The promise of the defaults: each shipped case runs to its own t_end as shipped
+    (the tests above shorten them).  Reference: the case's t_end, reached with status
+    'complete', and the energy balance of a model without dissipation or work to 1e-3
+    of the largest kinetic energy (a diverging run breaks it long before it fails)."""
+    from flexmbs.case import load_case
+    spec = load_case(CASES / name / "case.toml")
+    out = run_case(name, tmp_path, "--no-plots", "--no-xdmf")
+    (path,) = [p for p in out.glob("*.h5") if p.name.count(".") == 1]
+    with h5py.File(path) as f:
+        assert f.attrs["status"] == "complete"
+        assert f["time"][-1] == pytest.approx(spec.solver["t_end"], abs=1e-12)
+        E, T = f["energy/total"][()], f["energy/kinetic"][()]
+    if name in ("heavy_top", "flexible_pendulum"):     # no drive, damper or external work
+        assert np.abs(E - E[0]).max() < 1e-3 * T.max()
