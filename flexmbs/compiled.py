@@ -9,8 +9,15 @@ from the cache by every later process.
 For C callbacks (numba ``cfunc``s that PETSc calls directly): :class:`Table` (the
 addresses and shapes of a callback's arrays, its one context pointer), the readers
 ``f1`` ... ``i2`` of its rows, and ``call_c2``/``call_c3`` (a C function by address).
+
+The kernel boundary.  Each compiled kernel module ``<name>_kernel.py`` has its numpy
+reference beside it, and one switch chooses between them for the whole package: the
+environment variable ``FLEXMBS_KERNELS`` = ``compiled`` (default) or ``reference``, read
+once at import into :data:`KERNELS`; :func:`use_compiled` is what every choice asks.
 """
 from __future__ import annotations
+
+import os
 
 import numpy as np
 from llvmlite import ir
@@ -18,6 +25,16 @@ from numba import carray, njit, types
 from numba.extending import intrinsic
 
 _F8 = np.dtype(float)
+
+#: ``compiled`` or ``reference``: the backend of every kernel (module docstring)
+KERNELS = os.environ.get("FLEXMBS_KERNELS", "compiled").strip().lower() or "compiled"
+if KERNELS not in ("compiled", "reference"):
+    raise ImportError(f"FLEXMBS_KERNELS: expected 'compiled' or 'reference', got {KERNELS!r}")
+
+
+def use_compiled() -> bool:
+    """Whether the compiled kernels run (``FLEXMBS_KERNELS`` is not ``reference``)."""
+    return KERNELS == "compiled"
 
 
 def arg(x) -> np.ndarray:
