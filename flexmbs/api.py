@@ -6,8 +6,7 @@ from flexmbs.bodies.point_mass import PointMass
 from flexmbs.bodies.rigid import RigidBody
 from flexmbs.constraints.cylindrical import Cylindrical
 from flexmbs.constraints.drives import (
-    AngleDrive, AngularVelocityDrive, Constant, DisplacementDrive, FromCallables, Polynomial,
-    Ramp, Sine, SpinUp, TimeFunction, VelocityDrive,
+    AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityDrive,
 )
 from flexmbs.constraints.fixed import Fixed
 from flexmbs.constraints.helical import Helical
@@ -21,6 +20,9 @@ from flexmbs.forces.external import ExternalForce, ExternalTorque
 from flexmbs.forces.rotational_spring import RotationalSpringDamper
 from flexmbs.forces.spring_damper import PointToPointSpringDamper
 from flexmbs.forces.stops import JointStop
+from flexmbs.kinematics.time_functions import (
+    Constant, FromCallables, Polynomial, Ramp, Sine, SpinUp, TimeFunction,
+)
 from flexmbs.sensors.rotation import (
     AngularAccelerationSensor, AngularVelocitySensor, OrientationSensor,
 )

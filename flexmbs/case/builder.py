@@ -49,7 +49,7 @@ def _joint_classes() -> dict:
 
 def time_function(spec):
     """A number, vector or time-function table -> argument of a drive or load."""
-    from flexmbs.constraints import drives as D
+    from flexmbs.kinematics import time_functions as D
     if not isinstance(spec, dict):
         return spec
     kind = spec["type"]

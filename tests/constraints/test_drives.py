@@ -10,19 +10,21 @@ from flexmbs.constraints.base import rotation_angle
 from flexmbs.constraints.drives import (
     AngleDrive,
     AngularVelocityDrive,
-    Constant,
     DisplacementDrive,
+    VelocityDrive,
+)
+from flexmbs.constraints.prismatic import Prismatic
+from flexmbs.constraints.revolute import Revolute
+from flexmbs.kinematics.time_functions import (
+    Constant,
     FromCallables,
     Polynomial,
     Ramp,
     Scaled,
     Sine,
     SpinUp,
-    VelocityDrive,
     as_time_function,
 )
-from flexmbs.constraints.prismatic import Prismatic
-from flexmbs.constraints.revolute import Revolute
 from flexmbs.kinematics.rotation import A_of, e_from_matrix, matrix_from_axis_angle
 
 FUNCTIONS = [
