@@ -160,17 +160,9 @@ class Joint:
 
 
 # -- building blocks shared by the joint files -------------------------------------------
+# (the relative measures offset_along and rotation_angle: flexmbs.kinematics.relative)
 def coincident(P: FrameJet, Q: FrameJet) -> list[J.Jet]:
     """Spherical condition ``r_Q - r_P = 0`` (3 equations, inertial components)."""
     d = Q.p - P.p
     return [d[0], d[1], d[2]]
 
-
-def offset_along(P: FrameJet, Q: FrameJet, k: int) -> J.Jet:
-    """``a_P,k . (r_Q - r_P)``: relative displacement along P's axis ``k``."""
-    return J.dot(P.axis(k), Q.p - P.p)
-
-
-def rotation_angle(P: FrameJet, Q: FrameJet) -> J.Jet:
-    """Angle of Q's x axis about P's z axis: ``atan2(y_P . x_Q, x_P . x_Q)`` in (-pi, pi]."""
-    return J.atan2(J.dot(P.y, Q.x), J.dot(P.x, Q.x))

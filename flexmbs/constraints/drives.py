@@ -27,9 +27,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flexmbs.constraints.base import offset_along, rotation_angle
 from flexmbs.constraints.rows import WeightedRow
 from flexmbs.kinematics import jet as J
+from flexmbs.kinematics.relative import offset_along, rotation_angle
 from flexmbs.kinematics.time_functions import Ramp, TimeFunction, as_time_function, time_jet
 # moved to flexmbs.kinematics.time_functions; re-exported for tests/system, tests/cases_flex, ...
 from flexmbs.kinematics.time_functions import FromCallables, SpinUp  # noqa: F401
