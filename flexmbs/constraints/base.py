@@ -18,11 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmbs.bodies.attach import body_of, initial_pose
 from flexmbs.bodies.marker import Marker
 from flexmbs.constraints.rows import LabelRows
 from flexmbs.kinematics import jet as J
 from flexmbs.kinematics.frames import FrameJet
-from flexmbs.kinematics.rotation import A_of, e_from_matrix, frame_from_axis
+from flexmbs.kinematics.rotation import frame_from_axis
 
 _AXES = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
 
@@ -44,19 +45,6 @@ def parse_axis(axis, who: str) -> np.ndarray:
     if not np.isfinite(nrm) or nrm < 1e-12:
         raise ValueError(f"{who}: axis must be a non-zero vector, got {a.tolist()}")
     return a / nrm
-
-
-def body_of(side):
-    return side.body if isinstance(side, Marker) else side
-
-
-def initial_pose(body) -> tuple[np.ndarray, np.ndarray]:
-    """Initial position and rotation matrix of a body frame (ground: identity)."""
-    if getattr(body, "is_ground", False):
-        return np.zeros(3), np.eye(3)
-    if body.n_coords == 3:
-        return np.asarray(body.r0, float), np.eye(3)
-    return np.asarray(body.r0, float), A_of(e_from_matrix(body.R0))
 
 
 @dataclass(frozen=True, eq=False)

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmbs.bodies.attach import attach, side_problems
 from flexmbs.forces.base import ForceContribution, ForceElement
-from flexmbs.forces.spring_damper import attach, side_problems
 from flexmbs.kinematics import jet as J
 from flexmbs.kinematics.time_functions import Constant, as_time_function, time_jet
 from flexmbs.kinematics.torque import Q_e_body, Q_e_inertial, marker_torque
