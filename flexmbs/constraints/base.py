@@ -56,7 +56,7 @@ class Joint:
     second: object
     at: object = None
     axis: object = None
-    kind = "joint"
+    kind = None  # the case-file ``type`` of a subclass; None: not in case files
     labels = ()  # one label per scalar equation, for redundancy reports
     coordinate_names = ()  # joint coordinates (e.g. ("angle",)), for sensors
 

@@ -31,8 +31,12 @@ from flexmbs.constraints.rows import WeightedRow
 from flexmbs.kinematics import jet as J
 from flexmbs.kinematics.relative import offset_along, rotation_angle
 from flexmbs.kinematics.time_functions import Ramp, TimeFunction, as_time_function, time_jet
-# moved to flexmbs.kinematics.time_functions; re-exported for tests/system, tests/cases_flex, ...
-from flexmbs.kinematics.time_functions import FromCallables, SpinUp  # noqa: F401
+
+# isort: split
+# moved to flexmbs.kinematics.time_functions; re-exported because tests outside
+# constraints/ (system, flexible, cases_flex, reduction) import them from here
+from flexmbs.kinematics.time_functions import FromCallables as FromCallables
+from flexmbs.kinematics.time_functions import SpinUp as SpinUp
 
 
 # -- drives --------------------------------------------------------------------------------
@@ -40,7 +44,7 @@ from flexmbs.kinematics.time_functions import FromCallables, SpinUp  # noqa: F40
 class _Drive:
     name: str
     joint: str
-    kind = "drive"
+    kind = None  # the case-file ``type`` of a subclass; None: not in case files
     coordinate = "angle"
 
     @property
@@ -112,6 +116,7 @@ class AngleDrive(_Drive):
     """Prescribed angle ``phi(t)`` [rad] of Q about ``z_P``; ``angle``: TimeFunction or number."""
 
     angle: object = 0.0
+    kind = "angle"
     labels = ("sin(theta-phi)",)
 
     def problems(self):
@@ -127,6 +132,7 @@ class AngularVelocityDrive(_Drive):
 
     omega: float = 0.0
     phi0: float | None = None
+    kind = "angular_velocity"
     labels = ("sin(theta-phi)",)
 
     @property
@@ -157,6 +163,7 @@ class DisplacementDrive(_Drive):
     """Prescribed displacement ``s(t)`` [m] of Q along ``z_P``."""
 
     s: object = 0.0
+    kind = "displacement"
     coordinate = "displacement"
     labels = ("z_P.d-s",)
 
@@ -173,6 +180,7 @@ class VelocityDrive(_Drive):
 
     v: float = 0.0
     s0: float | None = None
+    kind = "velocity"
     coordinate = "displacement"
     labels = ("z_P.d-s",)
 

@@ -78,7 +78,7 @@ class ExternalForce(ForceElement):
     at: object = None
     force: object = (0.0, 0.0, 0.0)
     frame: str = "inertial"
-    kind = "external_force"
+    kind = "force"
 
     def resolve(self):
         return (attach(self.at, self.name, "P"),)
@@ -125,7 +125,7 @@ class ExternalTorque(ForceElement):
     at: object = None
     torque: object = (0.0, 0.0, 0.0)
     frame: str = "inertial"
-    kind = "external_torque"
+    kind = "torque"
 
     def resolve(self):
         return (attach(self.at, self.name, "P"),)

@@ -46,7 +46,7 @@ class FacePressure(ForceElement):
     body: object = None
     face: str = ""
     p: object = 0.0
-    kind = "face_pressure"
+    kind = None  # not in case files
 
     def _face(self):
         for f in getattr(getattr(self.body, "body", None), "faces", ()):

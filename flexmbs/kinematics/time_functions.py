@@ -19,6 +19,8 @@ from flexmbs.kinematics import jet as J
 class TimeFunction:
     """A function of time with two derivatives; ``f(t) -> (f, fd, fdd)`` (scalars or arrays)."""
 
+    kind = None  # the case-file ``type`` of a subclass; None: not in case files
+
     def __call__(self, t: float):
         raise NotImplementedError
 
@@ -28,6 +30,7 @@ class Constant(TimeFunction):
     """``f = c`` (scalar or vector)."""
 
     c: object = 0.0
+    kind = "constant"
 
     def __call__(self, t):
         c = np.asarray(self.c, dtype=float)
@@ -42,6 +45,7 @@ class Ramp(TimeFunction):
     rate: object = 0.0
     f0: object = 0.0
     t0: float = 0.0
+    kind = "ramp"
 
     def __call__(self, t):
         r = np.asarray(self.rate, dtype=float)
@@ -53,6 +57,7 @@ class Polynomial(TimeFunction):
     """``f = sum_k c_k t^k`` (``coeffs`` lowest power first)."""
 
     coeffs: tuple = (0.0,)
+    kind = "polynomial"
 
     def __call__(self, t):
         p = np.polynomial.Polynomial(np.asarray(self.coeffs, dtype=float))
@@ -67,6 +72,7 @@ class Sine(TimeFunction):
     omega: float = 1.0
     phase: float = 0.0
     offset: object = 0.0
+    kind = "sine"
 
     def __call__(self, t):
         a, w = np.asarray(self.amplitude, float), self.omega
@@ -87,6 +93,7 @@ class SpinUp(TimeFunction):
     Omega: float = 1.0
     T: float = 1.0
     theta0: float = 0.0
+    kind = "spin_up"
 
     def __call__(self, t):
         W, T = self.Omega, self.T

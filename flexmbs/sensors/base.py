@@ -44,7 +44,7 @@ class Sensor:
     first: object
     second: object = None
     frame: object = "inertial"
-    kind = "sensor"
+    kind = None  # the case-file ``type`` of a subclass; None: not in case files
     unit = ""
     quantity = ""
 
