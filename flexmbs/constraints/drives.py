@@ -33,8 +33,8 @@ from flexmbs.kinematics.relative import offset_along, rotation_angle
 from flexmbs.kinematics.time_functions import Ramp, TimeFunction, as_time_function, time_jet
 
 # isort: split
-# moved to flexmbs.kinematics.time_functions; re-exported because tests outside
-# constraints/ (system, flexible, cases_flex, reduction) import them from here
+# moved to flexmbs.kinematics.time_functions; re-exported (like Ramp above) because tests
+# outside constraints/ (system, flexible, cases_flex, reduction) import them from here
 from flexmbs.kinematics.time_functions import FromCallables as FromCallables
 from flexmbs.kinematics.time_functions import SpinUp as SpinUp
 
