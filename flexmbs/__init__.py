@@ -3,7 +3,6 @@
 ``import flexmbs as fm`` gives the modelling API: bodies, joints, drives, force
 elements, sensors, ``System`` and ``simulate``; see ``docs/`` for the theory-to-code map.
 """
+from flexmbs._version import __version__ as __version__
 from flexmbs.api import *  # noqa: F403
 from flexmbs.api import __all__  # noqa: F401
-
-__version__ = "0.1.0"

@@ -1,51 +1,38 @@
-"""The public Python API, re-exported as ``import flexmbs as fm``."""
+"""The public Python API, re-exported as ``import flexmbs as fm``.
+
+Every joint, drive, force element, sensor and time function of the case format is
+exported under its class name from the registry of kinds (:mod:`flexmbs.case.kinds`):
+``fm.Revolute``, ``fm.AngleDrive``, ``fm.Bushing``, ``fm.PositionSensor``, ``fm.SpinUp``,
+...; the rest of the API (bodies, the classes without a case-file kind, ``System``,
+``simulate``, errors) is imported here by name.
+"""
 from __future__ import annotations
 
+from flexmbs.bodies.flexible import FlexibleBody
 from flexmbs.bodies.ground import ground
 from flexmbs.bodies.point_mass import PointMass
 from flexmbs.bodies.rigid import RigidBody
-from flexmbs.constraints.cylindrical import Cylindrical
-from flexmbs.constraints.drives import (
-    AngleDrive, AngularVelocityDrive, Constant, DisplacementDrive, FromCallables, Polynomial,
-    Ramp, Sine, SpinUp, TimeFunction, VelocityDrive,
-)
-from flexmbs.constraints.fixed import Fixed
-from flexmbs.constraints.helical import Helical
-from flexmbs.constraints.planar import Planar
-from flexmbs.constraints.prismatic import Prismatic
-from flexmbs.constraints.revolute import Revolute
-from flexmbs.constraints.spherical import Spherical
-from flexmbs.constraints.universal import Universal
-from flexmbs.forces.bushing import Bushing
-from flexmbs.forces.external import ExternalForce, ExternalTorque
-from flexmbs.forces.rotational_spring import RotationalSpringDamper
-from flexmbs.forces.spring_damper import PointToPointSpringDamper
-from flexmbs.forces.stops import JointStop
-from flexmbs.sensors.rotation import (
-    AngularAccelerationSensor, AngularVelocitySensor, OrientationSensor,
-)
-from flexmbs.sensors.face import FaceDisplacementSensor
-from flexmbs.sensors.translation import AccelerationSensor, PositionSensor, VelocitySensor
+from flexmbs.case import kinds as _kinds
 from flexmbs.errors import (
-    BodyFileError, CaseError, ConvergenceError, FlexmbsError, MeshError, ModelError,
+    BodyFileError,
+    CaseError,
+    ConvergenceError,
+    FlexmbsError,
+    MeshError,
+    ModelError,
 )
+from flexmbs.forces.pressure import FacePressure
+from flexmbs.kinematics.time_functions import FromCallables, TimeFunction
 from flexmbs.simulate import Equilibrium, Result, simulate, static_equilibrium
 from flexmbs.system.model import System
 
 __all__ = [
-    "AccelerationSensor", "AngleDrive", "AngularAccelerationSensor", "AngularVelocityDrive",
-    "AngularVelocitySensor", "Bushing", "Constant", "Cylindrical", "DisplacementDrive",
-    "ExternalForce", "ExternalTorque", "FaceDisplacementSensor", "Fixed", "FromCallables",
-    "Helical", "JointStop",
-    "OrientationSensor", "Planar", "PointToPointSpringDamper", "Polynomial", "PositionSensor",
-    "Prismatic", "Ramp", "RotationalSpringDamper", "Sine", "SpinUp", "TimeFunction",
-    "Universal", "VelocityDrive", "VelocitySensor",
-    "BodyFileError", "CaseError", "ConvergenceError", "FlexmbsError", "MeshError", "ModelError",
-    "Equilibrium", "PointMass", "Result", "Revolute", "RigidBody", "Spherical", "System", "ground",
-    "simulate", "static_equilibrium",
+    "BodyFileError", "CaseError", "ConvergenceError", "Equilibrium", "FacePressure",
+    "FlexibleBody", "FlexmbsError", "FromCallables", "MeshError", "ModelError", "PointMass",
+    "Result", "RigidBody", "System", "TimeFunction", "ground", "simulate", "static_equilibrium",
 ]
 
-from flexmbs.bodies.flexible import FlexibleBody  # noqa: E402
-from flexmbs.forces.pressure import FacePressure  # noqa: E402
-
-__all__ += ["FacePressure", "FlexibleBody"]
+#: the registered classes by class name (``fm.Revolute``, ...)
+_REGISTERED = {cls.__name__: cls for cls in _kinds.classes()}
+globals().update(_REGISTERED)
+__all__ += list(_REGISTERED)

@@ -1,13 +1,16 @@
 """A validated case (:class:`~flexmbs.case.loader.CaseSpec`) -> the Python model.
 
-Each TOML item maps onto one constructor of the Python API (``[[joints]] type =
-"revolute"`` -> :class:`~flexmbs.constraints.revolute.Revolute`, ...).  Flexible bodies
-given by a ``mesh`` are reduced once and cached (:mod:`flexmbs.case.cache`).  Errors
-raised by the API while building are re-raised as :class:`CaseError` naming the file and
-the key path; model-level problems (:meth:`System.problems`) likewise name the file.
+Each TOML item maps onto one constructor of the Python API: the class registered for its
+``type`` (:mod:`flexmbs.case.kinds`; ``[[joints]] type = "revolute"`` ->
+:class:`~flexmbs.constraints.revolute.Revolute`, ...), called with the item's keys as
+keyword arguments.  Flexible bodies given by a ``mesh`` are reduced once and cached
+(:mod:`flexmbs.case.cache`).  Errors raised by the API while building are re-raised as
+:class:`CaseError` naming the file and the key path; model-level problems
+(:meth:`System.problems`) likewise name the file.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -15,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from flexmbs.case import folders
+from flexmbs.case import folders, kinds
+from flexmbs.case import schema as S
 from flexmbs.case.loader import CaseSpec
 from flexmbs.errors import BodyFileError, CaseError, FlexmbsError
 
@@ -33,35 +37,55 @@ class BuiltCase:
     body_files: dict = field(default_factory=dict)      # name -> (path, "cached"|"new"|"given")
 
 
-def _joint_classes() -> dict:
-    from flexmbs.constraints.cylindrical import Cylindrical
-    from flexmbs.constraints.fixed import Fixed
-    from flexmbs.constraints.helical import Helical
-    from flexmbs.constraints.planar import Planar
-    from flexmbs.constraints.prismatic import Prismatic
-    from flexmbs.constraints.revolute import Revolute
-    from flexmbs.constraints.spherical import Spherical
-    from flexmbs.constraints.universal import Universal
-    return {"revolute": Revolute, "spherical": Spherical, "fixed": Fixed,
-            "prismatic": Prismatic, "cylindrical": Cylindrical, "universal": Universal,
-            "planar": Planar, "helical": Helical}
+#: keys that place the side named by another key at an inertial point: ``(body, point)``
+_POINT_OF = {"first": "first_at", "second": "second_at", "at": "point"}
+
+
+def _value(key: S.Key, value):
+    """A checked value as its constructor takes it: time-function tables become
+    :class:`~flexmbs.kinematics.time_functions.TimeFunction` objects, arrays tuples."""
+    if key.kind == "function":
+        return time_function(value)
+    if key.kind in ("floats", "vec6"):
+        return tuple(value)
+    return value
 
 
 def time_function(spec):
-    """A number, vector or time-function table -> argument of a drive or load."""
-    from flexmbs.constraints import drives as D
+    """A number, vector or time-function table -> argument of a drive or load.
+
+    A table ``{type = ...}`` makes the class registered for its type, with the table's
+    values in the order of the schema's keys (that of the class's fields)."""
     if not isinstance(spec, dict):
         return spec
-    kind = spec["type"]
-    if kind == "constant":
-        return D.Constant(spec["value"])
-    if kind == "ramp":
-        return D.Ramp(spec["rate"], spec["f0"], spec["t0"])
-    if kind == "polynomial":
-        return D.Polynomial(tuple(spec["coeffs"]))
-    if kind == "sine":
-        return D.Sine(spec["amplitude"], spec["omega"], spec["phase"], spec["offset"])
-    return D.SpinUp(spec["Omega"], spec["T"], spec["theta0"])
+    keys = S.FUNCTION[spec["type"]].values()
+    return kinds.FUNCTIONS[spec["type"]](*(_value(k, spec[k.name]) for k in keys))
+
+
+def _arguments(cls, item: dict, keys: dict, side, joints: dict | None = None) -> dict:
+    """Keyword arguments of ``cls`` for a validated case ``item`` with schema ``keys``.
+
+    Every key of the item that is a field of ``cls`` (``type`` and the attachment points
+    of :data:`_POINT_OF` are not) is passed under its own name: a reference
+    ``"BODY.MARKER"`` as the side ``side(item, key, point_key)``, a joint name as the
+    joint object of ``joints`` (force elements; drives take the name), a time-function
+    table as its object, arrays as tuples.
+    """
+    fields = {f.name for f in dataclasses.fields(cls)}
+    out = {}
+    for key in keys.values():
+        name = key.name
+        if name not in fields or name not in item:
+            continue
+        value = item[name]
+        if key.kind == "ref":
+            value = None if value is None else side(item, name, _POINT_OF.get(name))
+        elif name == "joint" and joints is not None:
+            value = joints[value]
+        else:
+            value = _value(key, value)
+        out[name] = value
+    return out
 
 
 def rotation_matrix(orientation) -> np.ndarray:
@@ -181,14 +205,10 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
         return body
 
     joints = {}
-    classes = _joint_classes()
     for j in case.joints:
-        kw = {"at": j["at"], "axis": j["axis"]}
-        if j["type"] == "helical":
-            kw["pitch"] = j["pitch"]
-        _make(case, j, system, joints, classes[j["type"]], j["name"], side(j, "first"),
-              side(j, "second"), **kw)
-    _drives(case, system, joints)
+        cls = kinds.JOINTS[j["type"]]
+        _make(case, j, system, joints, cls, **_arguments(cls, j, S.JOINT, side))
+    _drives(case, system, joints, side)
     _forces(case, system, joints, side)
     _sensors(case, system, side)
     problems = system.problems()
@@ -200,7 +220,9 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
     return built
 
 
-def _make(case, item, system, registry, cls, *args, **kw):
+def _make(case, item, system, named, cls, *args, **kw):
+    """``cls(*args, **kw)`` added to ``system`` (and to ``named`` by its name); errors and
+    problems as :class:`CaseError` naming the item."""
     try:
         obj = cls(*args, **kw)
     except (ValueError, TypeError) as exc:
@@ -209,29 +231,18 @@ def _make(case, item, system, registry, cls, *args, **kw):
     if problems:
         raise CaseError(f"{case.where(item['path'])}: " + "; ".join(problems))
     system.add(obj)
-    if registry is not None:
-        registry[item["name"]] = obj
+    if named is not None:
+        named[item["name"]] = obj
     return obj
 
 
-def _drives(case, system, joints) -> None:
-    from flexmbs.constraints import drives as D
+def _drives(case, system, joints, side) -> None:
     for d in case.drives:
-        kind = d["type"]
-        if kind == "angle":
-            _make(case, d, system, None, D.AngleDrive, d["name"], d["joint"],
-                  angle=time_function(d["angle"]))
-        elif kind == "angular_velocity":
-            _make(case, d, system, None, D.AngularVelocityDrive, d["name"], d["joint"],
-                  omega=d["omega"], phi0=d["phi0"])
-        elif kind == "displacement":
-            _make(case, d, system, None, D.DisplacementDrive, d["name"], d["joint"],
-                  s=time_function(d["s"]))
-        else:
-            _make(case, d, system, None, D.VelocityDrive, d["name"], d["joint"], v=d["v"],
-                  s0=d["s0"])
+        kind, cls = d["type"], kinds.DRIVES[d["type"]]
+        _make(case, d, system, None, cls,
+              **_arguments(cls, d, S.DRIVE_COMMON | S.DRIVE[kind], side))
         joint = joints[d["joint"]]
-        coord = "angle" if kind in ("angle", "angular_velocity") else "displacement"
+        coord = cls.coordinate            # the joint coordinate it drives
         if coord not in joint.coordinate_names:
             raise CaseError(f"{case.where(d['path'] + '.joint')}: a {kind} drive needs a joint "
                             f"with an {coord} coordinate; \"{d['joint']}\" is "
@@ -240,53 +251,17 @@ def _drives(case, system, joints) -> None:
 
 
 def _forces(case, system, joints, side) -> None:
-    from flexmbs.forces.bushing import Bushing
-    from flexmbs.forces.external import ExternalForce, ExternalTorque
-    from flexmbs.forces.rotational_spring import RotationalSpringDamper
-    from flexmbs.forces.spring_damper import PointToPointSpringDamper
-    from flexmbs.forces.stops import JointStop
     for f in case.forces:
-        kind, name = f["type"], f["name"]
-        if kind == "spring_damper":
-            _make(case, f, system, None, PointToPointSpringDamper, name,
-                  first=side(f, "first", "first_at"), second=side(f, "second", "second_at"),
-                  k=f["k"], d=f["d"], l0=f["l0"])
-        elif kind == "rotational_spring":
-            _make(case, f, system, None, RotationalSpringDamper, name, joint=joints[f["joint"]],
-                  k=f["k"], d=f["d"], angle0=f["angle0"])
-        elif kind == "bushing":
-            _make(case, f, system, None, Bushing, name, first=side(f, "first"),
-                  second=side(f, "second"), K=tuple(f["K"]), D=tuple(f["D"]))
-        elif kind == "force":
-            _make(case, f, system, None, ExternalForce, name, at=side(f, "at", "point"),
-                  force=time_function(f["force"]), frame=f["frame"])
-        elif kind == "torque":
-            _make(case, f, system, None, ExternalTorque, name, at=side(f, "at"),
-                  torque=time_function(f["torque"]), frame=f["frame"])
-        else:
-            _make(case, f, system, None, JointStop, name, joint=joints[f["joint"]],
-                  lower=f["lower"], upper=f["upper"], k=f["k"], d=f["d"],
-                  smoothing=f["smoothing"], coordinate=f["coordinate"])
+        cls = kinds.FORCES[f["type"]]
+        _make(case, f, system, None, cls,
+              **_arguments(cls, f, S.FORCE_COMMON | S.FORCE[f["type"]], side, joints))
 
 
 def _sensors(case, system, side) -> None:
-    from flexmbs import sensors as SN
-    classes = {"position": SN.PositionSensor, "velocity": SN.VelocitySensor,
-               "acceleration": SN.AccelerationSensor, "orientation": SN.OrientationSensor,
-               "angular_velocity": SN.AngularVelocitySensor,
-               "angular_acceleration": SN.AngularAccelerationSensor,
-               "face_displacement": SN.FaceDisplacementSensor}
     for s in case.sensors:
-        kw = {"frame": s["frame"]}
-        if "derivative" in s:
-            kw["derivative"] = s["derivative"]
-        if "output" in s:
-            kw["output"] = s["output"]
-        if "face" in s:
-            kw["face"] = s["face"]
-        second = side(s, "second") if s.get("second") is not None else None
-        _make(case, s, system, None, classes[s["type"]], s["name"], side(s, "first"),
-              second, **kw)
+        cls = kinds.SENSORS[s["type"]]
+        _make(case, s, system, None, cls,
+              **_arguments(cls, s, S.SENSOR_COMMON | S.SENSOR[s["type"]], side))
 
 
 __all__ = ["BuiltCase", "FlexmbsError", "build", "inertia_matrix", "rotation_matrix",

@@ -3,11 +3,16 @@
 One table of :class:`Key` per section (and per ``type`` for bodies, drives, forces,
 sensors and time functions).  The loader validates against these tables and
 ``docs/case_format.md`` is generated from them (:func:`markdown_tables`), so the format,
-its checks and its documentation cannot drift apart.
+its checks and its documentation cannot drift apart.  Which types exist, and in which
+order they are documented, comes from the registry of kinds (:mod:`flexmbs.case.kinds`);
+each type's table here must match one registered class.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+
+from flexmbs.case import kinds
 
 REQUIRED = object()   #: marker default: the key must be given
 
@@ -33,6 +38,18 @@ class Key:
 
 def _table(*keys: Key) -> dict[str, Key]:
     return {k.name: k for k in keys}
+
+
+def _per_kind(registry: Mapping[str, type], tables: dict[str, dict]) -> dict[str, dict]:
+    """``tables`` (type -> keys), checked to hold one table per registered kind.  The
+    loader names the types in the order of ``tables``."""
+    missing = [f"{k} ({registry[k].__name__})" for k in registry if k not in tables]
+    unknown = [k for k in tables if k not in registry]
+    if missing or unknown:
+        raise ValueError("case schema: registered kinds without a table of keys: "
+                         f"{', '.join(missing) or 'none'}; tables of unregistered kinds: "
+                         f"{', '.join(unknown) or 'none'}")
+    return tables
 
 
 # -- [model] ------------------------------------------------------------------------------
@@ -112,8 +129,7 @@ BODY = {
 }
 
 # -- [[joints]] -------------------------------------------------------------------------------
-JOINT_TYPES = ("revolute", "spherical", "fixed", "prismatic", "cylindrical", "universal",
-               "planar", "helical")
+JOINT_TYPES = tuple(kinds.JOINTS)
 JOINT = _table(
     Key("name", "name", default=REQUIRED, doc="unique joint name"),
     Key("type", "str", default=REQUIRED, doc="joint type", choices=JOINT_TYPES),
@@ -127,8 +143,8 @@ JOINT = _table(
 )
 
 # -- time functions (drive values and loads) ------------------------------------------------
-FUNCTION_TYPES = ("constant", "ramp", "polynomial", "sine", "spin_up")
-FUNCTION = {
+FUNCTION_TYPES = tuple(kinds.FUNCTIONS)
+FUNCTION = _per_kind(kinds.FUNCTIONS, {
     "constant": _table(Key("value", "value", "unit of the quantity", REQUIRED, "f = value")),
     "ramp": _table(Key("rate", "value", "unit/s", REQUIRED, "slope"),
                    Key("f0", "value", "unit", 0.0, "value at t0"),
@@ -144,16 +160,16 @@ FUNCTION = {
                       Key("T", "float", "s", REQUIRED, "spin-up time (Kane et al. 1987)",
                           check="positive"),
                       Key("theta0", "float", "rad", 0.0, "initial angle")),
-}
+})
 
 # -- [[drives]] ---------------------------------------------------------------------------------
-DRIVE_TYPES = ("angle", "angular_velocity", "displacement", "velocity")
+DRIVE_TYPES = tuple(kinds.DRIVES)
 DRIVE_COMMON = _table(
     Key("name", "name", default=REQUIRED, doc="unique drive name"),
     Key("type", "str", default=REQUIRED, doc="drive type", choices=DRIVE_TYPES),
     Key("joint", "str", default=REQUIRED, doc="name of the driven joint"),
 )
-DRIVE = {
+DRIVE = _per_kind(kinds.DRIVES, {
     "angle": _table(Key("angle", "function", "rad", REQUIRED,
                         "prescribed angle of Q about z_P: number or time function")),
     "angular_velocity": _table(
@@ -164,16 +180,16 @@ DRIVE = {
     "velocity": _table(
         Key("v", "float", "m/s", REQUIRED, "constant speed: s = s0 + v t"),
         Key("s0", "float", "m", None, "displacement at t = 0 (default: the initial one)")),
-}
+})
 
 # -- [[forces]] -----------------------------------------------------------------------------------
-FORCE_TYPES = ("spring_damper", "rotational_spring", "bushing", "force", "torque", "joint_stop")
+FORCE_TYPES = tuple(kinds.FORCES)
 FORCE_COMMON = _table(
     Key("name", "name", default=REQUIRED, doc="unique force-element name"),
     Key("type", "str", default=REQUIRED, doc="force-element type", choices=FORCE_TYPES),
 )
 _JOINT_REF = Key("joint", "str", default=REQUIRED, doc="name of the joint it acts on")
-FORCE = {
+FORCE = _per_kind(kinds.FORCES, {
     "spring_damper": _table(
         Key("first", "ref", default=REQUIRED, doc="side P: \"ground\", \"BODY\", \"BODY.MARKER\""),
         Key("second", "ref", default=REQUIRED, doc="side Q"),
@@ -217,11 +233,10 @@ FORCE = {
         Key("d", "float", "N s/m | N m s/rad", 0.0, "contact damping", check="nonneg"),
         Key("smoothing", "float", "m | rad", 0.0, "width of the smoothed engagement",
             check="nonneg")),
-}
+})
 
 # -- [[sensors]] -----------------------------------------------------------------------------------
-SENSOR_TYPES = ("position", "velocity", "acceleration", "orientation", "angular_velocity",
-                "angular_acceleration", "face_displacement")
+SENSOR_TYPES = tuple(kinds.SENSORS)
 SENSOR_COMMON = _table(
     Key("name", "name", default=REQUIRED, doc="unique sensor name"),
     Key("type", "str", default=REQUIRED, doc="measured quantity", choices=SENSOR_TYPES),
@@ -230,7 +245,7 @@ SENSOR_COMMON = _table(
     Key("frame", "str", default="inertial", doc="components in", choices=("inertial", "first",
                                                                           "second")),
 )
-SENSOR = {
+SENSOR = _per_kind(kinds.SENSORS, {
     "position": {}, "angular_velocity": {}, "angular_acceleration": {},
     "velocity": _table(Key("derivative", "str", default="inertial", doc="time derivative "
                            "taken in the inertial frame or in `frame`",
@@ -243,7 +258,7 @@ SENSOR = {
     "face_displacement": _table(Key("face", "str", default=REQUIRED, doc="named face (facet "
                                     "set) of the flexible body `first`: its mean elastic "
                                     "displacement [m] in the body frame")),
-}
+})
 
 # -- [solver], [output], [analysis] ------------------------------------------------------------------
 SOLVER = _table(

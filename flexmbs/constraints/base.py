@@ -18,11 +18,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmbs.bodies.attach import body_of, initial_pose
 from flexmbs.bodies.marker import Marker
 from flexmbs.constraints.rows import LabelRows
 from flexmbs.kinematics import jet as J
 from flexmbs.kinematics.frames import FrameJet
-from flexmbs.kinematics.rotation import A_of, e_from_matrix, frame_from_axis
+from flexmbs.kinematics.rotation import frame_from_axis
 
 _AXES = {"x": (1.0, 0.0, 0.0), "y": (0.0, 1.0, 0.0), "z": (0.0, 0.0, 1.0)}
 
@@ -46,19 +47,6 @@ def parse_axis(axis, who: str) -> np.ndarray:
     return a / nrm
 
 
-def body_of(side):
-    return side.body if isinstance(side, Marker) else side
-
-
-def initial_pose(body) -> tuple[np.ndarray, np.ndarray]:
-    """Initial position and rotation matrix of a body frame (ground: identity)."""
-    if getattr(body, "is_ground", False):
-        return np.zeros(3), np.eye(3)
-    if body.n_coords == 3:
-        return np.asarray(body.r0, float), np.eye(3)
-    return np.asarray(body.r0, float), A_of(e_from_matrix(body.R0))
-
-
 @dataclass(frozen=True, eq=False)
 class Joint:
     """Base of all joints: ``name``, sides ``first`` (P) and ``second`` (Q), placement."""
@@ -68,7 +56,7 @@ class Joint:
     second: object
     at: object = None
     axis: object = None
-    kind = "joint"
+    kind = None  # the case-file ``type`` of a subclass; None: not in case files
     labels = ()  # one label per scalar equation, for redundancy reports
     coordinate_names = ()  # joint coordinates (e.g. ("angle",)), for sensors
 
@@ -160,17 +148,9 @@ class Joint:
 
 
 # -- building blocks shared by the joint files -------------------------------------------
+# (the relative measures offset_along and rotation_angle: flexmbs.kinematics.relative)
 def coincident(P: FrameJet, Q: FrameJet) -> list[J.Jet]:
     """Spherical condition ``r_Q - r_P = 0`` (3 equations, inertial components)."""
     d = Q.p - P.p
     return [d[0], d[1], d[2]]
 
-
-def offset_along(P: FrameJet, Q: FrameJet, k: int) -> J.Jet:
-    """``a_P,k . (r_Q - r_P)``: relative displacement along P's axis ``k``."""
-    return J.dot(P.axis(k), Q.p - P.p)
-
-
-def rotation_angle(P: FrameJet, Q: FrameJet) -> J.Jet:
-    """Angle of Q's x axis about P's z axis: ``atan2(y_P . x_Q, x_P . x_Q)`` in (-pi, pi]."""
-    return J.atan2(J.dot(P.y, Q.x), J.dot(P.x, Q.x))

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flexmbs.constraints.base import Joint, offset_along, rotation_angle
+from flexmbs.constraints.base import Joint
+from flexmbs.kinematics.relative import offset_along, rotation_angle
 
 
 @dataclass(frozen=True, eq=False)

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flexmbs.constraints.base import Joint, offset_along, rotation_angle
+from flexmbs.constraints.base import Joint
 from flexmbs.kinematics.jet import dot
+from flexmbs.kinematics.relative import offset_along, rotation_angle
 
 
 def unwrapped_angle(P, Q, pitch: float):

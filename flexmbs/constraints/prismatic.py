@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flexmbs.constraints.base import Joint, offset_along
+from flexmbs.constraints.base import Joint
+from flexmbs.kinematics.relative import offset_along
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,13 +1,14 @@
 """Revolute joint (VDI D, u = 5) about the joint z axis.
 
 ``r_Q - r_P = 0``, ``z_P . x_Q = 0``, ``z_P . y_Q = 0``; joint coordinate: the angle of
-Q relative to P about ``z_P`` (``flexmbs.constraints.base.rotation_angle``).
+Q relative to P about ``z_P`` (``flexmbs.kinematics.relative.rotation_angle``).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flexmbs.constraints.base import Joint, rotation_angle
+from flexmbs.constraints.base import Joint
+from flexmbs.kinematics.relative import rotation_angle
 
 
 @dataclass(frozen=True, eq=False)

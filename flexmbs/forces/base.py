@@ -57,6 +57,7 @@ class ForceElement:
     """
 
     name: str
+    kind = None  # the case-file ``type`` of a subclass; None: not in case files
 
     def problems(self) -> list[str]:
         return []

@@ -27,12 +27,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmbs.bodies.attach import attach, body_of, initial_state, side_problems
 from flexmbs.bodies.marker import Marker
-from flexmbs.constraints.base import body_of, offset_along
 from flexmbs.forces.base import ForceContribution, ForceElement, damping_exchange, scalar_law
-from flexmbs.forces.spring_damper import attach, initial_state, side_problems
 from flexmbs.kinematics import jet as J
 from flexmbs.kinematics.frames import frame_jet
+from flexmbs.kinematics.relative import offset_along
 
 
 def bushing_measures(P, Q) -> list[J.Jet]:

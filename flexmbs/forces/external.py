@@ -16,8 +16,9 @@ Euler parameters (``flexmbs.kinematics.torque``)
     Q_e = 2 G(e)^T m   or   Q_e = 2 L(e)^T (R_P m'),
 
 with ``R_P`` the marker axes in the body frame.  Rigid bodies only (a point mass takes
-no torque).  Loads are specified by a :class:`~flexmbs.constraints.drives.TimeFunction`
-with (3,) values, a constant (3,) vector, or ``(f, fd, fdd)`` callables.
+no torque).  Loads are specified by a
+:class:`~flexmbs.kinematics.time_functions.TimeFunction` with (3,) values, a constant (3,)
+vector, or ``(f, fd, fdd)`` callables.
 
 Energy: only a constant force in inertial components is conservative, with
 
@@ -34,10 +35,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flexmbs.constraints.drives import Constant, as_time_function, time_jet
+from flexmbs.bodies.attach import attach, side_problems
 from flexmbs.forces.base import ForceContribution, ForceElement
-from flexmbs.forces.spring_damper import attach, side_problems
 from flexmbs.kinematics import jet as J
+from flexmbs.kinematics.time_functions import Constant, as_time_function, time_jet
 from flexmbs.kinematics.torque import Q_e_body, Q_e_inertial, marker_torque
 
 _FRAMES = ("inertial", "body")
@@ -58,7 +59,8 @@ def _load_problems(obj, key: str) -> list[str]:
 
 
 def _load(obj, key: str):
-    """The load's :class:`~flexmbs.constraints.drives.TimeFunction` (made once per element)."""
+    """The load's :class:`~flexmbs.kinematics.time_functions.TimeFunction` (made once per
+    element)."""
     fn = obj.__dict__.get("_fn")
     if fn is None:
         fn = obj.__dict__["_fn"] = as_time_function(getattr(obj, key), obj.name)
@@ -76,7 +78,7 @@ class ExternalForce(ForceElement):
     at: object = None
     force: object = (0.0, 0.0, 0.0)
     frame: str = "inertial"
-    kind = "external_force"
+    kind = "force"
 
     def resolve(self):
         return (attach(self.at, self.name, "P"),)
@@ -123,7 +125,7 @@ class ExternalTorque(ForceElement):
     at: object = None
     torque: object = (0.0, 0.0, 0.0)
     frame: str = "inertial"
-    kind = "external_torque"
+    kind = "torque"
 
     def resolve(self):
         return (attach(self.at, self.name, "P"),)

@@ -30,22 +30,23 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexmbs.bodies.marker import Marker
-from flexmbs.constraints.drives import Constant, as_time_function
 from flexmbs.forces.base import ForceContribution, ForceElement
 from flexmbs.kinematics.frames import dAu_de
 from flexmbs.kinematics.rotation import A_of, L_of, LT_matrix
+from flexmbs.kinematics.time_functions import Constant, as_time_function
 
 
 @dataclass(frozen=True, eq=False)
 class FacePressure(ForceElement):
-    """Pressure ``p`` [Pa] (number or :class:`~flexmbs.constraints.drives.TimeFunction`)
-    on the face set ``face`` of the :class:`~flexmbs.bodies.flexible.FlexibleBody` ``body``.
-    Positive ``p`` pushes against the outward normal (into the body)."""
+    """Pressure ``p`` [Pa] (number or
+    :class:`~flexmbs.kinematics.time_functions.TimeFunction`) on the face set ``face`` of
+    the :class:`~flexmbs.bodies.flexible.FlexibleBody` ``body``.  Positive ``p`` pushes
+    against the outward normal (into the body)."""
 
     body: object = None
     face: str = ""
     p: object = 0.0
-    kind = "face_pressure"
+    kind = None  # not in case files
 
     def _face(self):
         for f in getattr(getattr(self.body, "body", None), "faces", ()):

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flexmbs.constraints.base import rotation_angle
 from flexmbs.forces.base import ForceContribution, ForceElement, damping_exchange, scalar_law
 from flexmbs.kinematics import jet as J
+from flexmbs.kinematics.relative import rotation_angle
 
 
 def joint_angle(joint, P, Q) -> J.Jet:

@@ -16,7 +16,7 @@ force is ``Q_f = -F grad l`` (:func:`flexmbs.forces.base.scalar_law` with
 
 Sides are markers, bodies (origin marker) or ``(body, point)`` with ``point`` the
 inertial position [m] in the initial configuration (like a joint's ``at``); see
-:func:`attach`.
+:func:`flexmbs.bodies.attach.attach`.
 """
 from __future__ import annotations
 
@@ -24,51 +24,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmbs.bodies.attach import attach, body_of, initial_state, side_problems
 from flexmbs.bodies.marker import Marker
-from flexmbs.constraints.base import body_of, initial_pose
 from flexmbs.forces.base import ForceContribution, ForceElement, damping_exchange, scalar_law
 from flexmbs.kinematics import jet as J
-
-
-def attach(side, owner: str, tag: str, R=None) -> Marker:
-    """Marker for one side of an element named ``owner``.
-
-    ``side`` is a :class:`Marker` (returned as is), a body (marker at its origin with
-    body axes) or ``(body, point)``: a marker at the inertial ``point`` of the initial
-    configuration with inertial axes ``R`` (default: the inertial axes).
-    """
-    if isinstance(side, Marker):
-        return side
-    if isinstance(side, tuple) and len(side) == 2:
-        body, point = side
-        point = np.asarray(point, dtype=float)
-        if point.shape != (3,):
-            raise ValueError(f"'{owner}': point of side {tag} must have shape (3,), "
-                             f"got {point.shape}")
-        r0, A0 = initial_pose(body)
-        R_in = np.eye(3) if R is None else np.asarray(R, dtype=float)
-        return Marker(f"{owner}.{tag}", body, A0.T @ (point - r0), A0.T @ R_in)
-    if hasattr(side, "n_coords"):
-        if R is None:
-            return Marker(f"{owner}.{tag}", side)
-        _, A0 = initial_pose(side)
-        return Marker(f"{owner}.{tag}", side, np.zeros(3), A0.T @ np.asarray(R, float))
-    raise TypeError(f"'{owner}': side {tag} must be a Marker, a body or (body, point), "
-                    f"got {type(side).__name__}")
-
-
-def initial_state(marker) -> tuple[np.ndarray, np.ndarray]:
-    """Inertial position and axes (columns) of a marker in the initial configuration."""
-    r0, A0 = initial_pose(marker.body)
-    return r0 + A0 @ marker.s, A0 @ marker.R
-
-
-def side_problems(side, who: str, tag: str) -> list[str]:
-    try:
-        attach(side, who, tag)
-    except (TypeError, ValueError) as exc:
-        return [f"{who}: {exc}"]
-    return []
 
 
 @dataclass(frozen=True, eq=False)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flexmbs._version import __version__ as flexmbs_version
 from flexmbs.io.bodyfile import Face, Marker, ReducedBody, check_body
 from flexmbs.reduction.interfaces import InterfaceSpec, resolve_interface
 from flexmbs.reduction.invariants import invariants_from_shape_integrals
@@ -105,10 +106,8 @@ def library_versions() -> dict:
     import scipy
     import skfem
 
-    import flexmbs
     out = {"numpy": np.__version__, "scipy": scipy.__version__, "h5py": h5py.__version__,
-           "scikit-fem": getattr(skfem, "__version__", "?"),
-           "flexmbs": getattr(flexmbs, "__version__", "0.1.0")}
+           "scikit-fem": getattr(skfem, "__version__", "?"), "flexmbs": flexmbs_version}
     try:
         import petsc4py
         import slepc4py

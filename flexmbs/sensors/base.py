@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmbs.bodies.attach import attach, side_problems
 from flexmbs.bodies.marker import Marker
-from flexmbs.forces.spring_damper import attach, side_problems
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class Sensor:
     first: object
     second: object = None
     frame: object = "inertial"
-    kind = "sensor"
+    kind = None  # the case-file ``type`` of a subclass; None: not in case files
     unit = ""
     quantity = ""
 

@@ -6,24 +6,26 @@ import numpy as np
 import pytest
 
 from constraints.jetcheck import Layout, check_acceleration, check_jets, pair, random_q
-from flexmbs.constraints.base import rotation_angle
 from flexmbs.constraints.drives import (
     AngleDrive,
     AngularVelocityDrive,
-    Constant,
     DisplacementDrive,
+    VelocityDrive,
+)
+from flexmbs.constraints.prismatic import Prismatic
+from flexmbs.constraints.revolute import Revolute
+from flexmbs.kinematics.relative import rotation_angle
+from flexmbs.kinematics.rotation import A_of, e_from_matrix, matrix_from_axis_angle
+from flexmbs.kinematics.time_functions import (
+    Constant,
     FromCallables,
     Polynomial,
     Ramp,
     Scaled,
     Sine,
     SpinUp,
-    VelocityDrive,
     as_time_function,
 )
-from flexmbs.constraints.prismatic import Prismatic
-from flexmbs.constraints.revolute import Revolute
-from flexmbs.kinematics.rotation import A_of, e_from_matrix, matrix_from_axis_angle
 
 FUNCTIONS = [
     Constant(0.4), Ramp(2.0, 0.1), Polynomial((0.1, -0.3, 0.7, 0.2)), Sine(0.5, 3.0, 0.2, 0.1),

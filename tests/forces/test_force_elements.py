@@ -16,7 +16,6 @@ from constraints.jetcheck import (
 
 from flexmbs.bodies.ground import ground
 from flexmbs.bodies.rigid import RigidBody
-from flexmbs.constraints.drives import Sine
 from flexmbs.constraints.prismatic import Prismatic
 from flexmbs.constraints.revolute import Revolute
 from flexmbs.constraints.spherical import Spherical
@@ -27,6 +26,7 @@ from flexmbs.forces.spring_damper import PointToPointSpringDamper
 from flexmbs.forces.stops import JointStop
 from flexmbs.kinematics.frames import orientation, position
 from flexmbs.kinematics.rotation import G_of
+from flexmbs.kinematics.time_functions import Sine
 
 
 def _elements(rng, with_ground):

@@ -17,7 +17,6 @@ from constraints.jetcheck import Layout, context, fd_gradient, pair, random_body
 
 from flexmbs.bodies.ground import ground
 from flexmbs.bodies.rigid import RigidBody
-from flexmbs.constraints.drives import Sine
 from flexmbs.constraints.prismatic import Prismatic
 from flexmbs.constraints.revolute import Revolute
 from flexmbs.forces.bushing import Bushing
@@ -25,6 +24,7 @@ from flexmbs.forces.external import ExternalForce, ExternalTorque
 from flexmbs.forces.rotational_spring import RotationalSpringDamper
 from flexmbs.forces.spring_damper import PointToPointSpringDamper
 from flexmbs.forces.stops import JointStop, ramp, ramp_integral
+from flexmbs.kinematics.time_functions import Sine
 
 
 def _conservative(rng, with_ground):

@@ -10,8 +10,8 @@ import pytest
 
 from flexmbs.bodies.ground import ground
 from flexmbs.bodies.rigid import RigidBody
-from flexmbs.constraints.drives import SpinUp
 from flexmbs.kinematics.rotation import matrix_from_axis_angle
+from flexmbs.kinematics.time_functions import SpinUp
 from flexmbs.sensors import (
     AccelerationSensor,
     AngularAccelerationSensor,

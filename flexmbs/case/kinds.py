@@ -1,0 +1,88 @@
+"""The registry of case-file kinds: which class a ``type = "..."`` of a case file makes.
+
+Every joint, drive, force element, sensor and time function class states its kind (the
+``type`` string of ``[[joints]]``, ``[[drives]]``, ``[[forces]]``, ``[[sensors]]`` and
+of the time-function tables ``{type = ...}``) as its class attribute ``kind``.  This
+module lists those classes once, section by section in the order of the format's
+documentation, and maps each kind to its class:
+
+    kinds.JOINTS["revolute"] is Revolute,    tuple(kinds.FORCES) == ("spring_damper", ...)
+
+The schema (:mod:`flexmbs.case.schema`: allowed types, docs), the builder
+(:mod:`flexmbs.case.builder`: the constructor of an item) and the public API
+(:mod:`flexmbs.api`) read it, so a new kind is one class with a ``kind`` and one line
+here (plus its table of keys in the schema).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from flexmbs.constraints.cylindrical import Cylindrical
+from flexmbs.constraints.drives import (
+    AngleDrive,
+    AngularVelocityDrive,
+    DisplacementDrive,
+    VelocityDrive,
+)
+from flexmbs.constraints.fixed import Fixed
+from flexmbs.constraints.helical import Helical
+from flexmbs.constraints.planar import Planar
+from flexmbs.constraints.prismatic import Prismatic
+from flexmbs.constraints.revolute import Revolute
+from flexmbs.constraints.spherical import Spherical
+from flexmbs.constraints.universal import Universal
+from flexmbs.forces.bushing import Bushing
+from flexmbs.forces.external import ExternalForce, ExternalTorque
+from flexmbs.forces.rotational_spring import RotationalSpringDamper
+from flexmbs.forces.spring_damper import PointToPointSpringDamper
+from flexmbs.forces.stops import JointStop
+from flexmbs.kinematics.time_functions import Constant, Polynomial, Ramp, Sine, SpinUp
+from flexmbs.sensors.face import FaceDisplacementSensor
+from flexmbs.sensors.rotation import (
+    AngularAccelerationSensor,
+    AngularVelocitySensor,
+    OrientationSensor,
+)
+from flexmbs.sensors.translation import AccelerationSensor, PositionSensor, VelocitySensor
+
+
+def registry(*classes: type) -> Mapping[str, type]:
+    """Read-only ``{cls.kind: cls}`` in the given order.
+
+    Each class must declare ``kind`` itself (a subclass does not inherit its parent's
+    place in the case format); a kind given twice is an error.
+    """
+    out: dict[str, type] = {}
+    for cls in classes:
+        kind = cls.__dict__.get("kind")
+        if not isinstance(kind, str) or not kind:
+            raise TypeError(f"{cls.__name__}: a case-file kind must be declared as the class "
+                            f"attribute 'kind' (a non-empty string), got {kind!r}")
+        if kind in out:
+            raise ValueError(f"{cls.__name__}: kind '{kind}' is already that of "
+                             f"{out[kind].__name__}")
+        out[kind] = cls
+    return MappingProxyType(out)
+
+
+JOINTS = registry(Revolute, Spherical, Fixed, Prismatic, Cylindrical, Universal, Planar,
+                  Helical)
+DRIVES = registry(AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityDrive)
+FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, ExternalForce,
+                  ExternalTorque, JointStop)
+SENSORS = registry(PositionSensor, VelocitySensor, AccelerationSensor, OrientationSensor,
+                   AngularVelocitySensor, AngularAccelerationSensor, FaceDisplacementSensor)
+#: the time-function tables ``{type = ...}`` of drive values and loads
+FUNCTIONS = registry(Constant, Ramp, Polynomial, Sine, SpinUp)
+
+#: case-file section -> its registry (``"functions"``: the time-function tables)
+SECTIONS: Mapping[str, Mapping[str, type]] = MappingProxyType({
+    "joints": JOINTS, "drives": DRIVES, "forces": FORCES, "sensors": SENSORS,
+    "functions": FUNCTIONS,
+})
+
+
+def classes() -> tuple[type, ...]:
+    """Every registered class, section by section."""
+    return tuple(cls for reg in SECTIONS.values() for cls in reg.values())
