@@ -234,8 +234,6 @@ def prepare(model, t0: float = DEFAULTS.t0) -> Prepared:
     q_guess, qd_guess = asm.initial_q(), asm.initial_qd()
     q_pos, _ = consistent_positions(asm, q_guess, t0)
     report = dof.analyse(asm, q_pos, t0)
-    if report.redundant:        # (Result.dof; the CLI prints it once, before the run)
-        log.info(report.summary())
     init = consistent_initial_conditions(asm, q_pos, qd_guess, t0)
     init = _with_guess_report(init, q_guess, qd_guess)
     bad = health.inconsistent_rows(asm, init.q, init.qd, t0)
@@ -313,6 +311,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
             resume = None
     prepared = _prepared(model, t0, assembled)
     asm, report, init = prepared.asm, prepared.dof, prepared.initial
+    if report.redundant:        # (Result.dof; the CLI prints it once, before the run)
+        log.info(report.summary())
     if point is not None:
         _check_restart(point, model, asm, t_end)
         if resume is not None:
