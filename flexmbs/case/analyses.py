@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 
 from flexmbs.errors import CaseError, ConvergenceError
+from flexmbs.integrate.settings import DEFAULTS
 
 
 def modal(built, spec, out: Path, prepared, say: Callable[..., None]):
     """Linearise about the initial or steady state; report and save the eigenvalues
     (:func:`write_modes`).  Returns the :class:`~flexmbs.post.linearize` modes."""
     from flexmbs.post.linearize import equilibrium, linearize, modes, steady_state
-    an, t0 = spec.analysis, spec.solver.get("t0", 0.0)
+    an, t0 = spec.analysis, spec.solver.get("t0", DEFAULTS.t0)
     asm = prepared.asm
     # the linearisation takes every constraint row (its null space of G comes from an
     # SVD, where redundant rows are harmless), not only those the rank test kept
@@ -50,7 +51,7 @@ def static(built, spec, out: Path, prepared, say: Callable[..., None]):
     (``<name>_<body>_static.xdmf``: displacement, elastic displacement, von Mises).
     Returns the :class:`~flexmbs.simulate.Equilibrium`."""
     from flexmbs.simulate import static_equilibrium
-    an, t0 = spec.analysis, spec.solver.get("t0", 0.0)
+    an, t0 = spec.analysis, spec.solver.get("t0", DEFAULTS.t0)
     try:
         eq = static_equilibrium(built.system, t=t0, load_steps=an["load_steps"],
                                 petsc_options=dict(spec.solver["petsc_options"]) or None,

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from flexmbs.case.report import dof_text, inventory, preprocess_line
+from flexmbs.integrate.settings import DEFAULTS
 
 
 def add_parser(subparsers) -> None:
@@ -44,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
                   progress=preprocess_printer)
     print(inventory(built))
     try:
-        prepared = prepare(built.system, spec.solver.get("t0", 0.0))
+        prepared = prepare(built.system, spec.solver.get("t0", DEFAULTS.t0))
     except ConvergenceError as exc:
         raise CaseError(f"{spec.path}: initial assembly failed: {exc} (check the initial "
                         "positions of the bodies against the joints)") from None

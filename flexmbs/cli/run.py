@@ -21,7 +21,7 @@ import os
 import sys
 import time
 
-from flexmbs.case.report import summary  # noqa: F401 - public: the run summary
+from flexmbs.case.report import summary
 from flexmbs.case.service import RunError
 from flexmbs.cli.progress import ProgressBar
 from flexmbs.errors import EXIT_CODES

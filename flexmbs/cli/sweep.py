@@ -87,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"flexmbs sweep {args.case} on {size} rank(s)", file=sys.stderr)
     res = sweep(args.case, axes, out=args.out, output_exprs=exprs, overrides=overrides,
                 body_dir=args.body_dir, petsc_args=getattr(args, "petsc_args", ()),
-                force=args.force, comm=comm, verbose=True)
+                force=args.force, comm=comm,
+                on_variant=lambda line: print(line, file=sys.stderr))
     if rank == 0:
         print(table.format_table(res.rows, res.keys))
         print(_tally(res, size))

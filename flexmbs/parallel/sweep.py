@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,12 +51,13 @@ def plan(case: str | Path, axes=None) -> list:
 def sweep(case: str | Path, axes=None, *, out: str | Path | None = None, output_exprs=None,
           overrides: dict | None = None, body_dir: str | Path | None = None,
           petsc_args=(), force: bool = False, comm=None,
-          verbose: bool = False) -> SweepResult:
+          on_variant: Callable[[str], None] | None = None) -> SweepResult:
     """Run the sweep of ``case`` over ``axes`` = [(key path, values), ...] (default: its
     ``[sweep] vary`` table) on the ranks of ``comm`` (mpi4py; ``None``: serial).
 
     ``overrides``: key path -> value applied to every variant (``{"solver.t_end": 0.1}``).
-    ``verbose``: one line per variant on stderr.
+    ``on_variant(line)``: called on the variant's rank with one line per variant run
+    (rank, number, name, status, wall time, error).
     Collective: every rank of ``comm`` must call it; every rank gets the whole table.
     """
     case = Path(case)
@@ -81,7 +82,7 @@ def sweep(case: str | Path, axes=None, *, out: str | Path | None = None, output_
     ctx = Context(raw=raw, case=case.resolve(), out=out_dir, outputs=exprs,
                   overrides=overrides,
                   body_dir=Path(body_dir) if body_dir else folders.body_cache(),
-                  petsc_args=tuple(petsc_args), force=force, verbose=verbose)
+                  petsc_args=tuple(petsc_args), force=force)
     stop = {"signal": None}
     t0 = time.perf_counter()
     if size > 1 and _has_meshes(raw):
@@ -95,13 +96,14 @@ def sweep(case: str | Path, axes=None, *, out: str | Path | None = None, output_
             r = row(v, "failed", error=f"{type(exc).__name__}: {exc}", result="")
         if r["status"] == "interrupted":
             stop["signal"] = r.get("_signal", 2)
-        if verbose:
-            print(f"[rank {rank}/{size}] {v.index + 1}/{len(todo)} {v.stem}: {r['status']}"
-                  + (" (replaces the earlier result of other settings)"
-                     if r.get("_replaced") else "")
-                  + (f" ({time.perf_counter() - start:.2f} s)"
-                     if r["status"] != "cached" else "")
-                  + (f": {r['error']}" if r.get("error") else ""), file=sys.stderr)
+        if on_variant is not None:
+            on_variant(f"[rank {rank}/{size}] {v.index + 1}/{len(todo)} {v.stem}: "
+                       f"{r['status']}"
+                       + (" (replaces the earlier result of other settings)"
+                          if r.get("_replaced") else "")
+                       + (f" ({time.perf_counter() - start:.2f} s)"
+                          if r["status"] != "cached" else "")
+                       + (f": {r['error']}" if r.get("error") else ""))
         return r
 
     with _stop_between_variants(stop):

@@ -36,7 +36,6 @@ class Context:
     body_dir: Path
     petsc_args: tuple
     force: bool
-    verbose: bool
 
     def variant_case(self, v) -> dict:
         """The raw case data of variant ``v`` (:func:`~flexmbs.parallel.variants.variant_case`)."""
