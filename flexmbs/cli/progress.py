@@ -7,10 +7,12 @@ import time
 
 
 class ProgressBar:
-    """Plain-text progress on ``stream``, at most every ``interval`` seconds."""
+    """Plain-text progress on ``stream`` (default: ``sys.stderr`` when the bar is made),
+    at most every ``interval`` seconds."""
 
-    def __init__(self, t0: float, t_end: float, stream=sys.stderr, interval: float = 0.25,
+    def __init__(self, t0: float, t_end: float, stream=None, interval: float = 0.25,
                  width: int = 30):
+        stream = sys.stderr if stream is None else stream
         self.t0, self.t_end, self.stream, self.width = t0, t_end, stream, width
         self.tty = bool(getattr(stream, "isatty", lambda: False)())
         self.interval = interval if self.tty else 5.0
