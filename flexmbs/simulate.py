@@ -4,6 +4,11 @@
 2. consistent positions from the bodies' initial poses (minimum-norm Newton, THEORY §8.3);
 3. the rank test of ``G`` there; redundant rows are named and dropped (§5.9.1);
 4. consistent velocities, accelerations and multipliers;
+
+   (steps 1-4 are :func:`prepare`; a caller that has already prepared the model, e.g.
+   to report its degrees of freedom first, hands the :class:`Prepared` model to
+   ``simulate(..., assembled=)`` or ``static_equilibrium(..., assembled=)``, and the
+   system is assembled and checked once)
 5. generalized-α (or PETSc TS) integration; at every output step the time, body
    coordinates, joint coordinates and reactions, sensors and energies are recorded in
    memory and, if ``output`` is given, appended to an HDF5 file (``flexmbs.io.results``)
@@ -29,6 +34,7 @@ from flexmbs.errors import (
 )
 from flexmbs.integrate.consistent import consistent_initial_conditions, consistent_positions
 from flexmbs.integrate.genalpha import Checkpoint
+from flexmbs.integrate.settings import DEFAULTS
 from flexmbs.io.results import ResultWriter, RestartPoint, read_restart
 from flexmbs.system import dof, health
 
@@ -193,15 +199,77 @@ def output_times(t0: float, t_end: float, output_dt: float) -> np.ndarray:
     return np.append(times[times < t_end - tol], t_end)
 
 
-def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float = 0.9,
-             method: str = "genalpha", adaptive: bool = False, rtol: float = 1e-4,
-             atol: float = 1e-6, output: str | None = None, output_dt: float | None = None,
-             petsc_options: dict | None = None, options_prefix: str = "fmbs_",
-             project_velocity: bool = True,
+@dataclass(frozen=True)
+class Prepared:
+    """A model assembled at its consistent initial state (steps 1-4 of the module doc).
+
+    ``asm`` is the assembled DAE (its redundant rows marked inactive by the rank test),
+    ``positions`` the consistent positions from the initial poses (where the rank test
+    was made), ``dof`` the rank test's report, ``initial`` the consistent state at
+    ``t0``, whose ``max_dq`` and ``max_dqd`` measure how far the bodies' initial poses and
+    velocities were moved to satisfy the constraints.
+    """
+
+    model: object
+    t0: float
+    asm: object
+    positions: np.ndarray
+    dof: dof.DofReport
+    initial: object         # ConsistentState
+
+    @property
+    def moved(self) -> tuple[float, float]:
+        """``(max |dq|, max |dqd|)`` [SI units] of the initial assembly."""
+        return self.initial.max_dq, self.initial.max_dqd
+
+
+def prepare(model, t0: float = DEFAULTS.t0) -> Prepared:
+    """Assemble ``model``, make its initial state consistent at ``t0`` and run the rank
+    test of the constraint Jacobian there (:func:`flexmbs.system.dof.analyse`).
+
+    Raises :class:`~flexmbs.errors.ConvergenceError` when no consistent positions are
+    found, :class:`~flexmbs.errors.ModelError` for constraints that the consistent state
+    still violates."""
+    asm = model.assemble()
+    q_guess, qd_guess = asm.initial_q(), asm.initial_qd()
+    q_pos, _ = consistent_positions(asm, q_guess, t0)
+    report = dof.analyse(asm, q_pos, t0)
+    init = consistent_initial_conditions(asm, q_pos, qd_guess, t0)
+    init = _with_guess_report(init, q_guess, qd_guess)
+    bad = health.inconsistent_rows(asm, init.q, init.qd, t0)
+    if bad:
+        raise ModelError([f"{model.name}: inconsistent constraints: {b}" for b in bad])
+    return Prepared(model, t0, asm, q_pos, report, init)
+
+
+def _check_prepared(model, t0: float, assembled: Prepared, where: str) -> None:
+    """``assembled`` must be ``model`` prepared at ``t0``."""
+    if assembled.model is not model or assembled.t0 != t0:
+        raise ValueError(f"{where}: assembled= holds model '{assembled.model.name}' at "
+                         f"t0 = {assembled.t0}, not model '{model.name}' at t0 = {t0}")
+
+
+def _prepared(model, t0: float, assembled: Prepared | None) -> Prepared:
+    """``assembled`` if it is ``model`` prepared at ``t0``, else ``prepare(model, t0)``."""
+    if assembled is None:
+        return prepare(model, t0)
+    _check_prepared(model, t0, assembled, "simulate")
+    return assembled
+
+
+def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
+             rho_inf: float = DEFAULTS.rho_inf, method: str = DEFAULTS.method,
+             adaptive: bool = DEFAULTS.adaptive, rtol: float = DEFAULTS.rtol,
+             atol: float = DEFAULTS.atol, output: str | None = None,
+             output_dt: float | None = None, petsc_options: dict | None = None,
+             options_prefix: str = DEFAULTS.options_prefix,
+             project_velocity: bool = DEFAULTS.project_velocity,
              progress: Callable | None = None,
              integrator_options: dict | None = None,
-             restart: str | None = None) -> Result:
+             restart: str | None = None, assembled: Prepared | None = None) -> Result:
     """Simulate ``model`` (a :class:`~flexmbs.system.model.System`) from ``t0`` to ``t_end``.
+
+    The defaults are those of :data:`flexmbs.integrate.settings.DEFAULTS`.
 
     Parameters
     ----------
@@ -225,6 +293,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
         the uninterrupted run to the last bit), else from its last saved output step.
         The rows up to that step are copied to ``output`` and to the returned
         :class:`Result` (docs/errors.md, "Restart")
+    assembled : ``prepare(model, t0)``, when the caller has it already: the model is
+        then not assembled and checked again
     """
     if not (np.isfinite(dt) and dt > 0):
         raise ValueError(f"simulate: time step dt must be positive, got {dt}")
@@ -239,17 +309,10 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
         resume = None if point.checkpoint is None else Checkpoint.unpack(point.checkpoint)
         if resume is not None and not resume.fits(dt, adaptive):
             resume = None
-    asm = model.assemble()
-    q_guess, qd_guess = asm.initial_q(), asm.initial_qd()
-    q_pos, _ = consistent_positions(asm, q_guess, t0)
-    report = dof.analyse(asm, q_pos, t0)
+    prepared = _prepared(model, t0, assembled)
+    asm, report, init = prepared.asm, prepared.dof, prepared.initial
     if report.redundant:        # (Result.dof; the CLI prints it once, before the run)
         log.info(report.summary())
-    init = consistent_initial_conditions(asm, q_pos, qd_guess, t0)
-    init = _with_guess_report(init, q_guess, qd_guess)
-    bad = health.inconsistent_rows(asm, init.q, init.qd, t0)
-    if bad:
-        raise ModelError([f"{model.name}: inconsistent constraints: {b}" for b in bad])
     if point is not None:
         _check_restart(point, model, asm, t_end)
         if resume is not None:
@@ -275,7 +338,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = 0.0, rho_inf: float 
     try:
         if method == "genalpha":
             from flexmbs.integrate.genalpha import GeneralizedAlpha, State
-            integ = GeneralizedAlpha(asm, **(integrator_options or {}), rho_inf=rho_inf,
+            integ = GeneralizedAlpha(asm, **{**DEFAULTS.genalpha_options(),
+                                             **(integrator_options or {})}, rho_inf=rho_inf,
                                      options_prefix=options_prefix,
                                      petsc_options=petsc_options,
                                      project_velocity=project_velocity)
@@ -450,14 +514,24 @@ class Equilibrium:
         return self.q[self.bodies[name]]
 
 
-def static_equilibrium(model, *, t: float = 0.0, load_steps: int = 1,
-                       petsc_options: dict | None = None) -> Equilibrium:
+def static_equilibrium(model, *, t: float = DEFAULTS.t0,
+                       load_steps: int = DEFAULTS.load_steps,
+                       petsc_options: dict | None = None,
+                       assembled: Prepared | None = None) -> Equilibrium:
     """Static equilibrium ``r(q, 0, 0, lam, t) = 0, g(q, t) = 0`` from the initial poses
-    (Newton on PETSc SNES with ``[[K, G^T], [G, 0]]``; see ``flexmbs.integrate.static``)."""
+    (Newton on PETSc SNES with ``[[K, G^T], [G, 0]]``; see ``flexmbs.integrate.static``).
+
+    ``assembled``: ``prepare(model, t)``, when the caller has it already (the model is
+    then not assembled and checked again); the solve starts from its positions."""
     from flexmbs.integrate.static import solve_static
-    asm = model.assemble()
-    q_pos, _ = consistent_positions(asm, asm.initial_q(), t)
-    report = dof.analyse(asm, q_pos, t)
-    sol = solve_static(asm, q_pos, t=t, load_steps=load_steps, petsc_options=petsc_options)
+    if assembled is None:
+        asm = model.assemble()
+        q_pos, _ = consistent_positions(asm, asm.initial_q(), t)
+        report = dof.analyse(asm, q_pos, t)
+    else:
+        _check_prepared(model, t, assembled, "static_equilibrium")
+        asm, q_pos, report = assembled.asm, assembled.positions, assembled.dof
+    sol = solve_static(asm, q_pos, t=t, load_steps=load_steps, petsc_options=petsc_options,
+                       options_prefix=DEFAULTS.static_options_prefix)
     reac = {k: np.concatenate(v) for k, v in asm.reactions(sol.q, sol.lam, t).items()}
     return Equilibrium(sol.q, sol.lam, asm.body_slices, reac, asm.joint_coordinates(sol.q), report)

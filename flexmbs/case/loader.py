@@ -477,8 +477,16 @@ def read_raw(path: str | Path) -> dict:
 
 def load_case(path: str | Path) -> CaseSpec:
     """Read, check and normalise a case file; raises :class:`CaseError` on any problem."""
+    return spec_from_raw(read_raw(path), path)
+
+
+def spec_from_raw(raw: dict, path: str | Path) -> CaseSpec:
+    """Check and normalise the data of a case (what :func:`read_raw` returns: the TOML
+    data model of dicts, lists, strings, numbers, booleans and dates) as if read from the
+    file ``path``, exactly as :func:`load_case` does: relative paths in it are relative
+    to the folder of ``path``, errors name ``path``, the model is named after it unless
+    ``[model] name`` is given.  ``path`` need not exist.  Raises :class:`CaseError`."""
     path = Path(path)
-    raw = read_raw(path)
     col = _Collector(path)
     for k in raw:
         if k not in S.SECTIONS:

@@ -18,6 +18,7 @@ import sys
 from flexmbs.errors import (
     EXIT_CODES, ConvergenceError, DivergenceError, FlexmbsError, OutputError,
 )
+from flexmbs.integrate.settings import DEFAULTS
 
 COMMANDS = ("preprocess", "info", "run", "check", "plot", "sweep")
 #: commands whose unknown single-dash arguments are PETSc options
@@ -46,8 +47,28 @@ class _Version(argparse.Action):
         parser.exit(0)
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class _Parser(argparse.ArgumentParser):
+    """An argument parser that remembers the ``--long`` options added to it
+    (``long_options``) and its sub-command parsers (``commands``: name -> parser)."""
+
+    def __init__(self, *args, **kwargs):
+        self.long_options: list[str] = []
+        self.commands: dict[str, _Parser] = {}
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args, **kwargs):
+        action = super().add_argument(*args, **kwargs)
+        self.long_options += [o for o in action.option_strings if o.startswith("--")]
+        return action
+
+    def add_subparsers(self, **kwargs):
+        action = super().add_subparsers(parser_class=_Parser, **kwargs)
+        self.commands = action.choices
+        return action
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
         prog="flexmbs", description="Flexible-body multibody solver (SI units throughout).")
     parser.add_argument("--version", action=_Version)
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
@@ -63,16 +84,15 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _option_strings(parser: argparse.ArgumentParser, command: str) -> list[str]:
+def _option_strings(parser: _Parser, command: str) -> list[str]:
     """The ``--long`` options of ``flexmbs`` and of its ``command``."""
-    names = [o for a in parser._actions for o in a.option_strings]
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
-            names += [o for a in action.choices[command]._actions for o in a.option_strings]
-    return [n for n in names if n.startswith("--")]
+    names = list(parser.long_options)
+    if command in parser.commands:
+        names += parser.commands[command].long_options
+    return names
 
 
-def _check_extra(parser: argparse.ArgumentParser, command: str, extra: list[str]) -> str:
+def _check_extra(parser: _Parser, command: str, extra: list[str]) -> str:
     """'' if the arguments argparse did not know are acceptable, else the error message.
 
     For ``preprocess``, ``run`` and ``sweep`` they are PETSc options (one dash:
@@ -91,7 +111,7 @@ def _check_extra(parser: argparse.ArgumentParser, command: str, extra: list[str]
                                               n=1, cutoff=0.6)
             if close:
                 hints.append(f"did you mean '{close[0]}' for '{a}'?")
-        petsc = (", or PETSc options with one dash (e.g. -fmbs_pc_type lu)"
+        petsc = (f", or PETSc options with one dash (e.g. -{DEFAULTS.options_prefix}pc_type lu)"
                  if command in PETSC_COMMANDS else "")
         return (f"unknown option(s) {bad}: expected the options of 'flexmbs {command} -h'"
                 f"{petsc}" + (" (" + " ".join(hints) + ")" if hints else ""))

@@ -5,7 +5,8 @@
   the GGL index-2 form (``method="ts"``, BDF by default);
 * :func:`solve_static` — static equilibrium;
 * :func:`consistent_initial_conditions` — THEORY §8.3;
-* :class:`OptionsManager`, :func:`petsc_options_from_args` — PETSc options.
+* :class:`OptionsManager`, :func:`petsc_options_from_args` — PETSc options;
+* :class:`SolverSettings`, :data:`DEFAULTS` — every solver default, in one place.
 
 Only this package imports petsc4py.
 """
@@ -18,23 +19,28 @@ import numpy as np
 from .consistent import ConsistentState, consistent_initial_conditions
 from .genalpha import GenAlphaParameters, GeneralizedAlpha
 from .options import OptionsManager, default_direct_lu, petsc_options_from_args
+from .settings import DEFAULTS, SolverSettings
 from .static import StaticSolution, solve_static
 from .trajectory import Callback, Stats, Trajectory
 from .ts import GGLIntegrator
 
-__all__ = ["Callback", "ConsistentState", "GGLIntegrator", "GenAlphaParameters",
-           "GeneralizedAlpha", "OptionsManager", "StaticSolution", "Stats", "Trajectory",
+__all__ = ["DEFAULTS", "Callback", "ConsistentState", "GGLIntegrator", "GenAlphaParameters",
+           "GeneralizedAlpha", "OptionsManager", "SolverSettings", "StaticSolution", "Stats",
+           "Trajectory",
            "consistent_initial_conditions", "default_direct_lu", "integrate",
            "petsc_options_from_args", "solve_static"]
 
 
 def integrate(dae, q0: np.ndarray, qd0: np.ndarray, t_end: float, *,
-              method: str = "genalpha", h: float, t0: float = 0.0, rho_inf: float = 0.9,
-              adaptive: bool = False, rtol: float = 1e-4, atol: float = 1e-6,
+              method: str = DEFAULTS.method, h: float, t0: float = DEFAULTS.t0,
+              rho_inf: float = DEFAULTS.rho_inf, adaptive: bool = DEFAULTS.adaptive,
+              rtol: float = DEFAULTS.rtol, atol: float = DEFAULTS.atol,
               output_times: Sequence[float] | None = None, callback: Callback | None = None,
-              store: bool | None = None, project_velocity: bool = False,
-              jacobian_reuse: bool = True, fixed_positions: Sequence[int] = (),
-              fixed_velocities: Sequence[int] = (), options_prefix: str = "fmbs_",
+              store: bool | None = None, project_velocity: bool = DEFAULTS.project_velocity,
+              jacobian_reuse: bool = DEFAULTS.jacobian_reuse,
+              fixed_positions: Sequence[int] = (),
+              fixed_velocities: Sequence[int] = (),
+              options_prefix: str = DEFAULTS.options_prefix,
               petsc_options: Mapping | None = None, comm=None) -> Trajectory:
     """Integrate ``dae`` from ``(q0, qd0)`` at ``t0`` to ``t_end``.
 
@@ -49,7 +55,9 @@ def integrate(dae, q0: np.ndarray, qd0: np.ndarray, t_end: float, *,
     ``callback(t, q, qd, qdd, lam, stats)`` is called at ``t0`` and every accepted step
     (returning a true value stops).  The returned :class:`Trajectory` holds the states at
     ``output_times`` (or every step); if a callback is given and ``store`` is not set,
-    only the final state is kept.
+    only the final state is kept.  The defaults are those of :data:`DEFAULTS`
+    (:class:`~flexmbs.integrate.settings.SolverSettings`), as for :func:`flexmbs.simulate`:
+    with ``project_velocity`` the reported velocities satisfy ``G qd = -g_t``.
     """
     store = callback is None if store is None else store
     cs = consistent_initial_conditions(dae, q0, qd0, t0, fixed_positions=fixed_positions,
@@ -57,6 +65,8 @@ def integrate(dae, q0: np.ndarray, qd0: np.ndarray, t_end: float, *,
     if method == "genalpha":
         ga = GeneralizedAlpha(dae, rho_inf=rho_inf, options_prefix=options_prefix,
                               petsc_options=petsc_options, jacobian_reuse=jacobian_reuse,
+                              jacobian_cost=DEFAULTS.jacobian_cost,
+                              newton_rtol=DEFAULTS.newton_rtol,
                               project_velocity=project_velocity, comm=comm)
         try:
             return ga.run(cs.q, cs.qd, cs.qdd, cs.lam, t0, t_end, h=h, adaptive=adaptive,

@@ -9,9 +9,12 @@
 * :mod:`.distribute`  static round-robin over the ranks (mpi4py, or serial)
 * :mod:`.table`       the summary table (CSV and text)
 * :mod:`.toml_writer` the case file of each variant
+* :mod:`.variant_run` one variant: its case, its run, its row of the table
+* :mod:`.sweep`       the sweep: variants over the ranks, the summary table
 
-The command ``flexmbs sweep`` (:mod:`flexmbs.cli.sweep`) runs each variant through
-``flexmbs run``.
+:func:`~flexmbs.parallel.sweep.sweep` runs each variant through the case service
+(:func:`flexmbs.case.run`, the code path of ``flexmbs run``); the command ``flexmbs
+sweep`` (:mod:`flexmbs.cli.sweep`) parses its arguments and prints the table.
 """
 from flexmbs.case.loader import read_raw
 from flexmbs.parallel.distribute import map_tasks, my_tasks

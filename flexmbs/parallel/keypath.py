@@ -55,7 +55,8 @@ def format_key_path(steps: tuple) -> str:
     return out
 
 
-def _hint(key: str, choices) -> str:
+def hint(key: str, choices) -> str:
+    """``" (did you mean 'X'?)"`` for the choice ``X`` closest to ``key``, or ``""``."""
     close = difflib.get_close_matches(str(key), [str(c) for c in choices], n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
@@ -81,7 +82,7 @@ def _resolve(raw: dict, steps: tuple, text: str, where: str):
     section = steps[0]
     known = [k for k in S.SECTIONS if k != "sweep"]
     if section not in known:
-        fail(f"unknown section '{section}'{_hint(section, known)}; sections: "
+        fail(f"unknown section '{section}'{hint(section, known)}; sections: "
              + ", ".join(known))
     if len(steps) == 1:
         fail("expected a key below the section, e.g. solver.dt or drives[0].omega")
@@ -97,7 +98,7 @@ def _resolve(raw: dict, steps: tuple, text: str, where: str):
         else:
             names = [it.get("name") for it in items if isinstance(it, dict)]
             if sel not in names:
-                fail(f"no item named '{sel}' in {section}{_hint(sel, names)}; names: "
+                fail(f"no item named '{sel}' in {section}{hint(sel, names)}; names: "
                      + (", ".join(map(str, names)) or "none"))
             item = items[names.index(sel)]
         if len(steps) < 3:
@@ -118,11 +119,11 @@ def _resolve(raw: dict, steps: tuple, text: str, where: str):
             if step not in node:
                 if j == i and schema is not None:
                     if step not in schema:
-                        fail(f"unknown key '{step}'{_hint(step, schema)}; allowed here: "
+                        fail(f"unknown key '{step}'{hint(step, schema)}; allowed here: "
                              + ", ".join(schema))
                 elif not free:
                     fail(f"no key '{step}' in '{format_key_path(steps[:j])}'"
-                         f"{_hint(step, node)}; keys: " + (", ".join(node) or "none"))
+                         f"{hint(step, node)}; keys: " + (", ".join(node) or "none"))
                 if not last:
                     if not (free or step in _FREE):
                         fail(f"'{format_key_path(steps[:j + 1])}' is not set in the case "

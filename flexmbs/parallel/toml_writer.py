@@ -65,3 +65,14 @@ def dumps(data: dict) -> str:
                 lines += ["", f"[[{_key(k)}]]"]
                 lines += [f"{_key(a)} = {value(b)}" for a, b in item.items()]
     return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def as_read(data):
+    """``data`` as :mod:`tomllib` reads it back from :func:`dumps`, without the text: a
+    copy in which tuples are lists (the TOML data model of a case,
+    :func:`flexmbs.case.loader.spec_from_raw`)."""
+    if isinstance(data, dict):
+        return {k: as_read(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [as_read(v) for v in data]
+    return data

@@ -91,7 +91,7 @@ def sweep_table(raw: dict, where: str) -> tuple[list[tuple[str, tuple]], list[st
         raise CaseError(f"{where}: sweep: expected a table [sweep]")
     for k in table:
         if k not in SWEEP_KEYS:
-            raise CaseError(f"{where}: sweep.{k}: unknown key{keypath._hint(k, SWEEP_KEYS)}; "
+            raise CaseError(f"{where}: sweep.{k}: unknown key{keypath.hint(k, SWEEP_KEYS)}; "
                             "allowed here: " + ", ".join(SWEEP_KEYS))
     vary = table.get("vary", {})
     if not isinstance(vary, dict):

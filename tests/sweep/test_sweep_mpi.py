@@ -67,8 +67,8 @@ def _serial_runs(folder: Path, case_file: Path, drive: str, omegas, t_end) -> fl
 def test_sweep_on_two_ranks_equals_serial_runs(kind, capsys):
     from mpi4py import MPI
 
-    from flexmbs.cli.sweep import sweep
     from flexmbs.parallel.distribute import idle_barrier
+    from flexmbs.parallel.sweep import sweep
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
     case_file, drive, OMEGAS, T_END, result = SWEEPS[kind]
@@ -112,8 +112,8 @@ def test_full_disk_on_rank_0_ends_every_rank(tmp_path_factory, monkeypatch):
 
     from mpi4py import MPI
 
-    from flexmbs.cli import sweep as sweep_cli
     from flexmbs.errors import OutputError
+    from flexmbs.parallel import sweep as sweep_engine
     from flexmbs.parallel import table
 
     comm = MPI.COMM_WORLD
@@ -124,8 +124,8 @@ def test_full_disk_on_rank_0_ends_every_rank(tmp_path_factory, monkeypatch):
         raise OSError(errno.ENOSPC, "No space left on device")
     monkeypatch.setattr(table, "write_csv", full)
     with pytest.raises(OutputError) as info:
-        sweep_cli.sweep(RIGID, [("drives.motor.omega", [20.0, 30.0])], out=folder,
-                        overrides={"solver.t_end": 0.002}, comm=comm)
+        sweep_engine.sweep(RIGID, [("drives.motor.omega", [20.0, 30.0])], out=folder,
+                           overrides={"solver.t_end": 0.002}, comm=comm)
     msg = str(info.value)
     assert "No space left on device [ENOSPC]" in msg and "_sweep.csv" in msg
     comm.Barrier()

@@ -11,8 +11,8 @@ import h5py
 import pytest
 
 from flexmbs.cli.main import main
-from flexmbs.cli.sweep import sweep
 from flexmbs.errors import CaseError
+from flexmbs.parallel.sweep import sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 RIGID = ROOT / "cases" / "slider_crank" / "case.toml"

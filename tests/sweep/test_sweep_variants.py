@@ -79,6 +79,23 @@ def test_relative_mesh_paths_survive_the_move_to_the_output_folder(tmp_path):
     assert flex and all(Path(b["mesh"]).is_file() for b in flex)
 
 
+@pytest.mark.parametrize("values", [(("drives[0].omega", 150),),
+                                    (("model.gravity", (0.0, -1.62, 0.0)),
+                                     ("solver.petsc_options.ksp_type", "preonly"))])
+def test_variant_spec_from_data_equals_its_case_file(tmp_path, values):
+    """The sweep validates a variant's data in memory (spec_from_raw); the case file it
+    writes next to the result loads to the same spec (tuples are arrays in TOML)."""
+    from flexmbs.case import spec_from_raw
+    from flexmbs.parallel.toml_writer import as_read
+    from flexmbs.parallel.variants import Variant
+    raw = read_raw(RIGID)
+    v = Variant(0, values, "variant")
+    data = variant_case(raw, RIGID, v)
+    case = tmp_path / "variant.toml"
+    case.write_text(dumps(data))
+    assert spec_from_raw(as_read(data), case) == load_case(case)
+
+
 def test_unknown_key_path_is_a_case_error_with_a_hint():
     raw = read_raw(RIGID)
     cases = {"drives[0].omga": "did you mean 'omega'",
