@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from flexmbs.case import kinds
+from flexmbs.integrate.settings import DEFAULTS
 
 REQUIRED = object()   #: marker default: the key must be given
 
@@ -262,17 +263,17 @@ SENSOR = _per_kind(kinds.SENSORS, {
 
 # -- [solver], [output], [analysis] ------------------------------------------------------------------
 SOLVER = _table(
-    Key("integrator", "str", default="genalpha", doc="generalized-alpha or PETSc TS",
+    Key("integrator", "str", default=DEFAULTS.method, doc="generalized-alpha or PETSc TS",
         choices=("genalpha", "ts")),
     Key("t_end", "float", "s", REQUIRED, "end time", check="positive"),
     Key("dt", "float", "s", REQUIRED, "time step (initial step if adaptive)", check="positive"),
-    Key("t0", "float", "s", 0.0, "start time", check="nonneg"),
-    Key("rho_inf", "float", "-", 0.9, "spectral radius at infinite frequency (1: no "
+    Key("t0", "float", "s", DEFAULTS.t0, "start time", check="nonneg"),
+    Key("rho_inf", "float", "-", DEFAULTS.rho_inf, "spectral radius at infinite frequency (1: no "
         "numerical damping)", check="unit_interval"),
-    Key("adaptive", "bool", default=False, doc="error-controlled step size"),
-    Key("rtol", "float", "-", 1e-4, "relative error tolerance (adaptive, ts)", check="positive"),
-    Key("atol", "float", "-", 1e-6, "absolute error tolerance (adaptive, ts)", check="positive"),
-    Key("petsc_options", "options", "-", {}, "PETSc options without the `fmbs_` prefix, e.g. "
+    Key("adaptive", "bool", default=DEFAULTS.adaptive, doc="error-controlled step size"),
+    Key("rtol", "float", "-", DEFAULTS.rtol, "relative error tolerance (adaptive, ts)", check="positive"),
+    Key("atol", "float", "-", DEFAULTS.atol, "absolute error tolerance (adaptive, ts)", check="positive"),
+    Key("petsc_options", "options", "-", {}, f"PETSc options without the `{DEFAULTS.options_prefix}` prefix, e.g. "
         "`{ pc_factor_mat_solver_type = \"mumps\" }`; command-line options win"),
 )
 OUTPUT = _table(
@@ -290,7 +291,7 @@ ANALYSIS = _table(
         "eigenvalues of the linearised system, or the static equilibrium under the loads",
         choices=("modal", "static")),
     Key("n_modes", "int", "-", 6, "number of eigenvalues reported (modal)", check="positive"),
-    Key("load_steps", "int", "-", 1, "loads applied in this many equal increments "
+    Key("load_steps", "int", "-", DEFAULTS.load_steps, "loads applied in this many equal increments "
         "(static; more for strongly nonlinear models)", check="positive"),
     Key("state", "str", default="initial", doc="linearise about the consistent initial "
         "state or the steady state of a steadily driven system (relative equilibrium)",
