@@ -118,7 +118,8 @@ def write_outputs(spec, built, result, out: Path, previous: list[Path], *, xdmf:
             if spec.output["xdmf"] and built.flexible and xdmf:
                 for p in write_xdmf(built, result, out, spec.output["xdmf_dt"], stop.check):
                     written.append(Path(p))
-                    say("output", f"XDMF time series: {p}")
+                    # named from the output folder as given, like every path the run prints
+                    say("output", f"XDMF time series: {out / Path(p).name}")
             stop.check()
             if spec.output["plots"] and plots:
                 from flexmbs.post.plots import plot_results

@@ -263,3 +263,17 @@ def test_petsc_options_of_a_run_end_with_it(tmp_path, capsys):
     assert not opts.hasName("fmbs_snes_max_it")
     assert main(args) == 0
     assert "step size: 0 cuts after failed Newton solves" in capsys.readouterr().out
+
+
+def test_summary_names_every_file_from_the_output_folder_as_given(tmp_path, monkeypatch,
+                                                                  capsys):
+    """Results, XDMF series and plots are all printed as <--out>/<name> (a new user saw
+    one relative and one absolute path)."""
+    monkeypatch.chdir(tmp_path)
+    case = CASES / "flexible_pendulum" / "case.toml"
+    assert main(["run", str(case), "--out", "relout", "--t-end", "0.01"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    shown = [ln.split(": ", 1)[1] for ln in out
+             if ln.startswith(("results:", "XDMF time series:"))]
+    shown += [ln.rsplit(" in ", 1)[1] for ln in out if ln.startswith("plots:")]
+    assert len(shown) == 3 and all(s.startswith("relout/") for s in shown), shown
