@@ -23,7 +23,8 @@ round-off, tangent included.)  The pieces (THEORY §2.8.2, §2.5, §2.6):
     h_e       = K_e q_e + K2:q q + K3:q q q (stiffening) or K_e q_e (linear)  + D_e qd_e
     h_b       = [m b; m c~ b; C_t b]
 
-All invariants are polynomials in ``q_e`` (:mod:`flexmbs.reduction.invariants`); the
+All invariants are polynomials in ``q_e`` (their one definition:
+:mod:`flexmbs.reduction.invariants`); the
 tangent ``(K, C, M)`` below is their exact derivative, written as the partial
 derivatives of ``f`` by ``(a' - b, alpha', omega', q_e, qd_e, qdd_e)`` chained with
 ``d(A^T w)/de``, ``d(2 L e_dd)/de = -2 L(edd)``, ``d(2 L ed)/de = -2 L(ed)`` and the
@@ -45,6 +46,7 @@ from flexmbs.kinematics.rotation import (
     A_of, G_of, L_of, LT_matrix, cross_floats, e_from_matrix, matvec_floats, tilde,
     two_L_floats,
 )
+from flexmbs.reduction.invariants import InvariantPolynomials
 
 log = logging.getLogger(__name__)
 E3 = np.eye(3)
@@ -152,16 +154,14 @@ class FlexibleBody:
         if cached is None:
             b = self.body
             n = b.n_q
-            trJ1 = np.trace(b.J1, axis1=1, axis2=2) if n else np.zeros(0)
+            poly = InvariantPolynomials(b)
             I2s = b.I2 + np.swapaxes(b.I2, 0, 1)                      # dI/dq_j = I1_j + I2s_jl q_l
-            J1T = np.swapaxes(b.J1, 1, 2)
-            # dG_r/dqd_m = -2 [J1_m^T - tr(J1_m) E + sum_l q_l (J2_ml - M_e[l,m] E)]
-            Gq = J1T - trJ1[:, None, None] * E3                        # (m, 3, 3)
-            G2 = b.J2 - b.M_e.T[:, :, None, None] * E3                 # (m, l, 3, 3)
+            # dG_r/dqd_m = -2 [G_r0[m] + sum_l q_l G_r1[m, l]]
+            Gq, G2 = poly.G_r0, poly.G_r1                              # (m, 3, 3), (m, l, 3, 3)
             D = np.array(b.D_e) if self.damping else np.zeros((n, n))
             c = lambda a: np.ascontiguousarray(a, dtype=float)     # noqa: E731
             cached = {
-                "trJ1": trJ1, "I2s": I2s, "Gq": Gq, "G2": G2, "D": D,
+                "poly": poly, "I2s": I2s, "Gq": Gq, "G2": G2, "D": D,
                 "C_tT": c(b.C_t.T),
                 "I1": c(np.reshape(b.I1, (n, 9))),                              # (k, ab)
                 "I2": c(np.reshape(b.I2, (n, n * 9))),                          # (k, l ab)
@@ -298,27 +298,15 @@ class FlexibleBody:
     # -- invariants at q_e ---------------------------------------------------------------
     def com(self, qe: np.ndarray) -> np.ndarray:
         """Centre of mass in R: ``c = (s0 + C_t^T q_e) / m``."""
-        b = self.body
-        return (b.s0 + b.C_t.T @ qe) / b.m
+        return self._const()["poly"].c(qe)
 
     def inertia(self, qe: np.ndarray) -> np.ndarray:
         """``I(q_e) = I0 + sum q_k I1_k + sum q_k q_l I2_kl`` about R."""
-        b, k, n = self.body, self._const(), self.n_q
-        return b.I0 + ((qe @ k["I1"]) + qe @ _matvec(k["I2^T"], qe).reshape(n, 9)).reshape(3, 3)
+        return self._const()["poly"].I(qe)
 
     def mass_matrix(self, qe: np.ndarray) -> np.ndarray:
         """``M(q_e)`` (6 + n_q) of THEORY §2.3 in body components."""
-        b, n = self.body, self.n_q
-        M = np.zeros((6 + n, 6 + n))
-        mct = b.m * tilde(self.com(qe))
-        Cr = b.C_r0 + (qe @ self._const()["C_r1_l"]).reshape(n, 3)
-        M[:3, :3] = b.m * E3
-        M[:3, 3:6], M[3:6, :3] = mct.T, mct
-        M[:3, 6:], M[6:, :3] = b.C_t.T, b.C_t
-        M[3:6, 3:6] = self.inertia(qe)
-        M[3:6, 6:], M[6:, 3:6] = Cr.T, Cr
-        M[6:, 6:] = b.M_e
-        return M
+        return self._const()["poly"].mass_matrix(qe)
 
     def elastic_force(self, qe: np.ndarray) -> np.ndarray:
         """``K_e q + K2:qq + K3:qqq`` (or ``K_e q`` for the linear model), no damping."""
