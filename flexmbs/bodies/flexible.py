@@ -279,16 +279,6 @@ class FlexibleBody:
                 + (matvec(k["K3_flat"], qe).reshape(n * n, n) @ qe).reshape(n, n) @ qe
         return f
 
-    def elastic_tangent(self, qe: np.ndarray) -> np.ndarray:
-        """``d/dq (K_e q + K2:qq + K3:qqq)``: ``K_e + K2s q + K3s:qq`` with the symmetrised
-        tensors of :meth:`_const`."""
-        K = np.array(self.body.K_e, dtype=float)
-        if self.uses_stiffening:
-            k, n = self._const(), self.n_q
-            K += matvec(k["K2s_flat"], qe).reshape(n, n)
-            K += (matvec(k["K3s_flat"], qe).reshape(n * n, n) @ qe).reshape(n, n)
-        return K
-
     def elastic_energy(self, q: np.ndarray) -> float:
         """Strain energy ``V_e`` with ``dV_e/dq_e = h_e`` (no damping).
 
