@@ -22,7 +22,12 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from flexmbs.kinematics.rotation_kernel import rotation_and_derivative
+from flexmbs.kinematics.rotation_kernel import rotation_and_derivative, rotation_matrix
+
+#: ``rotation_matrix`` and ``rotation_and_derivative`` stay importable from here (they
+#: lived here before :mod:`flexmbs.kinematics.rotation_kernel`)
+__all__ = ["fill_frame", "label_hessian_sum", "label_rows", "rotation_and_derivative",
+           "rotation_matrix", "stacked_hessian_sum", "stacked_rows"]
 
 
 @njit(cache=True)
