@@ -34,8 +34,9 @@ from flexmbs.bodies.pack import BodyPack
 from flexmbs.bodies.rigid import RigidBody
 from flexmbs.compiled import arg
 from flexmbs.constraints.rows import LabelRows
-from flexmbs.kinematics import frame_kernel, frame_reference, rotation_kernel, \
-    rotation_reference
+from flexmbs.kinematics import (
+    frame_kernel, frame_reference, rotation_kernel, rotation_reference,
+)
 from flexmbs.kinematics.frames import T_A_KERNEL, PairFrames, _kernel_consts
 
 G = np.array([0.3, -9.81, 0.2])
