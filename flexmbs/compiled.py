@@ -37,6 +37,15 @@ def use_compiled() -> bool:
     return KERNELS == "compiled"
 
 
+def backend(kernel, reference):
+    """``kernel`` if :func:`use_compiled`, else ``reference``: the choice between a kernel
+    module ``<name>_kernel`` and its reference ``<name>_reference`` (same function names,
+    same arguments), e.g. ``backend(ffrf_kernel, ffrf_reference).ffrf_residual(...)``.
+    Asked at each call, so that changing :data:`KERNELS` in a running process (a test)
+    switches every caller that uses it."""
+    return kernel if use_compiled() else reference
+
+
 def arg(x) -> np.ndarray:
     """``x`` as a writable, C-contiguous float64 array (no copy when it already is one)."""
     if type(x) is np.ndarray and x.dtype == _F8 and x.flags.c_contiguous \

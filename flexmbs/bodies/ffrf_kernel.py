@@ -1,9 +1,8 @@
-"""Compiled (numba) residual of the floating-frame body (THEORY §2.7, §2.8).
+"""Compiled (numba) residual and tangent of the floating-frame body (THEORY §2.7, §2.8).
 
-The same equations as :meth:`flexmbs.bodies.flexible.FlexibleBody._state` and
-``residual`` (see the docstring of :mod:`flexmbs.bodies.flexible`), written as loops over
-the reshaped invariants of ``FlexibleBody._const`` so that one call replaces some fifty
-small numpy calls:
+The equations of :mod:`flexmbs.bodies.flexible` (see its docstring), written as loops
+over the invariants laid out by ``FlexibleBody._kernel_args`` (a rigid body is the case
+``n_q = 0``) so that one call replaces some fifty small numpy calls:
 
     residual = [ m (rdd - g) + A f_t;   2 L^T f_r;   f_e ],
 
@@ -14,15 +13,20 @@ small numpy calls:
 
 with the invariants affine (``c``, ``C_r``, ``O_e``, ``G_r``, ``G_e``) or quadratic
 (``I``) in ``q_e`` and ``h_e = K_e q_e + K2:q q + K3:q q q`` (stiffening) or ``K_e q_e``.
-``lin = lin0 + q_e lin_q`` holds ``[m c, I_0 + I_1 q, -dG_r/dqd / 2, [C_r | O_e]]``.
-The numpy version stays the reference (``tests/bodies/test_ffrf_kernel.py``).
+``lin = lin0 + q_e lin_q`` holds ``[m c, I_0 + I_1 q, -dG_r/dqd / 2, [C_r | O_e]]``
+(the coefficients of :mod:`flexmbs.reduction.invariants`).  The Euler-parameter algebra
+comes from :mod:`flexmbs.kinematics.rotation_kernel`.  The numpy reference beside it is
+:mod:`flexmbs.bodies.ffrf_reference` (same names, same arguments;
+``tests/flexible/test_compiled_kernels.py`` compares them).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-from flexmbs.kinematics.frame_kernel import rotation_and_derivative, rotation_matrix
+from flexmbs.kinematics.rotation_kernel import (
+    L_matrix, LT_matrix, cross, rotation_and_derivative, rotation_matrix, tilde, two_L,
+)
 
 
 @njit(cache=True)
@@ -37,8 +41,8 @@ def _state(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd):  # pragma: no co
     d = np.empty(3)                                    # A^T (rdd - g)
     for j in range(3):
         d[j] = A[0, j] * w[0] + A[1, j] * w[1] + A[2, j] * w[2]
-    om = _two_L(e0, x, y, z, qd[3], qd[4], qd[5], qd[6])
-    al = _two_L(e0, x, y, z, qdd[3], qdd[4], qdd[5], qdd[6])
+    om = two_L(e0, x, y, z, qd[3], qd[4], qd[5], qd[6])
+    al = two_L(e0, x, y, z, qdd[3], qdd[4], qdd[5], qdd[6])
 
     lin = lin0 + _vm(q[7:], lin_q)                     # lin0 + q_e lin_q
     c = np.empty(3)
@@ -72,15 +76,15 @@ def _state(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd):  # pragma: no co
         Ia[i] = I9[3 * i] * al[0] + I9[3 * i + 1] * al[1] + I9[3 * i + 2] * al[2]
         Go[i] = Gr[3 * i] * om[0] + Gr[3 * i + 1] * om[1] + Gr[3 * i + 2] * om[2]
     vt = lqd[0:3]
-    occ = _cross(om, c)
-    a_ = _cross(al, c)
-    b_ = _cross(om, occ)
-    v_ = _cross(om, vt)
+    occ = cross(om, c)
+    a_ = cross(al, c)
+    b_ = cross(om, occ)
+    v_ = cross(om, vt)
     f_t = np.empty(3)
     for i in range(3):
         f_t[i] = m * (a_[i] + b_[i]) + lqdd[i] + 2.0 * v_[i]
-    x_ = _cross(c, d)
-    y_ = _cross(om, Iw)
+    x_ = cross(c, d)
+    y_ = cross(om, Iw)
     Crq = np.zeros(3)
     for k in range(n):
         for j in range(3):
@@ -148,25 +152,6 @@ def _add_stiffening(qe, K2, K3, out):  # pragma: no cover - compiled
         out[k] += s
 
 
-@njit(cache=True, inline="always")
-def _two_L(e0, x, y, z, a, b, c, d):  # pragma: no cover - compiled
-    """``2 L(e) v`` (``L`` of :func:`flexmbs.kinematics.rotation.L_of`)."""
-    v = np.empty(3)
-    v[0] = 2.0 * (-x * a + e0 * b + z * c - y * d)
-    v[1] = 2.0 * (-y * a - z * b + e0 * c + x * d)
-    v[2] = 2.0 * (-z * a + y * b - x * c + e0 * d)
-    return v
-
-
-@njit(cache=True, inline="always")
-def _cross(a, b):  # pragma: no cover - compiled
-    v = np.empty(3)
-    v[0] = a[1] * b[2] - a[2] * b[1]
-    v[1] = a[2] * b[0] - a[0] * b[2]
-    v[2] = a[0] * b[1] - a[1] * b[0]
-    return v
-
-
 @njit(cache=True)
 def _mm(A, B):  # pragma: no cover - compiled
     """``A B`` by loops (faster than a BLAS call at these sizes, any memory layout)."""
@@ -207,26 +192,6 @@ def _vm(x, A):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _tilde(a):  # pragma: no cover - compiled
-    """Skew matrix with ``tilde(a) b = a x b``."""
-    T = np.zeros((3, 3))
-    T[0, 1], T[0, 2] = -a[2], a[1]
-    T[1, 0], T[1, 2] = a[2], -a[0]
-    T[2, 0], T[2, 1] = -a[1], a[0]
-    return T
-
-
-@njit(cache=True)
-def _L(e0, x, y, z):  # pragma: no cover - compiled
-    """``L(e)`` (3, 4) of :func:`flexmbs.kinematics.rotation.L_of`."""
-    L = np.empty((3, 4))
-    L[0, 0], L[0, 1], L[0, 2], L[0, 3] = -x, e0, z, -y
-    L[1, 0], L[1, 1], L[1, 2], L[1, 3] = -y, -z, e0, x
-    L[2, 0], L[2, 1], L[2, 2], L[2, 3] = -z, y, -x, e0
-    return L
-
-
-@njit(cache=True)
 def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D_e, I1,
                  I2s_l, G2_m, C_r1_kl, C_r1_k, O_e1_kl, K_e, K2s, K3s,
                  stiff):  # pragma: no cover - compiled; covered through its callers
@@ -245,7 +210,7 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     Gr = Gr9.reshape(3, 3)
     o = 12 + 9 * n
     N = 6 + n
-    ct, ot = _tilde(c), _tilde(om)
+    ct, ot = tilde(c), tilde(om)
     C_tT = np.ascontiguousarray(C_t.T)
     # partial derivatives of f by (d, alpha', omega', qd_e, q_e) and by qdd_e
     f_d = np.zeros((N, 3))
@@ -265,8 +230,8 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
             if i == j:
                 Dij += oc
             f_om[i, j] = m * Dij
-    f_om[0:3] -= 2.0 * _tilde(lqd[0:3])
-    f_om[3:6] = _mm(ot, Iq) - _tilde(Iw) + Gr
+    f_om[0:3] -= 2.0 * tilde(lqd[0:3])
+    f_om[3:6] = _mm(ot, Iq) - tilde(Iw) + Gr
     for k in range(n):
         for j in range(3):
             f_al[6 + k, j] = lin[o + 12 * k + j]          # C_r
@@ -285,11 +250,11 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     for k in range(n):
         for l in range(n):
             f_qd[6 + k, l] = 2.0 * Cw[k * n + l] + D_e[k, l]
-    f_q[0:3] = _mm(_tilde(al) + _mm(ot, ot), C_tT)
+    f_q[0:3] = _mm(tilde(al) + _mm(ot, ot), C_tT)
     dI = I1 + _vm(qe, I2s_l).reshape(n, 9)                # dI/dq_j (j, ab)
     G2qd = _vm(qed, G2_m)                                  # (l, ij)
     Cq = _vm(qedd, C_r1_k)                                 # (l, j)
-    tdC = -_mm(_tilde(d), C_tT)
+    tdC = -_mm(tilde(d), C_tT)
     for j in range(n):
         dIal = np.zeros(3)
         dIom = np.zeros(3)
@@ -321,13 +286,13 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
             f_qdd[3 + j, k] = lin[o + 12 * k + j]         # C_r^T
     f_qdd[6:] = M_e
     # derivatives of the body-frame variables by e
-    L2 = 2.0 * _L(e0, x, y, z)
+    L2 = 2.0 * L_matrix(e0, x, y, z)
     dd_de = np.zeros((3, 4))                              # d(A^T w)/de
     for j in range(3):
         for a in range(4):
             dd_de[j, a] = Te[0, j, a] * w[0] + Te[1, j, a] * w[1] + Te[2, j, a] * w[2]
-    dal_de = -2.0 * _L(qdd[3], qdd[4], qdd[5], qdd[6])
-    dom_de = -2.0 * _L(qd[3], qd[4], qd[5], qd[6])
+    dal_de = -2.0 * L_matrix(qdd[3], qdd[4], qdd[5], qdd[6])
+    dom_de = -2.0 * L_matrix(qd[3], qd[4], qd[5], qd[6])
     # one projection blockdiag(A, 2 L^T, E) of all column blocks
     nc = 7 + n
     X = np.empty((N, 3 + 4 + n + 4 + n + 4 + n))
@@ -359,9 +324,7 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     for k in range(3):                                    # d(A f_t)/de at fixed f_t
         for a in range(4):
             K[k, 3 + a] += Te[k, 0, a] * f_t[0] + Te[k, 1, a] * f_t[1] + Te[k, 2, a] * f_t[2]
-    a1, b1, c1 = f_r[0], f_r[1], f_r[2]                    # 2 R_L(f_r), L^T v = R_L(v) e
-    R = np.array([[0.0, -a1, -b1, -c1], [a1, 0.0, c1, -b1], [b1, -c1, 0.0, a1],
-                  [c1, b1, -a1, 0.0]])
+    R = LT_matrix(f_r[0], f_r[1], f_r[2])                # 2 R_L(f_r), L^T v = R_L(v) e
     K[3:7, 3:7] += 2.0 * R
     return K, Cm, M
 

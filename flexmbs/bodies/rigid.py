@@ -20,16 +20,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from flexmbs.compiled import arg, state
-from flexmbs.bodies.ffrf_kernel import ffrf_residual, ffrf_tangent
+from flexmbs.bodies import ffrf_kernel, ffrf_reference
 from flexmbs.bodies.marker import Marker
-from flexmbs.kinematics.frames import cross3, dATw_de, dAu_de
-from flexmbs.kinematics.rotation import (
-    A_of, G_of, L_of, LT_matrix, cross_floats, e_from_matrix, matvec_floats, tilde,
-    two_L_floats,
-)
-
-E3 = np.eye(3)
+from flexmbs.compiled import arg, backend, state
+from flexmbs.kinematics.rotation import A_of, G_of, L_of, e_from_matrix
 
 
 def _ro(a) -> np.ndarray:
@@ -168,18 +162,13 @@ class RigidBody:
         return 2.0 * G_of(q[3:7]) @ qd[3:7]
 
     # -- dynamics --------------------------------------------------------------------
-    def _consts(self):
-        """Cached ``(m, c, I_O, tilde(c))`` of the body (constant data)."""
-        cached = self.__dict__.get("_dyn")
-        if cached is None:
-            cached = self.__dict__["_dyn"] = (self.m, self.com, self.I_O, tilde(self.com))
-        return cached
-
     def residual(self, q, qd, qdd, gravity) -> np.ndarray:
         """Rows ``[r_r; r_e]`` of the module docstring, shape (7,): the floating-frame
-        residual with no elastic coordinates (:func:`flexmbs.bodies.ffrf_kernel.ffrf_residual`
-        with ``lin0 = [m c, I_O]``, ``n_q = 0``), compiled."""
-        return ffrf_residual(*self._state_args(q, qd, qdd, gravity), *self._kernel_args())
+        residual with no elastic coordinates (``ffrf_residual`` with ``lin0 = [m c, I_O]``,
+        ``n_q = 0``) of the compiled kernels or of their reference
+        (:func:`flexmbs.compiled.backend`)."""
+        return backend(ffrf_kernel, ffrf_reference).ffrf_residual(
+            *self._state_args(q, qd, qdd, gravity), *self._kernel_args())
 
     def _state_args(self, q, qd, qdd, gravity) -> tuple:
         """The state arguments of the kernels, shapes checked (:func:`flexmbs.compiled.state`)."""
@@ -190,43 +179,21 @@ class RigidBody:
         floating frame with no elastic coordinates: ``lin0 = [m c, I_O]``."""
         a = self.__dict__.get("_kargs")
         if a is None:
-            m, c, I_O, _ = self._consts()
             z = np.zeros
             a = self.__dict__["_kargs"] = (
-                float(m), arg(np.concatenate([m * np.asarray(c, float), np.ravel(I_O)])),
+                float(self.m), arg(np.concatenate([self.m * np.asarray(self.com, float),
+                                                   np.ravel(self.I_O)])),
                 z((0, 12)), z((0, 0)), z((0, 3)), z((0, 3)), z((0, 3)), z((0, 0)),
                 z((0, 0)), z((0, 0)), False)
         return a
 
-    def residual_reference(self, q, qd, qdd, gravity) -> np.ndarray:
-        """Rows ``[r_r; r_e]`` of the module docstring written out on Python floats
-        (the reference the compiled :meth:`residual` is tested against)."""
-        m, c, I_O, _ = self._consts()
-        c, I_ = c.tolist(), I_O.tolist()
-        e0, x, y, z = q[3:7].tolist()
-        A = A_of(q[3:7]).tolist()
-        wv = (qdd[0:3] - gravity).tolist()                       # rdd - g
-        w = two_L_floats(e0, x, y, z, qd[3:7].tolist())            # omega'
-        al = two_L_floats(e0, x, y, z, qdd[3:7].tolist())          # alpha'
-        a_, b_ = cross_floats(al, c), cross_floats(w, cross_floats(w, c))
-        u = [m * (a_[i] + b_[i]) for i in range(3)]
-        d = [A[0][j] * wv[0] + A[1][j] * wv[1] + A[2][j] * wv[2] for j in range(3)]  # A^T wv
-        x_, Ia = cross_floats(c, d), matvec_floats(I_, al)
-        y_ = cross_floats(w, matvec_floats(I_, w))
-        v1, v2, v3 = (m * x_[i] + Ia[i] + y_[i] for i in range(3))
-        return np.array([m * wv[i] + A[i][0] * u[0] + A[i][1] * u[1] + A[i][2] * u[2]
-                         for i in range(3)] + [
-            2.0 * (-x * v1 - y * v2 - z * v3),                     # 2 L(e)^T v
-            2.0 * (e0 * v1 - z * v2 + y * v3),
-            2.0 * (z * v1 + e0 * v2 - x * v3),
-            2.0 * (-y * v1 + x * v2 + e0 * v3)])
-
     def tangent(self, q, qd, qdd, gravity):
-        """``(K, C, M)``: derivatives of :meth:`residual` by q, qd, qdd (7x7 each), by
-        the compiled floating-frame tangent with ``n_q = 0``
-        (:func:`flexmbs.bodies.ffrf_kernel.ffrf_tangent`)."""
-        return ffrf_tangent(*self._state_args(q, qd, qdd, gravity), *self._kernel_args()[:6],
-                            *self._tangent_args())
+        """``(K, C, M)``: derivatives of :meth:`residual` by q, qd, qdd (7x7 each):
+        ``ffrf_tangent`` with ``n_q = 0`` of the compiled kernels or of their reference
+        (:func:`flexmbs.compiled.backend`)."""
+        return backend(ffrf_kernel, ffrf_reference).ffrf_tangent(
+            *self._state_args(q, qd, qdd, gravity), *self._kernel_args()[:6],
+            *self._tangent_args())
 
     def _tangent_args(self) -> tuple:
         """Constant arguments of :func:`~flexmbs.bodies.ffrf_kernel.ffrf_tangent` after those
@@ -238,45 +205,6 @@ class RigidBody:
                 z((0, 3)), z((0, 0)), z((0, 0)), z((0, 9)), z((0, 0)), z((0, 0)), z((0, 3)),
                 z((0, 0)), z((0, 9)), z((0, 0)), z((0, 0)), z((0, 0)), False)
         return a
-
-    def tangent_reference(self, q, qd, qdd, gravity):
-        """:meth:`tangent` written out with numpy (the reference of the kernel):
-
-        With ``dalpha'/de = -2 L(edd)``, ``domega'/de = -2 L(ed)``, ``D = d(w x (w x c))/dw``
-        and ``Dg = d(w x I_O w)/dw``:
-
-            M = [[m E, -2 m A c~ L], [2 m L^T c~ A^T, 4 L^T I_O L]],
-            C = [[0, 2 m A D L], [0, 4 L^T Dg L]],
-            K_re = d(A u)/de + 2 m A (c~ L(edd) - D L(ed)),
-            K_ee = 2 R_L(v) + 2 L^T (m c~ d(A^T (rdd - g))/de - 2 I_O L(edd) - 2 Dg L(ed)).
-        """
-        e, ed, edd, rdd = q[3:7], qd[3:7], qdd[3:7], qdd[0:3]
-        A, L = A_of(e), L_of(e)
-        m, c, I_O, ct = self._consts()
-        w = 2.0 * (L @ ed)
-        al = 2.0 * (L @ edd)
-        Iw = I_O @ w
-        D = (w @ c) * E3 + np.outer(w, c) - 2.0 * np.outer(c, w)   # d(w x (w x c))/dw
-        Dg = tilde(w) @ I_O - tilde(Iw)                            # d(w x I w)/dw
-        u = m * (cross3(al, c) + cross3(w, cross3(w, c)))
-        wv = rdd - gravity
-        v = m * cross3(c, wv @ A) + I_O @ al + cross3(w, Iw)
-        Ldd, Ld = L_of(edd), L_of(ed)
-        LT2 = 2.0 * L.T
-
-        M = np.zeros((7, 7))
-        C = np.zeros((7, 7))
-        K = np.zeros((7, 7))
-        M[0, 0] = M[1, 1] = M[2, 2] = m
-        M[0:3, 3:7] = (-2.0 * m) * (A @ ct) @ L
-        M[3:7, 0:3] = M[0:3, 3:7].T
-        M[3:7, 3:7] = LT2 @ (2.0 * I_O) @ L
-        C[0:3, 3:7] = (2.0 * m) * (A @ D) @ L
-        C[3:7, 3:7] = LT2 @ (2.0 * Dg) @ L
-        K[0:3, 3:7] = dAu_de(e, u) + (2.0 * m) * A @ (ct @ Ldd - D @ Ld)
-        K[3:7, 3:7] = 2.0 * LT_matrix(v) + LT2 @ (
-            m * ct @ dATw_de(e, wv) - 2.0 * (I_O @ Ldd + Dg @ Ld))
-        return K, C, M
 
     def kinetic_energy(self, q, qd) -> float:
         """``T = 1/2 m |rd|^2 + m rd . A (omega' x c) + 1/2 omega'^T I_O omega'``."""

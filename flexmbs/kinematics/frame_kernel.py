@@ -7,50 +7,27 @@ A marker on a body with ``q_b = [r, e, q_e]`` has the inertial frame vectors
 (rows ``s, x, y, z``; ``U`` is affine in ``q_e``: ``U^T = U0^T + W12 q_e``), and the
 derivatives written into ``D = dV/dx`` (4, 3, n) at the body offset ``off``:
 
-    dV_u/de_a = Te[:, :, a] U_u        (Te[k, l, a] = dA_kl/de_a, closed form below)
+    dV_u/de_a = Te[:, :, a] U_u        (Te[k, l, a] = dA_kl/de_a in closed form)
     dV_u/dq_e = A W_u                  (W = dU/dq_e, laid out as W_r[l, u j])
 
 The same numbers as :func:`flexmbs.kinematics.frames._fill_flexible` and ``_fill_rigid``
-at order 1 (a rigid marker is the case ``n_q = 0``); the numpy versions stay the reference
-(``tests/kinematics/test_frame_kernel.py``).
+at order 1 (a rigid marker is the case ``n_q = 0``).  Also here: the label rows of the
+constraints (:func:`label_rows`), their Hessian sums (:func:`label_hessian_sum`) and both
+for all markers of a system at once (:func:`stacked_rows`, :func:`stacked_hessian_sum`).
+The numpy reference beside it is :mod:`flexmbs.kinematics.frame_reference` (same names,
+same arguments; ``tests/flexible/test_compiled_kernels.py`` compares them).
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
+from flexmbs.kinematics.rotation_kernel import rotation_and_derivative, rotation_matrix
 
-@njit(cache=True)
-def rotation_matrix(e0, x, y, z):  # pragma: no cover - compiled
-    """``A(e)`` (3, 3) of :func:`flexmbs.kinematics.rotation.A_of`."""
-    A = np.empty((3, 3))
-    A[0, 0] = e0 * e0 + x * x - y * y - z * z
-    A[0, 1] = 2.0 * (x * y - e0 * z)
-    A[0, 2] = 2.0 * (x * z + e0 * y)
-    A[1, 0] = 2.0 * (x * y + e0 * z)
-    A[1, 1] = e0 * e0 - x * x + y * y - z * z
-    A[1, 2] = 2.0 * (y * z - e0 * x)
-    A[2, 0] = 2.0 * (x * z - e0 * y)
-    A[2, 1] = 2.0 * (y * z + e0 * x)
-    A[2, 2] = e0 * e0 - x * x - y * y + z * z
-    return A
-
-
-@njit(cache=True)
-def rotation_and_derivative(e0, x, y, z):  # pragma: no cover - compiled
-    """``A(e)`` (3, 3) and ``Te[k, l, a] = dA_kl/de_a`` (3, 3, 4), both exact."""
-    A = rotation_matrix(e0, x, y, z)
-    Te = np.empty((3, 3, 4))
-    rows = ((e0, x, -y, -z), (-z, y, x, -e0), (y, z, e0, x),
-            (z, y, x, e0), (e0, -x, y, -z), (-x, -e0, z, y),
-            (-y, z, -e0, x), (x, e0, z, y), (e0, -x, -y, z))
-    for kl in range(9):
-        r = rows[kl]
-        Te[kl // 3, kl % 3, 0] = 2.0 * r[0]
-        Te[kl // 3, kl % 3, 1] = 2.0 * r[1]
-        Te[kl // 3, kl % 3, 2] = 2.0 * r[2]
-        Te[kl // 3, kl % 3, 3] = 2.0 * r[3]
-    return A, Te
+#: ``rotation_matrix`` and ``rotation_and_derivative`` stay importable from here (they
+#: lived here before :mod:`flexmbs.kinematics.rotation_kernel`)
+__all__ = ["fill_frame", "label_hessian_sum", "label_rows", "rotation_and_derivative",
+           "rotation_matrix", "stacked_hessian_sum", "stacked_rows"]
 
 
 @njit(cache=True)

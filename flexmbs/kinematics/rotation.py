@@ -10,6 +10,9 @@ Euler parameters ``e = (e0, e1, e2, e3)`` with ``e0`` the scalar part.  With
 ``A = G L^T``; both ``G`` and ``L`` are linear in ``e`` and ``L(a) b = -L(b) a``.
 Because ``A`` is quadratic in ``e``, ``A(e)_{kl} = e^T T_{kl} e`` with the constant
 tensor ``T`` (3, 3, 4, 4) below, which gives exact first and second derivatives.
+
+The compiled kernels use the same algebra from :mod:`flexmbs.kinematics.rotation_kernel`
+(numpy reference :mod:`flexmbs.kinematics.rotation_reference`, built on this module).
 """
 from __future__ import annotations
 
@@ -20,26 +23,6 @@ def _floats(a) -> list:
     """The entries of a short vector as Python floats (scalar arithmetic on them is
     several times faster than on numpy scalars)."""
     return a.tolist() if type(a) is np.ndarray else [float(x) for x in a]
-
-
-def cross_floats(a, b) -> list:
-    """``a x b`` of two 3-sequences of Python floats."""
-    return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-
-
-def matvec_floats(M, v) -> list:
-    """``M v`` for a 3x3 nested list and a 3-list of Python floats."""
-    return [M[0][0] * v[0] + M[0][1] * v[1] + M[0][2] * v[2],
-            M[1][0] * v[0] + M[1][1] * v[1] + M[1][2] * v[2],
-            M[2][0] * v[0] + M[2][1] * v[1] + M[2][2] * v[2]]
-
-
-def two_L_floats(e0, x, y, z, v) -> list:
-    """``2 L(e) v`` (``L`` of :func:`flexmbs.kinematics.rotation.L_of`) on Python floats."""
-    a, b, c, d = v
-    return [2.0 * (-x * a + e0 * b + z * c - y * d),
-            2.0 * (-y * a - z * b + e0 * c + x * d),
-            2.0 * (-z * a + y * b - x * c + e0 * d)]
 
 
 def tilde(a: np.ndarray) -> np.ndarray:

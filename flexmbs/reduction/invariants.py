@@ -1,9 +1,25 @@
-"""Invariants of the floating-frame body from the shape integrals (THEORY §2.3, §2.8.2).
+"""Invariants of the floating-frame body (THEORY §2.3, §2.8.2): their one definition.
 
-Every function is pure and takes ``inv``: any object with the attributes ``m``, ``s0``,
-``C_t`` (n_q, 3), ``J0``, ``J1`` (n_q, 3, 3), ``J2`` (n_q, n_q, 3, 3) and ``M_e`` --
-an :class:`Invariants` or a :class:`flexmbs.io.bodyfile.ReducedBody`.
-``q`` are the elastic coordinates ``q_e``, ``qd`` their rates.
+From the shape integrals ``m``, ``s0``, ``C_t = S^T``, ``J0``, ``J1``, ``J2``
+(:class:`~flexmbs.reduction.quadrature.ShapeIntegrals`) come the constant coefficient
+arrays (:func:`invariants_from_shape_integrals`, :func:`G_r_coefficients`; the table of
+§2.8.2), and every invariant is a polynomial in the elastic coordinates ``q`` (``q_e``)
+and their rates ``qd`` with these coefficients:
+
+    c(q)       = (s0 + C_t^T q) / m
+    I(q)       = I0 + sum_k q_k I1_k + sum_kl q_k q_l I2_kl
+    C_r(q)     = C_r0 + C_r1 . q,               row k: C_r0[k] + sum_l q_l C_r1[k, l]
+    O_e^k(q)   = O_e0[k] + sum_l q_l O_e1[k, l]
+    G_r(q, qd) = -2 sum_m qd_m (G_r0[m] + sum_l q_l G_r1[m, l])
+    G_e(qd)    = 2 C_r1 . qd
+    M(q)       = [[m E, m c~^T, C_t^T], [m c~, I, C_r^T], [C_t, C_r, M_e]]
+
+:class:`InvariantPolynomials` evaluates them (each contraction one matrix product);
+:class:`flexmbs.bodies.flexible.FlexibleBody` uses it, and lays the same coefficients
+out for the compiled kernels.  The module functions :func:`c`, :func:`I`, :func:`C_r`,
+:func:`O_e`, :func:`G_r`, :func:`G_e`, :func:`mass_matrix` take ``inv``: any object with
+the attributes of :class:`Invariants` (an :class:`Invariants` or a
+:class:`flexmbs.io.bodyfile.ReducedBody`).
 """
 from __future__ import annotations
 
@@ -15,6 +31,29 @@ from flexmbs.reduction.interfaces import tilde
 from flexmbs.reduction.quadrature import ShapeIntegrals
 
 E3 = np.eye(3)
+
+#: Largest matrix (entries) in one matrix-vector product of :func:`matvec` and
+#: :func:`vecmat`.  OpenBLAS runs a ``dgemv`` of 9216 or more entries on several threads;
+#: at these sizes the hand-off costs more than the product (several times more on a
+#: loaded machine), so larger matrices are split into row blocks (views, no copies).
+GEMV_MAX = 8192
+
+
+def matvec(A: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``A @ x`` for a C-contiguous ``A``, in row blocks of at most :data:`GEMV_MAX` entries."""
+    rows = max(1, GEMV_MAX // max(1, A.shape[1]))
+    if A.shape[0] <= rows:
+        return A @ x
+    return np.concatenate([A[i:i + rows] @ x for i in range(0, A.shape[0], rows)])
+
+
+def vecmat(x: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """``x @ A`` for a C-contiguous ``A``, in row blocks of at most :data:`GEMV_MAX`
+    entries (their products summed)."""
+    rows = max(1, GEMV_MAX // max(1, A.shape[1]))
+    if A.shape[0] <= rows:
+        return x @ A
+    return sum(x[i:i + rows] @ A[i:i + rows] for i in range(0, A.shape[0], rows))
 
 
 def axial(W: np.ndarray) -> np.ndarray:
@@ -70,67 +109,116 @@ def invariants_from_shape_integrals(si: ShapeIntegrals) -> Invariants:
                       I0=I0, I1=I1, I2=I2, C_r0=C_r0, C_r1=C_r1, O_e0=O_e0, O_e1=O_e1)
 
 
+def G_r_coefficients(inv) -> tuple[np.ndarray, np.ndarray]:
+    """``(G_r0, G_r1)`` with ``G_r(q, qd) = -2 sum_m qd_m (G_r0[m] + sum_l q_l G_r1[m, l])``
+    (THEORY §2.8.2): ``G_r0[m] = J1_m^T - tr(J1_m) E`` (n_q, 3, 3) and
+    ``G_r1[m, l] = J2_ml - (M_e)_lm E`` (n_q, n_q, 3, 3); ``-G_r / 2`` is ``dG_r/dqd``
+    contracted with ``qd``."""
+    n = np.shape(inv.M_e)[0]
+    trJ1 = np.trace(inv.J1, axis1=1, axis2=2) if n else np.zeros(0)
+    G_r0 = np.swapaxes(inv.J1, 1, 2) - trJ1[:, None, None] * E3
+    G_r1 = inv.J2 - inv.M_e.T[:, :, None, None] * E3
+    return G_r0, G_r1
+
+
+class InvariantPolynomials:
+    """The invariants of one body at any ``q``, ``qd`` (module docstring), with the
+    coefficients laid out once so that every contraction is one matrix product.
+
+    Index names follow the invariants: ``C_r1[k, l, j]``, ``O_e1[k, l, i, j]``,
+    ``I2[k, l, a, b]``, ``G_r1[m, l, i, j]``; a ``*_l`` layout puts the contracted ``l``
+    first (rows), so ``q @ X_l`` contracts it.
+    """
+
+    def __init__(self, inv):
+        n = np.shape(inv.M_e)[0]
+        c = lambda a: np.ascontiguousarray(a, dtype=float)     # noqa: E731
+        self.inv, self.n = inv, n
+        G_r0, G_r1 = G_r_coefficients(inv)
+        self.G_r0, self.G_r1 = G_r0, G_r1
+        self.I1 = c(np.reshape(inv.I1, (n, 9)))                               # (k, ab)
+        self.I2 = c(np.reshape(inv.I2, (n, n * 9)))                           # (k, l ab)
+        self.I2T = c(np.transpose(self.I2))                                   # (l ab, k)
+        self.C_r1_l = c(np.transpose(inv.C_r1, (1, 0, 2)).reshape(n, 3 * n))  # (l, k j)
+        self.O_e0 = c(np.reshape(inv.O_e0, (n, 9)))                           # (k, ij)
+        self.O_e1_l = c(np.transpose(inv.O_e1, (1, 0, 2, 3)).reshape(n, 9 * n))  # (l, k ij)
+        self.G_r0_9 = c(np.reshape(G_r0, (n, 9)))                             # (m, ij)
+        self.G_r1_l = c(np.transpose(G_r1, (1, 0, 2, 3)).reshape(n, 9 * n))   # (l, m ij)
+
+    def c(self, q: np.ndarray) -> np.ndarray:
+        """Centre of mass in R, ``c = (s0 + C_t^T q) / m`` (3,) [m]."""
+        inv = self.inv
+        return (inv.s0 + inv.C_t.T @ q) / inv.m
+
+    def I(self, q: np.ndarray) -> np.ndarray:  # noqa: E743
+        """Inertia tensor about R, ``I0 + sum q_k I1_k + sum q_k q_l I2_kl`` (3, 3) [kg m^2]."""
+        n = self.n
+        return self.inv.I0 + ((q @ self.I1) + q @ matvec(self.I2T, q).reshape(n, 9)) \
+            .reshape(3, 3)
+
+    def C_r(self, q: np.ndarray) -> np.ndarray:
+        """Rotational coupling ``C_r0 + C_r1 . q`` (n_q, 3) [kg m]."""
+        return self.inv.C_r0 + (q @ self.C_r1_l).reshape(self.n, 3)
+
+    def O_e(self, q: np.ndarray) -> np.ndarray:
+        """Stacked ``O_e^k = O_e0[k] + sum_l q_l O_e1[k, l]`` (n_q, 3, 3) [kg m]."""
+        return (self.O_e0 + (q @ self.O_e1_l).reshape(self.n, 9)).reshape(self.n, 3, 3)
+
+    def G_r(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """``-2 sum_m qd_m (G_r0[m] + sum_l q_l G_r1[m, l])`` (3, 3) [kg m^2 / s]."""
+        Gm = self.G_r0_9 + (q @ self.G_r1_l).reshape(self.n, 9)
+        return -2.0 * (qd @ Gm).reshape(3, 3)
+
+    def G_e(self, qd: np.ndarray) -> np.ndarray:
+        """``G_e = 2 C_r1 . qd`` (n_q, 3) [kg m / s]; independent of q."""
+        return 2.0 * (qd @ self.C_r1_l).reshape(self.n, 3)
+
+    def mass_matrix(self, q: np.ndarray) -> np.ndarray:
+        """The (6 + n_q) mass matrix of THEORY §2.3 in body components."""
+        inv, n = self.inv, self.n
+        M = np.zeros((6 + n, 6 + n))
+        mct = inv.m * tilde(self.c(q))
+        Cr = self.C_r(q)
+        M[:3, :3] = inv.m * E3
+        M[:3, 3:6], M[3:6, :3] = mct.T, mct
+        M[:3, 6:], M[6:, :3] = inv.C_t.T, inv.C_t
+        M[3:6, 3:6] = self.I(q)
+        M[3:6, 6:], M[6:, 3:6] = Cr.T, Cr
+        M[6:, 6:] = inv.M_e
+        return M
+
+
 def c(inv, q: np.ndarray) -> np.ndarray:
-    """Centre of mass ``c = (s0 + C_t^T q) / m`` (3,) [m]."""
-    return (inv.s0 + inv.C_t.T @ q) / inv.m
-
-
-def theta(inv, q: np.ndarray) -> np.ndarray:
-    """``Theta = int r r^T dm = J0 + sum q_k (J1_k + J1_k^T) + sum q_k q_l J2_kl``."""
-    A = np.einsum("k,kij->ij", q, inv.J1)
-    return inv.J0 + A + A.T + np.einsum("k,l,klij->ij", q, q, inv.J2)
+    """Centre of mass ``c(q)`` (3,) [m] (:meth:`InvariantPolynomials.c`)."""
+    return InvariantPolynomials(inv).c(q)
 
 
 def I(inv, q: np.ndarray) -> np.ndarray:  # noqa: E743
-    """Inertia tensor about R: ``I = tr(Theta) E - Theta`` (3, 3) [kg m^2]."""
-    Th = theta(inv, q)
-    return np.trace(Th) * E3 - Th
+    """Inertia tensor about R ``I(q)`` (3, 3) [kg m^2] (:meth:`InvariantPolynomials.I`)."""
+    return InvariantPolynomials(inv).I(q)
 
 
 def C_r(inv, q: np.ndarray) -> np.ndarray:
-    """Rotational coupling (n_q, 3): row k ``= axial(J1_k^T - J1_k) + sum_l q_l
-    axial(J2_kl - J2_lk)``."""
-    J1T = np.swapaxes(inv.J1, -1, -2)
-    return axial(J1T - inv.J1) + C_r1(inv, q)
-
-
-def C_r1(inv, q: np.ndarray) -> np.ndarray:
-    """Linear part of ``C_r``: row k ``= sum_l q_l axial(J2_kl - J2_lk)``."""
-    W = np.einsum("l,klij->kij", q, inv.J2 - np.swapaxes(inv.J2, 0, 1))
-    return axial(W)
-
-
-def G_e(inv, qd: np.ndarray) -> np.ndarray:
-    """``G_e = 2 C_r1(qd)`` (n_q, 3) [kg m / s]; independent of q."""
-    return 2.0 * C_r1(inv, qd)
-
-
-def G_r(inv, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
-    """``G_r = -2 sum_m qd_m [J1_m^T - tr(J1_m) E + sum_l q_l (J2_ml - (M_e)_lm E)]``."""
-    A = np.einsum("m,mji->ij", qd, inv.J1) - (qd @ np.trace(inv.J1, axis1=1, axis2=2)) * E3
-    B = np.einsum("m,l,mlij->ij", qd, q, inv.J2) - (q @ inv.M_e @ qd) * E3
-    return -2.0 * (A + B)
+    """Rotational coupling ``C_r(q)`` (n_q, 3) (:meth:`InvariantPolynomials.C_r`)."""
+    return InvariantPolynomials(inv).C_r(q)
 
 
 def O_e(inv, q: np.ndarray) -> np.ndarray:
-    """Stacked ``O_e^k`` (n_q, 3, 3): ``J1_k + sum_l q_l J2_lk - [tr J1_k +
-    sum_l q_l (M_e)_lk] E``."""
-    A = inv.J1 + np.einsum("l,lkij->kij", q, inv.J2)
-    s = np.trace(inv.J1, axis1=1, axis2=2) + q @ inv.M_e
-    return A - s[:, None, None] * E3
+    """Stacked ``O_e^k(q)`` (n_q, 3, 3) (:meth:`InvariantPolynomials.O_e`)."""
+    return InvariantPolynomials(inv).O_e(q)
+
+
+def G_r(inv, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+    """``G_r(q, qd)`` (3, 3) (:meth:`InvariantPolynomials.G_r`)."""
+    return InvariantPolynomials(inv).G_r(q, qd)
+
+
+def G_e(inv, qd: np.ndarray) -> np.ndarray:
+    """``G_e(qd) = 2 C_r1 . qd`` (n_q, 3) (:meth:`InvariantPolynomials.G_e`)."""
+    return InvariantPolynomials(inv).G_e(qd)
 
 
 def mass_matrix(inv, q: np.ndarray) -> np.ndarray:
     """The (6 + n_q) mass matrix of THEORY §2.3:
     ``[[m E, m c~^T, C_t^T], [m c~, I, C_r^T], [C_t, C_r, M_e]]``."""
-    n_q = len(q)
-    M = np.zeros((6 + n_q, 6 + n_q))
-    ct = tilde(c(inv, q)) * inv.m
-    Cr = C_r(inv, q)
-    M[:3, :3] = inv.m * E3
-    M[:3, 3:6], M[3:6, :3] = ct.T, ct
-    M[:3, 6:], M[6:, :3] = inv.C_t.T, inv.C_t
-    M[3:6, 3:6] = I(inv, q)
-    M[3:6, 6:], M[6:, 3:6] = Cr.T, Cr
-    M[6:, 6:] = inv.M_e
-    return M
+    return InvariantPolynomials(inv).mass_matrix(q)

@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from flexmbs.reduction import C_r, G_e, G_r, I, InterfaceSpec, c, mass_matrix
+from flexmbs.reduction import C_r, G_e, G_r, I, InterfaceSpec, O_e, c, mass_matrix
 from flexmbs.reduction.interfaces import resolve_interface, rigid_modes
-from flexmbs.reduction.invariants import invariants_from_shape_integrals
+from flexmbs.reduction.invariants import axial, invariants_from_shape_integrals
 from flexmbs.reduction.modes import compute_basis
 from flexmbs.reduction.quadrature import shape_integrals
 
@@ -64,6 +64,37 @@ def test_identities_by_finite_differences(cell_type):
     Mfull = mass_matrix(inv, q)
     np.testing.assert_allclose(Mfull, Mfull.T, atol=1e-12 * np.abs(Mfull).max())
     assert np.linalg.eigvalsh(Mfull).min() > 0
+
+
+def test_polynomials_equal_the_shape_integral_formulas():
+    """Second formulation: the invariants at ``q`` straight from the shape integrals
+    (THEORY §2.3, table of §2.8.2), ``Theta = int r r^T dm = J0 + sum q_k (J1_k + J1_k^T)
+    + sum q_k q_l J2_kl`` and ``I = tr(Theta) E - Theta``, ``C_r``, ``O_e``, ``G_r``, ``G_e``
+    from ``J1``, ``J2``, ``M_e``, against the polynomials in the coefficient arrays
+    (``I0, I1, I2, C_r0, C_r1, O_e0, O_e1``).  Clamped frame so C_t, C_r0 != 0."""
+    _, _, inv = _box_invariants("hex27", 4, "interface:x0", ("x0",))
+    n_q = inv.M_e.shape[0]
+    rng = np.random.default_rng(2)
+    q, qd = rng.standard_normal(n_q) * 1e-2, rng.standard_normal(n_q)
+    E = np.eye(3)
+    J1, J2, J1T = inv.J1, inv.J2, np.swapaxes(inv.J1, 1, 2)
+    trJ1 = np.trace(J1, axis1=1, axis2=2)
+    A = np.einsum("k,kij->ij", q, J1)
+    Theta = inv.J0 + A + A.T + np.einsum("k,l,klij->ij", q, q, J2)
+    J2d = J2 - np.swapaxes(J2, 0, 1)                       # J2_kl - J2_lk
+    refs = {
+        "c": (c(inv, q), (inv.s0 + inv.C_t.T @ q) / inv.m),
+        "I": (I(inv, q), np.trace(Theta) * E - Theta),
+        "C_r": (C_r(inv, q), axial(J1T - J1) + axial(np.einsum("l,klij->kij", q, J2d))),
+        "O_e": (O_e(inv, q), J1 + np.einsum("l,lkij->kij", q, J2)
+                - (trJ1 + q @ inv.M_e)[:, None, None] * E),
+        "G_r": (G_r(inv, q, qd), -2.0 * (np.einsum("m,mji->ij", qd, J1) - (qd @ trJ1) * E
+                                         + np.einsum("m,l,mlij->ij", qd, q, J2)
+                                         - (q @ inv.M_e @ qd) * E)),
+        "G_e": (G_e(inv, qd), 2.0 * axial(np.einsum("l,klij->kij", qd, J2d))),
+    }
+    for name, (got, ref) in refs.items():
+        assert np.abs(got - ref).max() <= 1e-12 * np.abs(ref).max(), name
 
 
 @pytest.mark.parametrize("cell_type", ["tet10", "hex27"])
