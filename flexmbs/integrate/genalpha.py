@@ -52,7 +52,7 @@ from petsc4py import PETSc
 from flexmbs.compiled import use_compiled
 from flexmbs.errors import ConvergenceError
 
-from ._genalpha_kernel import predict, update
+from . import _genalpha_kernel, _genalpha_reference
 from ._newton import NewtonFailure, NewtonSolver, NewtonState
 from ._petsc import saddle
 from .affine_step import AffineStep
@@ -64,6 +64,10 @@ __all__ = ["Checkpoint", "GenAlphaParameters", "GeneralizedAlpha", "State"]
 
 log = logging.getLogger(__name__)
 
+
+#: the predictor and update of a step: compiled, or their numpy reference
+predict, update = ((_genalpha_kernel.predict, _genalpha_kernel.update) if use_compiled() else
+                   (_genalpha_reference.predict, _genalpha_reference.update))
 
 #: spectral radii at or above this are "undamped" (see ``GeneralizedAlpha.notes``)
 UNDAMPED = 1.0 - 1e-9

@@ -15,6 +15,7 @@ import pytest
 from petsc4py import PETSc
 
 import flexmbs as fm
+from flexmbs.compiled import use_compiled
 from flexmbs.integrate import _newton
 from flexmbs.integrate._newton import NewtonFailure, NewtonSolver
 from flexmbs.integrate.affine_step import AffineStep
@@ -22,6 +23,9 @@ from flexmbs.system.assembly import AssembledSystem
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "flexible"))
 from flexcases import pendulum_cb  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not use_compiled(), reason="the compiled callbacks against "
+                                "their Python forms (FLEXMBS_KERNELS=reference)")
 
 
 def flexible_pendulum():
