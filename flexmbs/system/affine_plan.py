@@ -30,7 +30,7 @@ class AffinePlan:
     def __init__(self, pack, stacked, rows, gravity, force_blocks):
         self.pack, self.stacked = pack, stacked
         self.active = np.flatnonzero(rows.active).astype(np.int64)
-        self.active_key = rows.active_key
+        self.active_key = rows.layout.active_key
         self.gravity = gravity
         self.force_blocks = force_blocks
         self._rows = rows

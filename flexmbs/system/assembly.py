@@ -71,24 +71,24 @@ class AssembledSystem:
     def active(self) -> np.ndarray:
         """Mask of the constraint rows in ``g`` (redundant rows dropped), read-only:
         assign a new mask (the memoised rows and patterns are keyed on it)."""
-        return self.constraint_rows.active
+        return self.layout.active
 
     @active.setter
     def active(self, mask) -> None:
-        self.constraint_rows.active = mask
+        self.layout.active = mask
 
     @property
     def active_key(self) -> bytes:
-        return self.constraint_rows.active_key
+        return self.layout.active_key
 
     @property
     def n_lam(self) -> int:
-        return self.constraint_rows.n_lam
+        return self.layout.n_lam
 
     @property
     def active_row_labels(self) -> list[str]:
         """Labels of the active constraint rows (the rows of ``g``), in order."""
-        return self.constraint_rows.active_row_labels
+        return self.layout.active_row_labels
 
     @property
     def coordinate_labels(self) -> list[str]:

@@ -34,7 +34,7 @@ class ConstraintHessian:
     def pairs(self) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, cols)`` of the union of the constraint blocks' grids (unique pairs, the
         support of ``sum_i mu_i h_i``), memoised on the active set."""
-        key = self.rows.active_key
+        key = self.rows.layout.active_key
         c = self._pairs_cache
         if c is not None and c[0] == key:
             return c[1]

@@ -33,7 +33,6 @@ class ConstraintRows:
 
     def __init__(self, layout):
         self.layout = layout
-        self.active = np.ones(layout.n_rows_all, dtype=bool)
         self._cache = None
         self._G_cache = None
         self._pattern_cache = None
@@ -48,40 +47,19 @@ class ConstraintRows:
         self.qslices = [tuple(None if o is None else layout.body_slices[m.body.name]
                               for m, o in zip(b.markers, b.offsets)) for b in blocks]
 
-    # -- the active set ---------------------------------------------------------------
+    # -- the active set (:attr:`Layout.active <flexmbs.system.layout.Layout.active>`) ----
     @property
     def active(self) -> np.ndarray:
-        """Mask of the constraint rows in ``g`` (redundant rows dropped), read-only:
-        assign a new mask (the memoised rows and patterns are keyed on it)."""
-        return self._active
-
-    @active.setter
-    def active(self, mask) -> None:
-        a = np.array(mask, dtype=bool)
-        n = self.layout.n_rows_all
-        if a.shape != (n,):
-            raise ValueError(f"AssembledSystem.active: expected {n} flags, got shape {a.shape}")
-        a.setflags(write=False)
-        self._active, self._active_key, self._n_lam = a, a.tobytes(), int(a.sum())
-
-    @property
-    def active_key(self) -> bytes:
-        """The active set as bytes (the key of every memo that depends on it)."""
-        return self._active_key
+        return self.layout.active
 
     @property
     def n_lam(self) -> int:
-        return self._n_lam
-
-    @property
-    def active_row_labels(self) -> list[str]:
-        """Labels of the active constraint rows (the rows of ``g``), in order."""
-        return [lab for lab, a in zip(self.layout.row_labels, self._active) if a]
+        return self.layout.n_lam
 
     def active_blocks(self):
         """``[(block index, active local rows or None for all)]`` of the blocks with at
         least one active row (memoised on the active set)."""
-        key = self._active_key
+        key = self.layout.active_key
         pc = self._pattern_cache
         if pc is not None and pc[0] == key:
             return pc[1]
@@ -158,7 +136,7 @@ class ConstraintRows:
         """The active constraint rows at ``(q, t)``, stacked per block: a list of
         ``(block index, g (k,), dg/dx (k, n_loc), d2g/dx2 (k, n_loc, n_loc) or None)``
         over the local vectors ``x = [q_i; q_j; t]`` (memoised on the last ``q, t``)."""
-        key = (q.tobytes(), float(t), self._active_key)
+        key = (q.tobytes(), float(t), self.layout.active_key)
         cache = self._cache
         if cache is not None and cache[0] == key and cache[1] >= order:
             return cache[2]
@@ -197,7 +175,7 @@ class ConstraintRows:
         st = self.stacked()
         if st is None or not st.complete:
             return None
-        key = (q.tobytes(), float(t), self._active_key)
+        key = (q.tobytes(), float(t), self.layout.active_key)
         c = self._dense_cache
         if c is not None and c[0] == key:
             if c[2]:
@@ -249,12 +227,13 @@ class ConstraintRows:
 
     def constraint_jacobian(self, q, t, *, all_rows=False):
         if all_rows:
-            active = self.active
-            self.active = np.ones(self.layout.n_rows_all, dtype=bool)
+            lay = self.layout
+            active = lay.active
+            lay.active = np.ones(lay.n_rows_all, dtype=bool)
             try:
                 return self.constraint_jacobian(q, t)
             finally:
-                self.active = active
+                lay.active = active
         indptr, indices = self.pattern()
         if not self.n_lam:
             return sp.csr_matrix((0, self.layout.n_q))

@@ -4,10 +4,10 @@ Generalized coordinates ``q`` stack the bodies' coordinates (rigid: ``[r, e]``, 
 mass: ``r``, flexible: ``[r, e, q_e]``); ``body_slices[name]`` is a body's part of ``q``.
 The constraint rows ``g`` stack, block by block, one Euler-parameter normalisation
 ``e.e - 1`` per body with a rotation, then every joint's rows, then every drive's row;
-block ``b`` holds the rows ``row_start[b]:row_start[b + 1]`` of all rows.  Each joint,
+block ``b`` holds the rows ``row_start[b]:row_start[b + 1]`` of all rows, and the
+``active`` ones (redundant rows dropped by the rank test) make ``g``.  Each joint,
 drive and force element is evaluated on its local vector ``x = [q_i; q_j; t]``, the
-coordinates ``idx`` of its markers' bodies plus time.  The layout does not depend on
-which rows are active (that is :class:`flexmbs.system.constraint_rows.ConstraintRows`).
+coordinates ``idx`` of its markers' bodies plus time.
 """
 from __future__ import annotations
 
@@ -129,6 +129,37 @@ class Layout:
         self.sensor_markers = {s.name: tuple(s.resolve()) for s in self.sensors}
         #: columns of a block's rows in ascending global order (the CSR order of ``G``)
         self.perm = [np.argsort(b.idx, kind="stable") for b in blocks]
+        self.active = np.ones(self.n_rows_all, dtype=bool)
+
+    @property
+    def active(self) -> np.ndarray:
+        """Mask of the constraint rows in ``g`` (redundant rows dropped), read-only:
+        assign a new mask (the memoised rows and patterns are keyed on it)."""
+        return self._active
+
+    @active.setter
+    def active(self, mask) -> None:
+        a = np.array(mask, dtype=bool)
+        if a.shape != (self.n_rows_all,):
+            raise ValueError(f"AssembledSystem.active: expected {self.n_rows_all} flags, "
+                             f"got shape {a.shape}")
+        a.setflags(write=False)
+        self._active, self._active_key, self._n_lam = a, a.tobytes(), int(a.sum())
+
+    @property
+    def active_key(self) -> bytes:
+        """The active set as bytes (the key of every memo that depends on it)."""
+        return self._active_key
+
+    @property
+    def n_lam(self) -> int:
+        """Number of active rows (the rows of ``g``, the multipliers)."""
+        return self._n_lam
+
+    @property
+    def active_row_labels(self) -> list[str]:
+        """Labels of the active constraint rows (the rows of ``g``), in order."""
+        return [lab for lab, a in zip(self.row_labels, self._active) if a]
 
     def local(self, markers) -> tuple[np.ndarray, tuple]:
         """:func:`local_indices` of ``markers`` in this system."""

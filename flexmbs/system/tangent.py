@@ -92,7 +92,7 @@ class TangentAssembly:
         concatenated chunk values of :meth:`newton_matrix` to the CSR data positions
         (duplicates are summed)."""
         lay, R = self.layout, self.rows
-        key = (R.active_key, stacked)
+        key = (lay.active_key, stacked)
         if self._plan_cache is not None and self._plan_cache[0] == key:
             return self._plan_cache[1]
         n, m = lay.n_q, R.n_lam
