@@ -43,5 +43,5 @@ class AffinePlan:
 
     def forget(self) -> None:
         """Forget what :meth:`remember` handed over (the arrays are being overwritten)."""
-        self.stacked.forget()
+        self.stacked.last_key = None
         self._rows.forget_dense()

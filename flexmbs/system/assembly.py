@@ -127,7 +127,7 @@ class AssembledSystem:
         """The :class:`~flexmbs.system.affine_plan.AffinePlan` of the compiled step
         (bodies packed, every row stacked), or None when the kernels do not cover the
         system (memoised on the active set)."""
-        key = self.active_key
+        key = self.layout.active_key
         c = self._plan_cache
         if c is not None and c[0] == key:
             return c[1]

@@ -144,17 +144,11 @@ class Layout:
             raise ValueError(f"AssembledSystem.active: expected {self.n_rows_all} flags, "
                              f"got shape {a.shape}")
         a.setflags(write=False)
-        self._active, self._active_key, self._n_lam = a, a.tobytes(), int(a.sum())
-
-    @property
-    def active_key(self) -> bytes:
-        """The active set as bytes (the key of every memo that depends on it)."""
-        return self._active_key
-
-    @property
-    def n_lam(self) -> int:
-        """Number of active rows (the rows of ``g``, the multipliers)."""
-        return self._n_lam
+        self._active = a
+        #: the active set as bytes (the key of every memo that depends on it)
+        self.active_key = a.tobytes()
+        #: number of active rows (the rows of ``g``, the multipliers)
+        self.n_lam = int(a.sum())
 
     @property
     def active_row_labels(self) -> list[str]:
