@@ -5,7 +5,11 @@
   the GGL index-2 form (``method="ts"``, BDF by default);
 * :func:`solve_static` — static equilibrium;
 * :func:`consistent_initial_conditions` — THEORY §8.3;
-* :class:`OptionsManager`, :func:`petsc_options_from_args` — PETSc options.
+* :class:`OptionsManager`, :func:`petsc_options_from_args` — PETSc options;
+* :mod:`.protocol` — the :class:`~.protocol.DAE` the integrators take and the optional
+  capabilities they use (fixed-pattern Newton matrix, compiled step, ...);
+* :mod:`.affine_step` / :mod:`.step_kernel` — generalized-α's own step residual and Newton
+  matrix, compiled, built from the system's public ``affine_plan()``.
 
 Only this package imports petsc4py.
 """
