@@ -37,7 +37,7 @@ EVENTS = ("SNESSolve", "SNESFunctionEval", "SNESJacobianEval", "KSPSolve", "PCSe
 def python_callbacks() -> None:
     """Make PETSc call the Python callbacks (the compiled ones' reference forms)."""
     from flexmbs.integrate import _newton
-    from flexmbs.system.affine_step import AffineStep
+    from flexmbs.integrate.affine_step import AffineStep
     AffineStep.native = property(lambda self: False)
     init = _newton.NewtonSolver.__init__
 

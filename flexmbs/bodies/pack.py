@@ -42,7 +42,7 @@ class BodyPack:
         self._bodies = list(bodies)
         self._targs = None
 
-    def _tangent_pack(self) -> tuple:
+    def tangent_pack(self) -> tuple:
         """``(tptr, 12 flats)`` of the tangents' own arrays (made on first use)."""
         if self._targs is None:
             args = [b._tangent_args()[:12] for b in self._bodies]
@@ -59,7 +59,7 @@ class BodyPack:
         order (:func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values`)."""
         return bodies_newton_values(arg(q), arg(qd), arg(qdd), arg(gravity), float(c_K),
                                     float(c_C), float(c_M), *self.args[:5],
-                                    *self.flats[:5], *self._tangent_pack())
+                                    *self.flats[:5], *self.tangent_pack())
 
     @staticmethod
     def supports(bodies) -> bool:

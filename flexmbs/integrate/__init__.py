@@ -6,9 +6,15 @@
 * :func:`solve_static` — static equilibrium;
 * :func:`consistent_initial_conditions` — THEORY §8.3;
 * :class:`OptionsManager`, :func:`petsc_options_from_args` — PETSc options;
-* :class:`SolverSettings`, :data:`DEFAULTS` — every solver default, in one place.
+* :class:`SolverSettings`, :data:`DEFAULTS` — every solver default, in one place;
+* :mod:`.protocol` — the :class:`~.protocol.DAE` the integrators take and the optional
+  capabilities they use (fixed-pattern Newton matrix, compiled step, ...);
+* :mod:`.affine_step` / :mod:`.step_kernel` — generalized-α's own step residual and Newton
+  matrix, compiled, built from the system's public ``affine_plan()``.
 
-Only this package imports petsc4py.
+The PETSc solver objects (SNES, KSP, TS) live here; elsewhere petsc4py appears only in
+:mod:`flexmbs.petsc_c` (C addresses of PETSc functions), the reduction's eigensolvers
+(SLEPc) and the MPI helpers of preprocessing and sweeps.
 """
 from __future__ import annotations
 

@@ -11,10 +11,13 @@ rebuilds it when the residual contraction ``|F_k| / |F_{k-1}|`` is worse than ``
 Callbacks.  The residual, the Jacobian and the convergence test are Python methods
 (:meth:`NewtonSolver._function`, ``_jacobian``, ``_converged``: the reference forms), or
 compiled C functions that PETSc calls directly: the residual when ``F`` offers one
-(``F.native``, e.g. :class:`flexmbs.system.affine_step.AffineStep`), the increment test
+(a :class:`~.protocol.NativeResidual` with ``F.native``, e.g.
+:class:`flexmbs.integrate.affine_step.AffineStep`), the increment test
 (:func:`._increments.increment_test_c`, with ``native_test``) and, for dense matrices
-with both of those, the Jacobian (:func:`._native_jacobian.dense_jacobian_c`).  Then no
-Python runs inside a Newton iteration.
+with both of those, the Jacobian (:func:`._native_jacobian.dense_jacobian_c`, for a
+:class:`~.protocol.NativeNewton`).  Then no Python runs inside a Newton iteration.  The
+compiled forms are used only when :func:`flexmbs.compiled.use_compiled` is true
+(``FLEXMBS_KERNELS=reference`` runs the Python forms).
 
 Convergence test.  By default SNES's own (``snes_rtol``, ``snes_stol``, ...).  With
 ``increment_rtol = kappa`` (used by :mod:`genalpha`) a scale-aware increment test replaces
@@ -53,12 +56,13 @@ import scipy.sparse as sp
 from petsc4py import PETSc
 
 from flexmbs import petsc_c
-from flexmbs.compiled import Table
+from flexmbs.compiled import Table, use_compiled
 
 from ._increments import N_TEST_TABLE, block_maxima, increment_test_c
 from ._native_jacobian import N_JAC_TABLE, dense_jacobian_c
-from ._petsc import DenseFill, FixedPatternFill, aij_from_csr, csr_parts, reason_name
+from ._petsc import CSR, DenseFill, FixedPatternFill, aij_from_csr, csr_parts, reason_name
 from .options import OptionsManager, default_direct_lu
+from .protocol import NativeNewton, NativeResidual
 
 log = logging.getLogger(__name__)
 
@@ -161,7 +165,7 @@ class NewtonSolver:
                  comm=None, theta: float = 0.25, increment_rtol: float | None = None,
                  block_sizes: tuple[int, ...] | None = None, n_algebraic: int = 0,
                  algebraic_tol: float = 1e-12, jacobian_cost: float | None = None,
-                 native_test: bool = True):
+                 native_test: bool | None = None):
         comm = PETSc.COMM_SELF if comm is None else comm
         if comm.getSize() != 1:
             raise NotImplementedError(
@@ -199,6 +203,7 @@ class NewtonSolver:
         self._native_F = None           # the C residual installed in the SNES, if any
         self._native_J = None           # the C Jacobian installed, if any
         self._native_obj = None         # the residual object both were installed for
+        self._F_seen = (None, False, None)  # (F, inplace, F if it is a native residual)
         self._j_tables: dict = {}
         self._kappa = increment_rtol
         if increment_rtol is not None:
@@ -218,7 +223,7 @@ class NewtonSolver:
             self._max_it = 20
             # the test as PETSc's C convergence test (installed in _setup, when snes_max_it
             # is known), or its Python form (the reference; it also records the history)
-            self._native_test = bool(native_test)
+            self._native_test = use_compiled() if native_test is None else bool(native_test)
             if not self._native_test:
                 self._snes.setConvergenceTest(self._converged)
         else:
@@ -440,8 +445,8 @@ class NewtonSolver:
         :meth:`_jacobian`."""
         cj = None
         if (native is not None and self._native_test and self.dense
-                and hasattr(native, "c_newton")):
-            fill = native.c_newton
+                and isinstance(native, NativeNewton)):
+            fill = native.c_newton()
             c = self._j_tables.get(fill)
             if c is None:
                 N = self._n
@@ -476,7 +481,7 @@ class NewtonSolver:
         With ``inplace`` the residual is called as ``F(x, out)`` and writes into ``out``
         (the PETSc vector's array; ``x`` is the solution vector's, not to be kept).  If
         such an ``F`` has ``native`` true, PETSc calls its C function ``F.c_function``
-        with context ``F.c_context`` instead (no Python frame per evaluation); ``F``
+        with context ``F.c_context()`` instead (no Python frame per evaluation); ``F``
         then records non-finite values in ``F.status[0]`` (named afterwards by
         ``F.raise_nonfinite()``) and ``F.invalidate()`` is called after the solve.
 
@@ -496,12 +501,16 @@ class NewtonSolver:
         only Jacobians near a solution are safe).
         """
         self._F_cb, self._J_cb, self._inplace = F, J, inplace
-        native = F if inplace and getattr(F, "native", False) else None
+        seen = self._F_seen
+        if seen[0] is not F or seen[1] != inplace:   # (the same F every step: checked once)
+            nat = inplace and isinstance(F, NativeResidual) and F.native
+            seen = self._F_seen = (F, inplace, F if nat else None)
+        native = seen[2]
         same = native is not None and native is self._native_obj   # callbacks in place
         if same:
             pass
         elif native is not None:
-            fc = (native.c_function, native.c_context)
+            fc = (native.c_function, native.c_context())
             if self._native_F != fc:
                 petsc_c.snes_set_function(self._snes, self._f, *fc)
                 self._native_F = fc
@@ -519,8 +528,7 @@ class NewtonSolver:
                 A0 = sp.csr_matrix(A0)
             ip, ix, data, shape = csr_parts(A0)
             if not np.all(np.isfinite(data)):   # the pattern only; values come later
-                A0 = A0._replace(data=np.zeros_like(data)) if hasattr(A0, "_replace") else \
-                    sp.csr_matrix((np.zeros_like(data), ix, ip), shape)
+                A0 = CSR(ip, ix, np.zeros_like(data), shape)
             self._setup(A0)
             self._stale = self._stale or self._restored is None
         if not same:

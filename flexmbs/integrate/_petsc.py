@@ -1,9 +1,20 @@
 """Small helpers between scipy.sparse and PETSc (private to ``flexmbs.integrate``)."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import scipy.sparse as sp
 from petsc4py import PETSc
+
+
+class CSR(NamedTuple):
+    """A matrix in sorted CSR form as plain arrays (what :func:`csr_parts` returns)."""
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    shape: tuple
 
 
 _REASONS: dict = {}
@@ -34,7 +45,8 @@ def saddle(S: sp.spmatrix, G: sp.spmatrix) -> sp.csr_matrix:
 def csr_parts(A) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
     """``(indptr, indices, data, shape)`` of a matrix with sorted column indices: any
     ``scipy.sparse`` matrix, or an object with those four attributes already in sorted
-    CSR form (e.g. :class:`flexmbs.system.assembly.CSRMatrix`, passed through as is)."""
+    CSR form (e.g. :class:`CSR` or :class:`flexmbs.system.sparse.CSRMatrix`, passed
+    through as is)."""
     if sp.issparse(A):
         if not (sp.isspmatrix_csr(A) and A.has_sorted_indices):
             A = sp.csr_matrix(A)

@@ -22,6 +22,8 @@ import scipy.sparse.linalg as spla
 
 from flexmbs.errors import ConvergenceError
 
+from .protocol import ConstraintTimeDerivative, Labelled
+
 __all__ = ["ConsistentState", "accelerations", "consistent_initial_conditions",
            "consistent_positions", "project_velocities"]
 
@@ -76,7 +78,7 @@ def consistent_positions(dae, q0: np.ndarray, t: float = 0.0, *, fixed: Sequence
         g = g_new
     res = float(np.max(np.abs(g)))
     row = int(np.argmax(np.abs(g))) if np.isfinite(res) else int(np.argmax(~np.isfinite(g)))
-    labels = getattr(dae, "active_row_labels", None)
+    labels = dae.active_row_labels if isinstance(dae, Labelled) else None
     name = labels[row] if labels is not None and row < len(labels) else f"constraint row {row}"
     raise ConvergenceError(
         f"initial conditions cannot be assembled: residual max|g| = {res:.3e} "
@@ -92,7 +94,7 @@ def project_velocities(dae, q: np.ndarray, qd0: np.ndarray, t: float = 0.0, *,
     if dae.n_lam == 0:
         return qd
     G = sp.csr_matrix(dae.constraint_jacobian(q, t))
-    g_t = dae.constraint_time_derivative(q, t) if hasattr(dae, "constraint_time_derivative") \
+    g_t = dae.constraint_time_derivative(q, t) if isinstance(dae, ConstraintTimeDerivative) \
         else dae.constraint_rates(q, qd, t)[0]           # (only g_t: no second derivatives)
     rhs = G @ qd + np.asarray(g_t, dtype=float)
     if len(fixed) == 0:

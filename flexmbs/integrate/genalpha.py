@@ -49,18 +49,25 @@ import numpy as np
 import scipy.sparse as sp
 from petsc4py import PETSc
 
+from flexmbs.compiled import use_compiled
 from flexmbs.errors import ConvergenceError
 
-from ._genalpha_kernel import predict, update
+from . import _genalpha_kernel, _genalpha_reference
 from ._newton import NewtonFailure, NewtonSolver, NewtonState
 from ._petsc import saddle
+from .affine_step import AffineStep
 from .consistent import project_velocities
+from .protocol import CompiledStepSystem, FixedPatternNewton, IterationMatrix, Labelled
 from .trajectory import Callback, Recorder, Stats, Trajectory
 
 __all__ = ["Checkpoint", "GenAlphaParameters", "GeneralizedAlpha", "State"]
 
 log = logging.getLogger(__name__)
 
+
+#: the predictor and update of a step: compiled, or their numpy reference
+predict, update = ((_genalpha_kernel.predict, _genalpha_kernel.update) if use_compiled() else
+                   (_genalpha_reference.predict, _genalpha_reference.update))
 
 #: spectral radii at or above this are "undamped" (see ``GeneralizedAlpha.notes``)
 UNDAMPED = 1.0 - 1e-9
@@ -186,7 +193,7 @@ class _Counters:
 
 
 class GeneralizedAlpha:
-    """Generalized-α integrator of a :class:`flexmbs.system.dae.DAE` on PETSc SNES.
+    """Generalized-α integrator of a :class:`flexmbs.integrate.protocol.DAE` on PETSc SNES.
 
     Parameters
     ----------
@@ -206,6 +213,15 @@ class GeneralizedAlpha:
         :mod:`flexmbs.integrate._newton`; ``None``: SNES's own tests (``snes_rtol``,
         ``snes_stol``)
     comm : communicator of the PETSc objects (one rank)
+
+    The step's residual and Newton matrix come from the DAE's capabilities
+    (:mod:`flexmbs.integrate.protocol`): the compiled step of an
+    :class:`~flexmbs.integrate.affine_step.AffineStep` for a
+    :class:`~.protocol.CompiledStepSystem` that has an ``affine_plan`` (unless
+    :func:`flexmbs.compiled.use_compiled` is false), the DAE's ``newton_matrix``
+    (:class:`~.protocol.FixedPatternNewton`) or ``iteration_matrix``
+    (:class:`~.protocol.IterationMatrix`), else ``residual``, ``constraint``, ``tangent``
+    and ``constraint_jacobian``.
     """
 
     def __init__(self, dae, *, rho_inf: float = 0.9, options_prefix: str = "fmbs_",
@@ -246,7 +262,10 @@ class GeneralizedAlpha:
         self._h_jac: float | None = None
         n, m = self._n, self._m           # q0, v0, w0, x0 of the step being solved
         self._predicted = (np.empty(n), np.empty(n), np.empty(n), np.empty(n + m))
-        self._affine = hasattr(dae, "affine_step")
+        self._affine = use_compiled() and isinstance(dae, CompiledStepSystem)
+        self._affine_step: tuple | None = None       # (plan, AffineStep)
+        self._fixed_pattern = isinstance(dae, FixedPatternNewton)
+        self._one_coo = isinstance(dae, IterationMatrix)
         self._grid = [0.0, 1, 0.0, 0.0, False]   # t_g, k, h_cur, h, adaptive (checkpoint)
 
     @property
@@ -285,7 +304,7 @@ class GeneralizedAlpha:
 
         # the DAE's residual of the whole step as a function of x, writing in place (the
         # next predictions go straight into its arrays)
-        f_step = dae.affine_step(q0, v0, w0, gp, bp, t1) if self._affine else None
+        f_step = self._step_residual(q0, v0, w0, gp, bp, t1) if self._affine else None
         if f_step is None:
             self._affine = False
         elif f_step.q0 is not q0:
@@ -308,9 +327,11 @@ class GeneralizedAlpha:
             q1, lam1 = split(x)
             dq = q1 - q0
             qd1, qdd1 = v0 + gp * dq, w0 + bp * dq
-            if hasattr(dae, "newton_matrix"):      # fixed CSR pattern (AssembledSystem)
+            if self._fixed_pattern:                # fixed CSR pattern (AssembledSystem)
+                if f_step is not None:             # the step's rows and frames at its q
+                    f_step.sync()
                 return dae.newton_matrix(q1, qd1, qdd1, lam1, t1, 1.0 / bp, gp / bp, 1.0)
-            if hasattr(dae, "iteration_matrix"):   # one COO assembly
+            if self._one_coo:                      # one COO assembly
                 S = dae.iteration_matrix(q1, qd1, qdd1, lam1, t1, 1.0 / bp, gp / bp, 1.0)
             else:
                 K, C, M = dae.tangent(q1, qd1, qdd1, lam1, t1)
@@ -331,6 +352,18 @@ class GeneralizedAlpha:
         q1, qd1, qdd1, a1, lam1 = update(x, s.q, s.qd, s.qdd, s.a, h, p.alpha_m, p.alpha_f,
                                          p.beta, p.gamma, bp)
         return State(t1, q1, qd1, qdd1, a1, lam1), info.iterations, info.jacobian_evaluations
+
+    def _step_residual(self, q0, v0, w0, gp, bp, t) -> AffineStep | None:
+        """The compiled residual of the step (:class:`~.affine_step.AffineStep`, one per
+        active set of the DAE) bound to ``q0, v0, w0, gp, bp, t``, or None when the DAE's
+        kernels do not cover it (no ``affine_plan``)."""
+        plan = self.dae.affine_plan()
+        if plan is None:
+            return None
+        c = self._affine_step
+        if c is None or c[0] is not plan:
+            c = self._affine_step = (plan, AffineStep(self.dae, plan))
+        return c[1].set(q0, v0, w0, gp, bp, t)
 
     def error_norm(self, s0: State, s1: State, h: float, rtol: float, atol: float) -> float:
         """RMS of ``e_i / (atol + rtol max(|q_n,i|, |q_{n+1},i|))`` (see module doc)."""
@@ -523,9 +556,10 @@ class GeneralizedAlpha:
             if not d <= tol:
                 parts.append(f"{name}: last increment {d:.2e} > {tol:.2e} needed")
         r = self._newton.residual
-        labels = list(getattr(self.dae, "coordinate_labels", None) or
+        named = isinstance(self.dae, Labelled)
+        labels = list(named and self.dae.coordinate_labels or
                       [f"q[{i}]" for i in range(self._n)])
-        labels += list(getattr(self.dae, "active_row_labels", None) or
+        labels += list(named and self.dae.active_row_labels or
                        [f"g[{i}]" for i in range(self._m)])
         if r.size == len(labels):
             worst = np.argsort(-np.nan_to_num(np.abs(r), nan=np.inf))[:3]

@@ -56,7 +56,7 @@ TS_DEFAULTS = {
 
 
 class GGLIntegrator:
-    """Implicit PETSc TS on the GGL index-2 form of a :class:`flexmbs.system.dae.DAE`."""
+    """Implicit PETSc TS on the GGL index-2 form of a :class:`flexmbs.integrate.protocol.DAE`."""
 
     def __init__(self, dae, *, options_prefix: str = "fmbs_",
                  petsc_options: Mapping | None = None, comm=None):

@@ -110,7 +110,7 @@ def frame_jet(marker, q_b: np.ndarray | None, n: int, offset: int, order: int = 
         return FrameJet(p, *axes)
     if rot is None:
         rot = rotation_data(q_b[3:7])
-    if _is_flexible(marker):
+    if is_flexible(marker):
         return _flexible_frame(q_b, marker, n, offset, order, rot)
     return _rigid_frame(q_b, marker, n, offset, order, rot)
 
@@ -144,7 +144,7 @@ def _D_template(marker, n, off):
     return _cached(marker, ("D", n, off), make)
 
 
-def _is_flexible(marker) -> bool:
+def is_flexible(marker) -> bool:
     return marker.Phi is not None and marker.body.n_coords > 7
 
 
@@ -179,14 +179,14 @@ def _flexible_consts(marker):
     return _cached(marker, "flex", make)
 
 
-def _kernel_consts(marker, kind):
+def kernel_consts(marker, kind):
     """``(U0T, W12, W_r)`` of :func:`flexmbs.kinematics.frame_kernel.fill_frame` for a
     rigid (``n_q = 0``) or flexible marker, cached."""
     def make():
         if kind == "flexible":
             _, _, W_r, W12, U0T = _flexible_consts(marker)
             return arg(U0T), arg(W12), arg(W_r)
-        return arg(_rigid_U(marker).T.ravel()), np.zeros((12, 0)), np.zeros((3, 0))
+        return arg(rigid_U(marker).T.ravel()), np.zeros((12, 0)), np.zeros((3, 0))
     return _cached(marker, ("kernel", kind), make)
 
 
@@ -218,7 +218,7 @@ def _fill_flexible(q_b, marker, off, order, rot, V, D, H) -> None:
     H[:, :, qo:qo + nq, eo:eo + 4] = np.swapaxes(mixed, 2, 3)
 
 
-def _rigid_U(marker) -> np.ndarray:
+def rigid_U(marker) -> np.ndarray:
     """``U = [s, R]`` (3, 4) of a rigid-body (or ground) marker, cached."""
     U = marker.__dict__.get("_U")
     if U is None:
@@ -231,7 +231,7 @@ def _rigid_U(marker) -> np.ndarray:
 def _fill_rigid(q_b, marker, off, rot, V, D) -> None:
     """Write a rigid marker's ``V`` (4, 3) and the ``e`` columns of ``D`` (4, 3, n)."""
     A, _, Ter = rot
-    U = _rigid_U(marker)
+    U = rigid_U(marker)
     np.matmul(U.T, A.T, out=V)
     V[0] += q_b[0:3]
     D[:, :, off + 3:off + 7] = _de_block(Ter, U)
@@ -239,7 +239,7 @@ def _fill_rigid(q_b, marker, off, rot, V, D) -> None:
 
 def _rigid_H(marker):
     """``d2V/de2 = 2 Q(U)`` (4, 3, 4, 4) of a rigid marker: constant."""
-    return 2.0 * np.einsum("klab,lu->ukab", T_A, _rigid_U(marker))
+    return 2.0 * np.einsum("klab,lu->ukab", T_A, rigid_U(marker))
 
 
 def _flexible_frame(q_b, marker, n, off, order, rot=None) -> FrameJet:
@@ -309,13 +309,13 @@ class PairFrames:
         for k, (mk, off) in enumerate(zip(self.markers, self.offsets)):
             body = mk.body
             if off is None or getattr(body, "is_ground", False):
-                C0[4 * k:4 * k + 4] = _rigid_U(mk).T
+                C0[4 * k:4 * k + 4] = rigid_U(mk).T
                 self._kinds.append("ground")
                 continue
             if body.n_coords == 3:
                 self._kinds.append("point")
             else:
-                self._kinds.append("flexible" if _is_flexible(mk) else "rigid")
+                self._kinds.append("flexible" if is_flexible(mk) else "rigid")
             D0[4 * k, :, off:off + 3] = np.eye(3)
         for a in (C0, D0):
             a.setflags(write=False)
@@ -360,7 +360,7 @@ class PairFrames:
                 if rot is not None:
                     rot[id(mk.body)] = r
             if order < 2:                     # compiled: the same numbers at order 1
-                fill_frame(arg(q_b), *_kernel_consts(mk, kind), off, C[sl], D[sl])
+                fill_frame(arg(q_b), *kernel_consts(mk, kind), off, C[sl], D[sl])
             elif kind == "rigid":
                 _fill_rigid(q_b, mk, off, r, C[sl], D[sl])
             else:
@@ -383,7 +383,7 @@ class PairFrames:
             Wk = Wm[4 * k:4 * k + 4]
             eo = off + 3
             if kind == "rigid":
-                UT = _rigid_U(mk).T
+                UT = rigid_U(mk).T
             else:
                 _, W, _, W12, U0T = _flexible_consts(mk)
                 UT = (U0T + W12 @ q_b[7:]).reshape(4, 3)
@@ -410,7 +410,7 @@ class PairFrames:
             if kind == "ground":
                 out += [_NO_U0T, _NO_W12, _NO_Q, -1]
             else:
-                U0T, W12, _ = _kernel_consts(mk, kind)
+                U0T, W12, _ = kernel_consts(mk, kind)
                 out += [U0T, W12, arg(q_b), off + 3]
         return tuple(out)
 
@@ -431,7 +431,7 @@ def position(marker, q_b) -> np.ndarray:
         return np.array(marker.s)
     if body.n_coords == 3:
         return q_b[0:3] + marker.s
-    if _is_flexible(marker):
+    if is_flexible(marker):
         return q_b[0:3] + A_of(q_b[3:7]) @ (marker.s + marker.Phi @ q_b[7:])
     return q_b[0:3] + A_of(q_b[3:7]) @ marker.s
 
@@ -441,7 +441,7 @@ def orientation(marker, q_b) -> np.ndarray:
     body = marker.body
     if getattr(body, "is_ground", False) or body.n_coords == 3:
         return np.array(marker.R)
-    if _is_flexible(marker):
+    if is_flexible(marker):
         return A_of(q_b[3:7]) @ _flexible_UW(marker, q_b[7:])[0][:, 1:]
     return A_of(q_b[3:7]) @ marker.R
 
@@ -460,7 +460,7 @@ def jacobians(marker, q_b) -> tuple[np.ndarray, np.ndarray]:
     if nb >= 7:
         e = q_b[3:7]
         JR[:, 3:7] = 2.0 * G_of(e)
-        if _is_flexible(marker):
+        if is_flexible(marker):
             A, qe = A_of(e), q_b[7:]
             JT[:, 3:7] = dAu_de(e, marker.s + marker.Phi @ qe)
             JT[:, 7:] = A @ marker.Phi

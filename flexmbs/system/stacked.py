@@ -40,13 +40,14 @@ def _on_point_mass(marker) -> bool:
 
 
 class StackedRows:
-    """Stacked first-order rows of the label-row joints and drives of an assembled system."""
+    """Stacked first-order rows of the label-row joints and drives of a system's
+    :class:`~flexmbs.system.layout.Layout`."""
 
-    def __init__(self, asm):
-        N = self.N = asm.n_q
+    def __init__(self, layout):
+        N = self.N = layout.n_q
         markers, index = [], {}
         entries = []
-        for bi, blk in enumerate(asm.blocks):
+        for bi, blk in enumerate(layout.blocks):
             if blk.kind == "normalization":
                 continue
             rows = getattr(blk.owner, "rows", None)
@@ -60,16 +61,16 @@ class StackedRows:
                 if id(mk) not in index:
                     index[id(mk)] = len(markers)
                     ground = off is None or getattr(mk.body, "is_ground", False)
-                    markers.append((mk, None if ground else asm.body_slices[mk.body.name]))
+                    markers.append((mk, None if ground else layout.body_slices[mk.body.name]))
                 ms.append(index[id(mk)])
             entries.append((bi, rows, base, ms))
         self.markers_of = {bi: tuple(ms) for bi, _, _, ms in entries}
         # every row of the system is covered when all joint and drive blocks are label rows
-        norm = [bi for bi, blk in enumerate(asm.blocks) if blk.kind == "normalization"]
-        self.complete = len(entries) + len(norm) == len(asm.blocks)
-        self.norm_rows = np.array([asm._row_start[bi] for bi in norm], dtype=int)
-        self.norm_idx = np.array([asm.blocks[bi].idx for bi in norm], dtype=int).reshape(-1, 4)
-        self.n_rows_all = int(asm._row_start[-1])
+        norm = [bi for bi, blk in enumerate(layout.blocks) if blk.kind == "normalization"]
+        self.complete = len(entries) + len(norm) == len(layout.blocks)
+        self.norm_rows = np.array([layout.row_start[bi] for bi in norm], dtype=int)
+        self.norm_idx = np.array([layout.blocks[bi].idx for bi in norm], dtype=int).reshape(-1, 4)
+        self.n_rows_all = int(layout.row_start[-1])
         self.last_key = None
         M = len(markers)
         R = sum(len(b.labels) for _, _, b, _ in entries)
@@ -85,12 +86,12 @@ class StackedRows:
                 S[r0:r0 + nr, 4 * mP:4 * mP + 4] += Sl[:, 0:4]
                 S[r0:r0 + nr, 4 * mQ:4 * mQ + 4] += Sl[:, 4:8]
             k[r0:r0 + nr] = base.k
-            idx = asm.blocks[bi].idx
+            idx = layout.blocks[bi].idx
             self.blocks[bi] = (slice(r0, r0 + nr), None if rows is base else rows, idx)
             if rows is base:
-                self.global_rows[r0:r0 + nr] = asm._row_start[bi] + np.arange(nr)
+                self.global_rows[r0:r0 + nr] = layout.row_start[bi] + np.arange(nr)
             else:        # a drive: one row of the system from the nr rows here
-                self.weighted.append((bi, slice(r0, r0 + nr), rows, int(asm._row_start[bi])))
+                self.weighted.append((bi, slice(r0, r0 + nr), rows, int(layout.row_start[bi])))
             r0 += nr
         self.S_alpha, self.S_beta, self.k, self.R = Sa, Sb, k, R
         self.plain = np.flatnonzero(self.global_rows >= 0)
@@ -98,11 +99,13 @@ class StackedRows:
         C0, D0 = np.zeros((M, 4, 3)), np.zeros((M, 4, 3, N))
         for m, (mk, sl) in enumerate(markers):
             if sl is None or _on_point_mass(mk):      # axes constant (origin: + r)
-                C0[m] = F._rigid_U(mk).T
+                C0[m] = F.rigid_U(mk).T
             if sl is not None:
                 D0[m, 0, :, sl.start:sl.start + 3] = np.eye(3)
         self.C0, self.D0 = C0, D0
-        self._kernel_data = self._pack(markers)
+        #: the arguments of :func:`~flexmbs.kinematics.frame_kernel.stacked_rows` between
+        #: ``q`` and ``n_rows`` (:meth:`_pack`)
+        self.kernel_data = self._pack(markers)
 
     def _pack(self, markers) -> tuple:
         """The arguments of :func:`~flexmbs.kinematics.frame_kernel.stacked_rows` before
@@ -119,7 +122,7 @@ class StackedRows:
             if _on_point_mass(mk):                     # translation only: start -(s + 2)
                 start[m] = -(sl.start + 2)
                 continue
-            u0t, w12, w_r = F._kernel_consts(mk, "flexible" if F._is_flexible(mk) else "rigid")
+            u0t, w12, w_r = F.kernel_consts(mk, "flexible" if F.is_flexible(mk) else "rigid")
             start[m], nq[m], U0T[m] = sl.start, w12.shape[1], u0t
             W12.append(w12.ravel())
             W_r.append(w_r.ravel())
@@ -132,6 +135,15 @@ class StackedRows:
                 np.asarray(self.global_rows[self.plain], dtype=np.int64),
                 np.asarray(self.norm_rows, dtype=np.int64),
                 np.asarray(self.norm_idx, dtype=np.int64).reshape(-1, 4))
+
+    def remember(self, C: np.ndarray, D: np.ndarray, q_key: bytes, t: float) -> None:
+        """Take ``(C, D)`` evaluated elsewhere (the step kernel) at ``q`` (``q.tobytes()``)
+        and ``t`` as the last evaluation."""
+        self.last, self.last_key = (C, D), (q_key, t)
+
+    def forget(self) -> None:
+        """Drop the last evaluation (its arrays are about to be overwritten)."""
+        self.last_key = None
 
     def handles(self, bi: int) -> bool:
         return bi in self.blocks
@@ -151,7 +163,7 @@ class StackedRows:
     def evaluate(self, q: np.ndarray, t: float) -> dict:
         """``{block index: (g (k,), dg/dx (k, n_loc + 1))}`` of the handled blocks, the
         derivatives over the block's local vector ``x = [q_i; q_j; t]``."""
-        _, _, C, D, p, dp = stacked_rows(arg(q), *self._kernel_data, self.n_rows_all)
+        _, _, C, D, p, dp = stacked_rows(arg(q), *self.kernel_data, self.n_rows_all)
         self.last = (C, D)
         self.last_key = (q.tobytes(), float(t))
         out = {}
@@ -195,7 +207,7 @@ class StackedRows:
         ``(n_rows_all, N)`` dense), when :attr:`complete`: the label rows of
         :meth:`evaluate`, a drive row ``w(t) . p + f(t)`` with gradient ``w . dp``, and the
         Euler-parameter normalisations ``e.e - 1`` with gradient ``2 e``."""
-        g, G, C, D, p, dp = stacked_rows(arg(q), *self._kernel_data, self.n_rows_all)
+        g, G, C, D, p, dp = stacked_rows(arg(q), *self.kernel_data, self.n_rows_all)
         self.last = (C, D)
         self.last_key = (q.tobytes(), float(t))
         for _, rs, rows, r in self.weighted:

@@ -1,4 +1,4 @@
-"""Small DAEs (implementations of ``flexmbs.system.dae.DAE``) for the integrator tests."""
+"""Small DAEs (implementations of ``flexmbs.integrate.protocol.DAE``) for the integrator tests."""
 from __future__ import annotations
 
 import numpy as np

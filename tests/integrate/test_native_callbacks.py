@@ -15,12 +15,17 @@ import pytest
 from petsc4py import PETSc
 
 import flexmbs as fm
+from flexmbs.compiled import use_compiled
 from flexmbs.integrate import _newton
 from flexmbs.integrate._newton import NewtonFailure, NewtonSolver
+from flexmbs.integrate.affine_step import AffineStep
 from flexmbs.system.assembly import AssembledSystem
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "flexible"))
 from flexcases import pendulum_cb  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not use_compiled(), reason="the compiled callbacks against "
+                                "their Python forms (FLEXMBS_KERNELS=reference)")
 
 
 def flexible_pendulum():
@@ -36,7 +41,7 @@ def step_at(asm, rng, t=0.1):
     q0 = q - 1e-3 * rng.normal(size=n)
     v0, w0 = rng.normal(size=n), rng.normal(size=n)
     x = np.concatenate([q, rng.normal(size=asm.n_lam) / bp])
-    return asm.affine_step(q0, v0, w0, gp, bp, t), x
+    return AffineStep(asm, asm.affine_plan()).set(q0, v0, w0, gp, bp, t), x
 
 
 def test_c_residual_equals_the_python_call():
@@ -49,7 +54,7 @@ def test_c_residual_equals_the_python_call():
     Fv = X.duplicate()
     fn = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * 4)(step.c_function)
     calls = int(step.status[1])
-    assert fn(None, X.handle, Fv.handle, step.c_context) == 0
+    assert fn(None, X.handle, Fv.handle, step.c_context()) == 0
     assert np.array_equal(Fv.getArray(), out)          # the same kernel: bit for bit
     assert step.status[1] == calls + 1 and step.status[0] == 0
     assert np.array_equal(step.q_last, x[:asm.n_q])
@@ -120,7 +125,7 @@ def test_c_jacobian_reports_a_non_finite_matrix():
         return step.newton_dense(x)
     ns.solve(x, step, J, inplace=True)          # set up (dense), C Jacobian installed
     assert ns.dense and ns._native_J is not None
-    tptr, *flats = step._pack._tangent_pack()
+    tptr, *flats = step.plan.pack.tangent_pack()
     flats[2][:] = np.nan                       # D_e of the tangent only: F stays finite
     ns.invalidate_jacobian()
     with pytest.raises(NewtonFailure, match="non-finite entries in the Jacobian"):

@@ -1,5 +1,6 @@
 """The dense constraint rows of a whole system (``StackedRows.dense``, used by the residual
-and ``constraint``) against the block-by-block rows (``_rows``, which build ``G``).
+and ``constraint``) against the block-by-block rows (``ConstraintRows.rows``, which build
+``G``).
 
 Two formulations of the same rows: all marker frames and label rows of the system in one
 compiled pass, normalisations and drive rows added in place, versus joint by joint through
@@ -11,7 +12,12 @@ import pytest
 from test_slider_crank import model as slider_crank
 
 import flexmbs as fm
+from flexmbs.compiled import use_compiled
+from flexmbs.integrate.affine_step import AffineStep
 from flexmbs.system.assembly import AssembledSystem
+
+pytestmark = pytest.mark.skipif(not use_compiled(), reason="compares the compiled kernels "
+                                "with their references (FLEXMBS_KERNELS=reference)")
 
 
 def _flexible_pendulum():
@@ -31,12 +37,13 @@ def test_dense_rows_equal_blockwise_rows(which):
     asm = AssembledSystem(model)
     if which == "slider_crank":
         asm.active = np.arange(asm.n_rows_all) % 5 != 3       # some rows inactive
-    assert asm._stacked().complete
+    rows = asm.constraint_rows
+    assert rows.stacked().complete
     rng = np.random.default_rng(1)
     q = asm.initial_q() + 1e-2 * rng.normal(size=asm.n_q)
     t = 0.37
-    g_dense, G_dense = asm._dense_rows(q, t)
-    parts = asm._rows(q, t, 2)                # order 2: the blockwise path, no stacking
+    g_dense, G_dense = rows.dense_rows(q, t)
+    parts = rows.rows(q, t, 2)                # order 2: the blockwise path, no stacking
     g_blocks = np.concatenate([V for _, V, _, _ in parts])
     G_blocks = np.zeros_like(G_dense)
     r0 = 0
@@ -91,7 +98,8 @@ def test_stacked_newton_matrix_and_step_residual_equal_blockwise(which, monkeypa
     asm = AssembledSystem(model)
     if which.startswith("slider_crank"):
         asm.active = np.arange(asm.n_rows_all) % 5 != 3
-    assert asm._affine_plan() is not None
+    plan = asm.affine_plan()
+    assert plan is not None
     rng = np.random.default_rng(3)
     n = asm.n_q
     q = asm.initial_q() + 1e-2 * rng.normal(size=n)
@@ -103,14 +111,15 @@ def test_stacked_newton_matrix_and_step_residual_equal_blockwise(which, monkeypa
     q0 = q - 1e-3 * rng.normal(size=n)
     v0, w0 = qd - gp * (q - q0), qdd - bp * (q - q0)
     x = np.concatenate([q, lam / bp])
-    F = asm.affine_residual(x, q0, v0, w0, gp, bp, t)
+    step = AffineStep(asm, plan).set(q0, v0, w0, gp, bp, t)
+    F = np.empty(n + asm.n_lam)
+    step(x.copy(), F)
     # the step's Newton matrix in one compiled call (dense; a torque as a linear force)
-    step = asm.affine_step(q0, v0, w0, gp, bp, t)
     assert step.native
     S = step.newton_dense(x)
     step.q_last[:] = np.nan                  # rows and frames not cached: evaluated anew
     S2 = step.newton_dense(x)
-    monkeypatch.setattr(AssembledSystem, "_affine_plan", lambda self: None)
+    monkeypatch.setattr(AssembledSystem, "affine_plan", lambda self: None)
     asm2 = AssembledSystem(model)
     asm2.active = asm.active
     B = asm2.newton_matrix(q, qd, qdd, lam, t, cK, cC, 1.0).toarray()

@@ -1,4 +1,5 @@
-"""Compiled (numba) residual of a whole system on an affine kinematic manifold.
+"""Compiled (numba) residual and Newton matrix of one generalized-α step on an affine
+kinematic manifold (the integrator's own step, :mod:`flexmbs.integrate.affine_step`).
 
 Implicit Newmark-type integrators (generalized-α) solve for ``x = [q; lam~]`` with
 velocities and accelerations affine in ``q``: ``qd = v0 + gamma' (q - q0)``,
@@ -11,6 +12,12 @@ normalisations (:class:`flexmbs.system.stacked.StackedRows`), one call gives
 
 ``A`` the active rows, together with all rows ``g``, ``G`` (dense) and the marker frames
 ``C``, ``D`` that the Newton matrix reuses.  Force elements are added by the caller.
+
+The numpy references: :func:`affine_residual` is ``[r / beta'; g_A]`` of the system's
+``residual`` and ``constraint`` (the genalpha's Python step function ``F``), and
+:func:`newton_dense` is the system's ``newton_matrix`` with ``c_K = 1/beta'``,
+``c_C = gamma'/beta'``, ``c_M = 1`` (``tests/system/test_dense_rows.py`` compares them);
+``FLEXMBS_KERNELS=reference`` (:func:`flexmbs.compiled.use_compiled`) runs those instead.
 """
 from __future__ import annotations
 
@@ -20,45 +27,7 @@ from numba import carray, cfunc, njit, types
 from flexmbs.bodies.ffrf_kernel import bodies_newton_values, bodies_residual
 from flexmbs.compiled import call_c2, f1, f2, f3, f4, f8_pointer, i1, i2, i8_pointer
 from flexmbs.kinematics.frame_kernel import stacked_hessian_sum, stacked_rows
-
-
-@njit(cache=True)
-def _drive_rows(g, G, p, dp, wd_row, wd_lo, wd_n, wd_w, wd_f):  # pragma: no cover
-    """The drive rows ``g[row_d] = w(t) . p + f(t)`` with gradients ``G[row_d] += w . dp``
-    over their label rows ``p[lo_d:lo_d + n_d]`` (weights ``w`` end to end)."""
-    o = 0
-    for d in range(wd_row.shape[0]):
-        row = wd_row[d]
-        g[row] = wd_f[d]
-        for j in range(wd_n[d]):
-            wj = wd_w[o + j]
-            g[row] += wj * p[wd_lo[d] + j]
-            for c in range(dp.shape[1]):
-                G[row, c] += wj * dp[wd_lo[d] + j, c]
-        o += wd_n[d]
-
-
-@njit(cache=True)
-def stacked_mu(lam, act, n_rows, n_label, src, dst, wd_row, wd_lo, wd_n, wd_w,
-               norm_rows):  # pragma: no cover - compiled
-    """The weights of :func:`~flexmbs.kinematics.frame_kernel.stacked_hessian_sum` from the
-    multipliers ``lam`` of the active rows ``act``: ``mu`` on the label rows (a drive row's
-    ``mu`` times its weights ``w_j`` on its label rows) and on the normalisations."""
-    mu = np.zeros(n_rows)
-    for k in range(act.shape[0]):
-        mu[act[k]] = lam[k]
-    mu_st = np.zeros(n_label)
-    for i in range(src.shape[0]):
-        mu_st[src[i]] = mu[dst[i]]
-    o = 0
-    for d in range(wd_row.shape[0]):
-        for j in range(wd_n[d]):
-            mu_st[wd_lo[d] + j] += mu[wd_row[d]] * wd_w[o + j]
-        o += wd_n[d]
-    mu_norm = np.empty(norm_rows.shape[0])
-    for b in range(norm_rows.shape[0]):
-        mu_norm[b] = mu[norm_rows[b]]
-    return mu_st, mu_norm
+from flexmbs.system.stacked_kernel import drive_rows, stacked_mu
 
 
 @njit(cache=True, inline="always")
@@ -99,7 +68,7 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
                         lin_qd, lin_qdd, C_t, K_e, K2, K3)
     g, G, C, D, p, dp = stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc,
                                      src, dst, norm_rows, norm_idx, n_rows)
-    _drive_rows(g, G, p, dp, wd_row, wd_lo, wd_n, wd_w, wd_f)
+    drive_rows(g, G, p, dp, wd_row, wd_lo, wd_n, wd_w, wd_f)
     m = active.shape[0]
     for k in range(m):
         lk = bp * x[n + k]
@@ -127,7 +96,7 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
     return np.isfinite(total)
 
 
-#: rows of the table of :func:`affine_residual_c` (made by :class:`flexmbs.system.
+#: rows of the table of :func:`affine_residual_c` (made by :class:`flexmbs.integrate.
 #: affine_step.AffineStep`): PETSc's ``VecGetArrayRead``, ``VecRestoreArrayRead``,
 #: ``VecGetArray``, ``VecRestoreArray``; a slot for two pointers; ``status``; ``q_last``;
 #: ``scal = [gp, bp]``; then every argument of :func:`affine_residual` after ``F, x`` in
@@ -176,7 +145,7 @@ def affine_residual_c(snes, x, f, ctx):  # pragma: no cover - compiled
     return call_c2(t[3, 0], f, slot + 8)
 
 
-#: rows of the Newton table of :func:`newton_dense` (made by :class:`flexmbs.system.
+#: rows of the Newton table of :func:`newton_dense` (made by :class:`flexmbs.integrate.
 #: affine_step.AffineStep`): the body pack's tangent arrays (``tptr`` and the twelve
 #: flattened arrays of :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values`), the
 #: frame-derivative tensor ``T_A`` and a status row ``[non-finite flag, evaluations]``
@@ -219,7 +188,7 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
             q, f3(t, 28), f4(t, 29), i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33), f1(t, 34),
             i1(t, 35), f2(t, 36), f2(t, 37), f2(t, 38), i1(t, 39), i1(t, 40), i1(t, 41),
             i2(t, 42), n_rows)
-        _drive_rows(g_, G, p_, dp_, i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47))
+        drive_rows(g_, G, p_, dp_, i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47))
     off, nq = i1(t, 14), i1(t, 15)
     vals = bodies_newton_values(
         q, qd, qdd, f1(t, 11), cK, cC, 1.0, off, nq, f1(t, 16), i1(t, 17), i2(t, 18),
@@ -272,7 +241,7 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
 def newton_dense_c(out, x, ctx):  # pragma: no cover - compiled
     """:func:`newton_dense` as a C function ``int (double *out, const double *x, void
     *ctx)`` for a solver's compiled Jacobian: ``ctx`` holds the addresses of the two
-    tables (:class:`flexmbs.system.affine_step.AffineStep`); 0 if finite, else 1."""
+    tables (:class:`flexmbs.integrate.affine_step.AffineStep`); 0 if finite, else 1."""
     c = carray(i8_pointer(ctx), 2)
     t = carray(i8_pointer(c[0]), (N_TABLE, 5))
     nt = carray(i8_pointer(c[1]), (N_NEWTON_TABLE, 5))

@@ -1,27 +1,29 @@
 """The residual of one implicit step, bound to a system (generalized-α's Newton function).
 
 Implicit Newmark-type integrators solve for ``x = [q; lam~]`` with ``qd = v0 + gp (q - q0)``,
-``qdd = w0 + bp (q - q0)`` and ``lam = bp lam~`` (:mod:`flexmbs.system.kernel`):
+``qdd = w0 + bp (q - q0)`` and ``lam = bp lam~`` (:mod:`flexmbs.integrate.step_kernel`):
 
     F(x) = [ (r(q, qd, qdd, lam, t) + G_A^T lam) / bp;  g_A(q, t) ].
 
 :class:`AffineStep` holds every argument of the compiled
-:func:`~flexmbs.system.kernel.affine_residual` except ``x`` in arrays of its own, made once
-per system; :meth:`AffineStep.set` writes the step's ``q0, v0, w0, gp, bp, t`` into them.
-It is then called two ways:
+:func:`~flexmbs.integrate.step_kernel.affine_residual` except ``x`` in arrays of its own,
+made once per system from the system's :class:`~flexmbs.system.affine_plan.AffinePlan`
+(its public ``affine_plan()``); :meth:`AffineStep.set` writes the step's ``q0, v0, w0,
+gp, bp, t`` into them.  It is then called two ways:
 
 * from Python, ``step(x, out)`` (force elements other than linear ones added in
   Python), or
-* from PETSc directly, through the C function :func:`~flexmbs.system.kernel.
-  affine_residual_c` and the context :attr:`AffineStep.c_context` (systems whose force
+* from PETSc directly, through the C function :func:`~flexmbs.integrate.step_kernel.
+  affine_residual_c` and the context :meth:`AffineStep.c_context` (systems whose force
   elements are all linear, ``Q = K q``, e.g. constant torques): no Python frame per
   Newton iteration.
 
 Its Newton matrix comes the same two ways: :meth:`AffineStep.newton_dense` and the C
-function :attr:`AffineStep.c_newton` (:func:`~flexmbs.system.kernel.newton_dense`).
+function :meth:`AffineStep.c_newton` (:func:`~flexmbs.integrate.step_kernel.newton_dense`).
 After a call the kernel's by-products (all rows ``g``, ``G`` dense, marker frames ``C``,
-``D``) are in the buffers at ``q_last``; :meth:`sync` hands them to the system's caches
-(the Newton matrix at that ``q`` reuses them).
+``D``) are in the buffers at ``q_last``; :meth:`sync` hands them to the system
+(:meth:`AffinePlan.remember <flexmbs.system.affine_plan.AffinePlan.remember>`: the
+system's Newton matrix at that ``q`` reuses them).
 """
 from __future__ import annotations
 
@@ -31,7 +33,7 @@ import numpy as np
 
 from flexmbs.compiled import Table
 from flexmbs.kinematics.frames import T_A_KERNEL
-from flexmbs.system.kernel import (
+from flexmbs.integrate.step_kernel import (
     N_NEWTON_TABLE,
     N_TABLE,
     affine_residual,
@@ -47,15 +49,17 @@ _C_NEWTON = newton_dense_c.address
 
 
 class AffineStep:
-    """The step residual of an :class:`~flexmbs.system.assembly.AssembledSystem` whose
-    bodies and rows the compiled kernel covers (``plan = (BodyPack, StackedRows, active
-    row indices)`` of ``AssembledSystem._affine_plan``)."""
+    """The step residual of a system whose bodies and rows the compiled kernel covers:
+    ``dae`` offers ``force_contributions`` and ``nonfinite_source``
+    (:class:`~flexmbs.integrate.protocol.CompiledStepSystem`), ``plan`` is its
+    :class:`~flexmbs.system.affine_plan.AffinePlan`."""
 
-    def __init__(self, asm, plan):
-        pack, st, act = plan
-        n = asm.n_q
+    def __init__(self, dae, plan):
+        pack, st, act = plan.pack, plan.stacked, plan.active
+        n = dae.n_q
         self.n, self.m = n, int(act.size)
-        self._asm, self._st, self._act, self._akey = asm, st, act, asm._active_key
+        self.plan = plan
+        self._dae, self._st, self._act = dae, st, act
         self.q0, self.v0, self.w0 = np.zeros(n), np.zeros(n), np.zeros(n)
         self.scal = np.zeros(2)                      # gp, bp
         self.t = 0.0
@@ -65,12 +69,12 @@ class AffineStep:
         self._wd_w, self._wd_f = np.zeros_like(w), np.zeros_like(f)
         self._bufs = (np.zeros(st.n_rows_all), np.zeros((st.n_rows_all, n)),
                       np.zeros(st.C0.shape), np.zeros(st.D0.shape))
-        self._const = (asm.gravity, act, st.n_rows_all, *pack.args, *st._kernel_data,
+        self._const = (plan.gravity, act, st.n_rows_all, *pack.args, *st.kernel_data,
                        row, lo, nd)
         # force elements: linear ones (Q = K q, e.g. a constant torque) in the kernel, the
         # others added in Python (then PETSc cannot call the kernel directly)
         self._forces, linear = [], []
-        for fb in asm.force_blocks:
+        for fb in plan.force_blocks:
             K = _linear_force(fb)
             if K is None:
                 self._forces.append(fb)
@@ -83,7 +87,6 @@ class AffineStep:
         self._args: tuple | None = None
         self._table: Table | None = None
         self._ntable: Table | None = None
-        self._pack = pack
 
     # --- per step ----------------------------------------------------------------------
     def set(self, q0, v0, w0, gp: float, bp: float, t: float) -> AffineStep:
@@ -118,8 +121,8 @@ class AffineStep:
         if self._forces:
             q = x[:n]
             gp, bp = self.scal
-            for fb, c in self._asm._force_contributions(q, self.v0 + gp * (q - self.q0),
-                                                        self.t, 1, self._forces):
+            for fb, c in self._dae.force_contributions(q, self.v0 + gp * (q - self.q0),
+                                                       self.t, 1, self._forces):
                 out[fb.idx] -= c.Q[:-1] / bp
             finite = math.isfinite(float(out.sum()))
         self.sync()
@@ -140,7 +143,6 @@ class AffineStep:
         """Address of the C function ``SNESFunction`` (:func:`affine_residual_c`)."""
         return _C_FUNCTION
 
-    @property
     def c_context(self) -> int:
         """Its context: the table of every array (made on first use, then fixed)."""
         if self._table is not None:
@@ -173,7 +175,7 @@ class AffineStep:
     def newton_dense(self, x: np.ndarray) -> np.ndarray:
         """The Newton matrix of this step at ``x`` (generalized-α's: ``c_K = 1/bp``,
         ``c_C = gp/bp``, ``c_M = 1``), dense (N, N), by one compiled call
-        (:func:`~flexmbs.system.kernel.newton_dense`; systems without force elements)."""
+        (:func:`~flexmbs.integrate.step_kernel.newton_dense`; systems without force elements)."""
         ntab = self._newton_table()
         N = self.n + self.m
         out = np.empty((N, N))
@@ -181,11 +183,11 @@ class AffineStep:
         return out
 
     def _newton_table(self) -> Table:
-        """The Newton table of :func:`~flexmbs.system.kernel.newton_dense` (made once)."""
-        self.c_context                      # the residual's table exists from here on
+        """The Newton table of :func:`~flexmbs.integrate.step_kernel.newton_dense` (made once)."""
+        self.c_context()                    # the residual's table exists from here on
         if self._ntable is None:
             tab = Table()
-            tptr, *flats = self._pack._tangent_pack()
+            tptr, *flats = self.plan.pack.tangent_pack()
             for a in (tptr, *flats, T_A_KERNEL, np.zeros(2, dtype=np.int64)):
                 tab.add(a)
             if len(tab) != N_NEWTON_TABLE:   # pragma: no cover - a layout change
@@ -196,11 +198,10 @@ class AffineStep:
             self._nctx_address = self._nctx.ctypes.data
         return self._ntable
 
-    @property
     def c_newton(self) -> tuple[int, int]:
         """``(function, context)``: :meth:`newton_dense` as the C function
-        ``int (double *out, const double *x, void *ctx)`` (:func:`~flexmbs.system.kernel.
-        newton_dense_c`, 0 when finite) and its context, for a compiled Jacobian."""
+        ``int (double *out, const double *x, void *ctx)`` (:func:`~flexmbs.integrate.
+        step_kernel.newton_dense_c`, 0 when finite) and its context, for a compiled Jacobian."""
         self._newton_table()
         return _C_NEWTON, self._nctx_address
 
@@ -210,24 +211,20 @@ class AffineStep:
         q = self.q_last.copy()
         gp, bp = self.scal
         dq = q - self.q0
-        bad = self._asm._nonfinite_source(q, self.v0 + gp * dq, self.w0 + bp * dq, self.t)
+        bad = self._dae.nonfinite_source(q, self.v0 + gp * dq, self.w0 + bp * dq, self.t)
         raise FloatingPointError(f"non-finite residual at t = {self.t:.6g} s from {bad}")
 
     # --- by-products -----------------------------------------------------------------------
     def invalidate(self) -> None:
         """Forget the system's cached rows and frames (after C calls, which overwrite the
         buffers without Python knowing; :meth:`sync` restores them)."""
-        self._st.last_key = None
-        self._asm._dense_cache = None
+        self.plan.forget()
 
     def sync(self) -> None:
         """Hand the last call's rows and frames (at ``q_last``, ``t``) to the system's
         caches."""
-        st, asm = self._st, self._asm
-        qkey = self.q_last.tobytes()
         g, G, C, D = self._bufs
-        st.last, st.last_key = (C, D), (qkey, self.t)
-        asm._dense_cache = ((qkey, self.t, self._akey), (g, G), False)
+        self.plan.remember(self.q_last.tobytes(), self.t, g, G, C, D)
 
 
 def _linear_force(fb) -> np.ndarray | None:

@@ -1,0 +1,169 @@
+"""The contract between the assembled multibody model and the integrators: the
+:class:`DAE` every integrator needs, and the optional capabilities an integrator uses
+when a system offers them (checked with ``isinstance``, once, when it is made).
+
+The model is the index-3 DAE of THEORY §1.5 / §5.9.2 in residual form, on flat arrays:
+
+    r(q, qd, qdd, lam, t) = M(q) qdd - f(q, qd, t) + G(q)^T lam = 0      (n_q rows)
+    g(q, t)               = 0                                           (n_lam rows)
+
+with ``q`` the generalized coordinates (positions, Euler parameters, elastic coordinates),
+``qd`` and ``qdd`` their first and second time derivatives (same length as ``q``),
+``G = dg/dq`` the constraint Jacobian and ``lam`` the Lagrange multipliers.  The
+Euler-parameter normalisation conditions are ordinary rows of ``g``.
+
+Derivatives of the position constraints, used for consistent initial conditions and
+for stabilised (GGL / index-2) forms:
+
+    dg/dt   = G qd + g_t
+    d2g/dt2 = G qdd + gamma(q, qd, t)
+
+Only numpy/scipy here: the integrators (``flexmbs.integrate``) wrap these in PETSc.
+
+Optional capabilities:
+
+* :class:`FixedPatternNewton` -- ``newton_matrix``: the Newton matrix of an implicit step
+  ``[[c_K K + c_C C + c_M M, G^T], [G, 0]]`` in a fixed CSR pattern;
+* :class:`IterationMatrix` -- ``iteration_matrix``: ``c_K K + c_C C + c_M M`` as one CSR
+  matrix (one COO assembly instead of sums of sparse matrices);
+* :class:`CompiledStepSystem` -- ``affine_plan``: what the compiled generalized-α step
+  (:mod:`flexmbs.integrate.affine_step`) needs, or None when its kernels do not cover the
+  system, plus the force elements and the source of a non-finite residual;
+* :class:`ConstraintTimeDerivative` -- ``constraint_time_derivative``: ``g_t`` alone;
+* :class:`Labelled` -- names of the coordinates and active rows (failure reports).
+
+And between a step residual and the Newton solver (:mod:`flexmbs.integrate._newton`):
+
+* :class:`NativeResidual` -- a residual PETSc may call as a C function;
+* :class:`NativeNewton` -- its Newton matrix as a C function too.
+"""
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import scipy.sparse as sp
+
+
+@runtime_checkable
+class DAE(Protocol):
+    """Index-3 constrained mechanical system ``M qdd - f + G^T lam = 0, g = 0``."""
+
+    n_q: int    # number of generalized coordinates
+    n_lam: int  # number of constraint rows (multipliers)
+
+    def residual(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                 lam: np.ndarray, t: float) -> np.ndarray:
+        """``r = M(q) qdd - f(q, qd, t) + G(q)^T lam``, shape (n_q,)."""
+
+    def tangent(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                lam: np.ndarray, t: float) -> tuple[sp.csr_matrix, sp.csr_matrix, sp.csr_matrix]:
+        """``(K, C, M) = (dr/dq, dr/dqd, dr/dqdd)``, each CSR (n_q, n_q).
+
+        ``K`` includes the constraint-force term ``d(G^T lam)/dq``."""
+
+    def constraint(self, q: np.ndarray, t: float) -> np.ndarray:
+        """``g(q, t)``, shape (n_lam,)."""
+
+    def constraint_jacobian(self, q: np.ndarray, t: float) -> sp.csr_matrix:
+        """``G = dg/dq``, CSR (n_lam, n_q)."""
+
+    def constraint_rates(self, q: np.ndarray, qd: np.ndarray,
+                         t: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(g_t, gamma)``: ``dg/dt = G qd + g_t`` and ``d2g/dt2 = G qdd + gamma``."""
+
+    def constraint_force_jacobian(self, q: np.ndarray, mu: np.ndarray,
+                                  t: float) -> sp.csr_matrix:
+        """``d(G(q)^T mu)/dq`` for a fixed vector ``mu``, CSR (n_q, n_q)."""
+
+    def constraint_velocity_jacobian(self, q: np.ndarray, v: np.ndarray,
+                                     t: float) -> sp.csr_matrix:
+        """``d(G(q) v)/dq`` for a fixed vector ``v``, CSR (n_lam, n_q)."""
+
+    def normalize(self, q: np.ndarray) -> np.ndarray:
+        """Return ``q`` with every Euler-parameter quadruple scaled to unit norm (a copy)."""
+
+
+@runtime_checkable
+class FixedPatternNewton(Protocol):
+    """A system that makes the Newton matrix of an implicit step itself."""
+
+    def newton_matrix(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, lam: np.ndarray,
+                      t: float, c_K: float, c_C: float, c_M: float):
+        """``[[c_K (K + d(G^T lam)/dq) + c_C C + c_M M, G^T], [G, 0]]`` (N, N) in CSR form
+        (``indptr, indices, data, shape``) whose pattern is the same at every call."""
+
+
+@runtime_checkable
+class IterationMatrix(Protocol):
+    """A system that sums its tangent in one assembly."""
+
+    def iteration_matrix(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                         lam: np.ndarray, t: float, c_K: float, c_C: float,
+                         c_M: float) -> sp.csr_matrix:
+        """``c_K K + c_C C + c_M M`` of ``tangent``, CSR (n_q, n_q)."""
+
+
+@runtime_checkable
+class CompiledStepSystem(Protocol):
+    """A system the compiled step residual (:class:`flexmbs.integrate.affine_step.
+    AffineStep`) can be built for."""
+
+    n_q: int
+
+    def affine_plan(self):
+        """The :class:`~flexmbs.system.affine_plan.AffinePlan` of the current active set
+        (bodies packed, all rows stacked), or None when the kernels do not cover it."""
+
+    def force_contributions(self, q: np.ndarray, qd: np.ndarray, t: float, order: int,
+                            blocks=None):
+        """``(force block, contribution)`` of the force elements (or of ``blocks``)."""
+
+    def nonfinite_source(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                         t: float) -> str:
+        """What makes the residual non-finite (a body, a force element, the constraints)."""
+
+
+@runtime_checkable
+class ConstraintTimeDerivative(Protocol):
+    """A system that gives ``g_t`` without the second derivatives."""
+
+    def constraint_time_derivative(self, q: np.ndarray, t: float) -> np.ndarray:
+        """``g_t = dg/dt`` at fixed ``q``, shape (n_lam,)."""
+
+
+@runtime_checkable
+class Labelled(Protocol):
+    """A system that names its coordinates and active constraint rows."""
+
+    coordinate_labels: list
+    active_row_labels: list
+
+
+@runtime_checkable
+class NativeResidual(Protocol):
+    """A residual ``F(x, out)`` that PETSc may call directly as the C function
+    ``c_function`` with context ``c_context()`` when ``native`` is true; it records a
+    non-finite value in ``status[0]`` (named afterwards by ``raise_nonfinite()``), and
+    ``invalidate()`` is called after each solve (the C calls overwrote its buffers)."""
+
+    native: bool
+    status: np.ndarray
+    c_function: int
+
+    def __call__(self, x: np.ndarray, out: np.ndarray) -> None: ...
+
+    def c_context(self) -> int: ...
+
+    def invalidate(self) -> None: ...
+
+    def raise_nonfinite(self) -> None: ...
+
+
+@runtime_checkable
+class NativeNewton(Protocol):
+    """A :class:`NativeResidual` whose Newton matrix is a C function too:
+    ``c_newton() = (function, context)``, ``int fill(double *W, const double *x, void
+    *ctx)`` writing the dense matrix row-major (0 when finite)."""
+
+    def c_newton(self) -> tuple[int, int]: ...

@@ -1,0 +1,79 @@
+"""The generalized forces ``Q_f`` of a system's force elements and their potentials.
+
+Each force element is evaluated on its local vector ``x = [q_i; q_j; t]``
+(:mod:`flexmbs.system.layout`) through a :class:`~flexmbs.forces.base.LocalContext` that
+makes the markers' frame jets on demand; an element with a ``body_force`` shortcut (one
+body's load without frame jets, e.g. a torque) is asked that first.  Its contribution
+holds ``Q`` and, at order 2, ``dQ/dx`` and ``dQ/dxd`` (the residual subtracts ``Q``,
+the tangent ``dQ``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from flexmbs.forces.base import LocalContext
+from flexmbs.system.layout import frame_jets
+
+
+class ForceTerms:
+    """The force elements of a :class:`~flexmbs.system.layout.Layout`."""
+
+    def __init__(self, layout):
+        self.layout = layout
+
+    def contributions(self, q, qd, t, order, blocks=None):
+        """``(force block, contribution)`` of every force element (or of ``blocks``) at
+        ``(q, qd, t)``, to ``order`` (1: ``Q``; 2: also ``dQ/dx``, ``dQ/dxd``)."""
+        rot: dict = {}
+        for fb in self.layout.force_blocks if blocks is None else blocks:
+            c = self.body_force(fb, q, t, order)
+            if c is not None:
+                yield fb, c
+                continue
+            n = len(fb.idx) + 1
+            x, xd = np.empty(n), np.empty(n)
+            x[:-1], x[-1] = q[fb.idx], t
+            xd[:-1], xd[-1] = qd[fb.idx], 1.0
+            def frames(fb=fb, n=n):
+                return frame_jets(fb.markers, fb.offsets, q, fb.idx, n, order, rot)
+            q_b = tuple(None if o is None else q[fb.idx[o:o + m.body.n_coords]]
+                        for m, o in zip(fb.markers, fb.offsets))
+            qd_b = tuple(None if o is None else qd[fb.idx[o:o + m.body.n_coords]]
+                         for m, o in zip(fb.markers, fb.offsets))
+            ctx = LocalContext(fb.markers, frames, x, xd, t, n, fb.offsets, q_b, qd_b, order)
+            yield fb, fb.element.contribution(ctx)
+
+    @staticmethod
+    def body_force(fb, q, t, order):
+        """The element's ``body_force`` shortcut (one body's load without frame jets, e.g.
+        a torque), or None when it has none or declines."""
+        fast = getattr(fb.element, "body_force", None)
+        if fast is None or len(fb.markers) != 1 or fb.offsets[0] != 0:
+            return None
+        return fast(fb.markers[0], q[fb.idx], t, order)
+
+    def potential_context(self, fb, q, t) -> LocalContext:
+        """The first-order :class:`LocalContext` of force block ``fb`` at ``(q, t)`` and
+        rest (what the residual hands ``contribution``), for the element's ``potential``."""
+        n = len(fb.idx) + 1
+        frames = tuple(frame_jets(fb.markers, fb.offsets, q, fb.idx, n, 1))
+        q_b = tuple(None if o is None else q[fb.idx[o:o + m.body.n_coords]]
+                    for m, o in zip(fb.markers, fb.offsets))
+        qd_b = tuple(None if o is None else np.zeros(m.body.n_coords)
+                     for m, o in zip(fb.markers, fb.offsets))
+        xd = np.zeros(n)
+        xd[-1] = 1.0
+        return LocalContext(fb.markers, frames, np.append(q[fb.idx], t), xd, t, n,
+                            fb.offsets, q_b, qd_b, 1)
+
+    def potentials(self, q, t=0.0) -> dict:
+        """``{name: V_f}`` [J]: the potential of each force element that has one (springs,
+        bushings, stops, constant inertial forces; ``V_f`` with ``dV_f/dq = -Q_f`` of its
+        conservative part, see :mod:`flexmbs.forces.base`)."""
+        q = np.asarray(q, dtype=float)
+        out = {}
+        for fb in self.layout.force_blocks:
+            pot = getattr(fb.element, "potential", None)
+            if pot is not None:
+                out[fb.element.name] = float(pot(self.potential_context(fb, q, t)))
+        return out
