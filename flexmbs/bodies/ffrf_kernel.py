@@ -1,7 +1,7 @@
 """Compiled (numba) residual and tangent of the floating-frame body (THEORY §2.7, §2.8).
 
 The equations of :mod:`flexmbs.bodies.flexible` (see its docstring), written as loops
-over the invariants laid out by ``FlexibleBody._kernel_args`` (a rigid body is the case
+over the invariants laid out by ``FlexibleBody.kernel_args`` (a rigid body is the case
 ``n_q = 0``) so that one call replaces some fifty small numpy calls:
 
     residual = [ m (rdd - g) + A f_t;   2 L^T f_r;   f_e ],

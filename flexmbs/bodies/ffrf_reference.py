@@ -12,7 +12,7 @@ The residual of the floating-frame body (THEORY §2.7, §2.8; see
 
 and its tangent ``(K, C, M)``, written as whole-array numpy products on the same
 arguments as the kernels (``lin = lin0 + q_e lin_q`` holds ``[m c, I_0 + I_1 q,
--dG_r/dqd / 2, [C_r | O_e]]``, see ``FlexibleBody._kernel_args``).  The kernels sum in
+-dG_r/dqd / 2, [C_r | O_e]]``, see ``FlexibleBody.kernel_args``).  The kernels sum in
 other orders, so the two agree to round-off, not bitwise.
 """
 from __future__ import annotations

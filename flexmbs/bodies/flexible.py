@@ -300,13 +300,13 @@ class FlexibleBody:
         ``ffrf_residual`` of the compiled kernels or of their reference
         (:func:`flexmbs.compiled.backend`)."""
         return backend(ffrf_kernel, ffrf_reference).ffrf_residual(
-            *self._state_args(q, qd, qdd, gravity), *self._kernel_args())
+            *self._state_args(q, qd, qdd, gravity), *self.kernel_args())
 
     def _state_args(self, q, qd, qdd, gravity) -> tuple:
         """The state arguments of the kernels, shapes checked (:func:`flexmbs.compiled.state`)."""
         return state(f"FlexibleBody '{self.name}'", self.n_coords, q, qd, qdd, gravity)
 
-    def _kernel_args(self) -> tuple:
+    def kernel_args(self) -> tuple:
         """The constant arguments of :func:`~flexmbs.bodies.ffrf_kernel.ffrf_residual`."""
         a = self.__dict__.get("_kargs")
         if a is None:
@@ -326,11 +326,11 @@ class FlexibleBody:
         """``(K, C, M)``: exact derivatives of :meth:`residual` by q, qd, qdd:
         ``ffrf_tangent`` of the compiled kernels or of their reference
         (:func:`flexmbs.compiled.backend`)."""
-        a = self._kernel_args()
+        a = self.kernel_args()
         return backend(ffrf_kernel, ffrf_reference).ffrf_tangent(
-            *self._state_args(q, qd, qdd, gravity), *a[:6], *self._tangent_args())
+            *self._state_args(q, qd, qdd, gravity), *a[:6], *self.tangent_args())
 
-    def _tangent_args(self) -> tuple:
+    def tangent_args(self) -> tuple:
         """The constant arguments of :func:`~flexmbs.bodies.ffrf_kernel.ffrf_tangent` after
         those it shares with the residual."""
         a = self.__dict__.get("_targs")
@@ -384,13 +384,13 @@ def nodal_rotation_modes(body) -> np.ndarray:
     from skfem import CellBasis
 
     from flexmbs.fe.assemble import ELEMENTS
-    from flexmbs.io.mesh import Mesh, _skfem_local_order
+    from flexmbs.io.mesh import Mesh, skfem_local_order
 
     mesh = Mesh(points=body.points, cells=body.cells, cell_type=body.cell_type)
     elem = ELEMENTS[mesh.cell_type][0]()
     X = elem.doflocs.T
     nb = CellBasis(mesh.skfem(), elem, quadrature=(X, np.ones(X.shape[1])))
-    local = _skfem_local_order(mesh.cell_type, mesh.cells)        # (E, n_loc) node ids
+    local = skfem_local_order(mesh.cell_type, mesh.cells)        # (E, n_loc) node ids
     n_nodes = len(body.points)
     count = np.bincount(local.ravel(), minlength=n_nodes).astype(float)
     modes = np.asarray(body.modes)                                 # (N, 3, n_q)

@@ -10,8 +10,24 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmbs.bodies.ffrf_kernel import bodies_newton_values, bodies_residual
-from flexmbs.compiled import arg
+from typing import Protocol, runtime_checkable
+
+from flexmbs.bodies import ffrf_kernel, ffrf_reference
+from flexmbs.compiled import arg, backend
+
+
+@runtime_checkable
+class FloatingFrameBody(Protocol):
+    """A body the packed kernels evaluate: a floating frame (a rigid body has ``n_q = 0``)
+    that lays out its constants for :func:`~flexmbs.bodies.ffrf_kernel.ffrf_residual`
+    (``kernel_args``) and :func:`~flexmbs.bodies.ffrf_kernel.ffrf_tangent`
+    (``tangent_args``)."""
+
+    n_coords: int
+
+    def kernel_args(self) -> tuple: ...
+
+    def tangent_args(self) -> tuple: ...
 
 
 def _cat(parts) -> np.ndarray:
@@ -23,10 +39,10 @@ def _cat(parts) -> np.ndarray:
 
 
 class BodyPack:
-    """The bodies of a system (each with ``_kernel_args``) at their coordinate offsets."""
+    """The bodies of a system (each with ``kernel_args``) at their coordinate offsets."""
 
     def __init__(self, bodies, offsets):
-        args = [b._kernel_args() for b in bodies]
+        args = [b.kernel_args() for b in bodies]
         self.off = np.array(offsets, dtype=np.int64)
         self.nq = np.array([b.n_coords - 7 for b in bodies], dtype=np.int64)
         self.m = np.array([a[0] for a in args], dtype=float)
@@ -45,7 +61,7 @@ class BodyPack:
     def tangent_pack(self) -> tuple:
         """``(tptr, 12 flats)`` of the tangents' own arrays (made on first use)."""
         if self._targs is None:
-            args = [b._tangent_args()[:12] for b in self._bodies]
+            args = [b.tangent_args()[:12] for b in self._bodies]
             flats = [[np.ravel(a[k]) for a in args] for k in range(12)]
             sizes = np.array([[len(f[b]) for f in flats] for b in range(len(args))],
                              dtype=np.int64).reshape(len(args), 12)
@@ -57,15 +73,17 @@ class BodyPack:
     def newton_values(self, q, qd, qdd, gravity, c_K, c_C, c_M) -> np.ndarray:
         """``c_K K + c_C C + c_M M`` of every body's tangent, blocks row-major, in body
         order (:func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values`)."""
-        return bodies_newton_values(arg(q), arg(qd), arg(qdd), arg(gravity), float(c_K),
-                                    float(c_C), float(c_M), *self.args[:5],
-                                    *self.flats[:5], *self.tangent_pack())
+        k = backend(ffrf_kernel, ffrf_reference)
+        return k.bodies_newton_values(arg(q), arg(qd), arg(qdd), arg(gravity), float(c_K),
+                                      float(c_C), float(c_M), *self.args[:5],
+                                      *self.flats[:5], *self.tangent_pack())
 
     @staticmethod
     def supports(bodies) -> bool:
         """Whether every body has a compiled floating-frame residual."""
-        return bool(bodies) and all(hasattr(b, "_kernel_args") for b in bodies)
+        return bool(bodies) and all(isinstance(b, FloatingFrameBody) for b in bodies)
 
     def residual(self, q, qd, qdd, gravity) -> np.ndarray:
         """All body residuals stacked like ``q``."""
-        return bodies_residual(arg(q), arg(qd), arg(qdd), arg(gravity), *self.args)
+        return backend(ffrf_kernel, ffrf_reference).bodies_residual(
+            arg(q), arg(qd), arg(qdd), arg(gravity), *self.args)

@@ -57,7 +57,7 @@ class PointMass:
     def residual(self, q, qd, qdd, gravity):
         return self.m * (qdd - gravity)
 
-    def _kernel_args(self) -> tuple:
+    def kernel_args(self) -> tuple:
         """Its entry in a :class:`~flexmbs.bodies.pack.BodyPack` (which the compiled
         residual reads as a point mass, ``n_q = n_coords - 7 = -4``): the mass and empty
         floating-frame arrays."""
@@ -65,7 +65,7 @@ class PointMass:
         return (float(self.m), z(0), z((0, 12)), z((0, 0)), z((0, 3)), z((0, 3)),
                 z((0, 3)), z((0, 0)), z((0, 0)), z((0, 0)), False)
 
-    def _tangent_args(self) -> tuple:
+    def tangent_args(self) -> tuple:
         """No tangent arrays (its tangent is ``M = m I``)."""
         return tuple(np.zeros(0) for _ in range(12))
 

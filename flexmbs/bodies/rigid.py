@@ -168,13 +168,13 @@ class RigidBody:
         ``n_q = 0``) of the compiled kernels or of their reference
         (:func:`flexmbs.compiled.backend`)."""
         return backend(ffrf_kernel, ffrf_reference).ffrf_residual(
-            *self._state_args(q, qd, qdd, gravity), *self._kernel_args())
+            *self._state_args(q, qd, qdd, gravity), *self.kernel_args())
 
     def _state_args(self, q, qd, qdd, gravity) -> tuple:
         """The state arguments of the kernels, shapes checked (:func:`flexmbs.compiled.state`)."""
         return state(f"RigidBody '{self.name}'", self.n_coords, q, qd, qdd, gravity)
 
-    def _kernel_args(self) -> tuple:
+    def kernel_args(self) -> tuple:
         """Constant arguments of :func:`~flexmbs.bodies.ffrf_kernel.ffrf_residual` for a
         floating frame with no elastic coordinates: ``lin0 = [m c, I_O]``."""
         a = self.__dict__.get("_kargs")
@@ -192,10 +192,10 @@ class RigidBody:
         ``ffrf_tangent`` with ``n_q = 0`` of the compiled kernels or of their reference
         (:func:`flexmbs.compiled.backend`)."""
         return backend(ffrf_kernel, ffrf_reference).ffrf_tangent(
-            *self._state_args(q, qd, qdd, gravity), *self._kernel_args()[:6],
-            *self._tangent_args())
+            *self._state_args(q, qd, qdd, gravity), *self.kernel_args()[:6],
+            *self.tangent_args())
 
-    def _tangent_args(self) -> tuple:
+    def tangent_args(self) -> tuple:
         """Constant arguments of :func:`~flexmbs.bodies.ffrf_kernel.ffrf_tangent` after those
         shared with the residual (all empty: no elastic coordinates)."""
         a = self.__dict__.get("_targs")

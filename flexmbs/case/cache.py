@@ -42,7 +42,7 @@ def reduction_settings(b: dict):
 def cache_key(b: dict) -> str:
     """Hex SHA-256 over mesh content, material, settings, unit, body-file version and the
     flexmbs version (the cache is shared by every case and checkout of a user)."""
-    from flexmbs import __version__
+    from flexmbs._version import __version__
     from flexmbs.io.bodyfile import VERSION
     from flexmbs.reduction.reduce import file_sha256
     settings = reduction_settings(b).as_dict()

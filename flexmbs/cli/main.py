@@ -26,14 +26,14 @@ PETSC_COMMANDS = ("preprocess", "run", "sweep")
 
 
 def version() -> str:
-    """The installed version of flexmbs (package metadata, else ``flexmbs.__version__``)."""
+    """The installed version of flexmbs (package metadata, else ``flexmbs._version``)."""
     from importlib.metadata import PackageNotFoundError
     from importlib.metadata import version as dist_version
     try:
         return dist_version("flexmbs")
     except PackageNotFoundError:
-        import flexmbs
-        return getattr(flexmbs, "__version__", "unknown")
+        from flexmbs._version import __version__
+        return __version__
 
 
 class _Version(argparse.Action):

@@ -29,9 +29,9 @@ import re
 
 import numpy as np
 
-from flexmbs.compiled import arg
+from flexmbs.compiled import arg, backend
 from flexmbs.kinematics import jet as J
-from flexmbs.kinematics.frame_kernel import label_rows
+from flexmbs.kinematics import frame_kernel, frame_reference
 
 _AXIS = {"x": 0, "y": 1, "z": 2}
 _DOT_Q = re.compile(r"([xyz])_P\.([xyz])_Q")
@@ -74,7 +74,7 @@ class LabelRows:
         do not depend on the time ``t``)."""
         Sa, Sb = self.S_alpha, self.S_beta
         if H is None:                                          # compiled, same numbers
-            return label_rows(*self._kernel_args(), arg(C), arg(D)) + (None,)
+            return backend(frame_kernel, frame_reference).label_rows(*self._kernel_args(), arg(C), arg(D)) + (None,)
         R, n = len(self.labels), D.shape[-1]
         al = Sa @ C + self.k                                   # (R, 3)
         be = Sb @ C

@@ -27,7 +27,7 @@ from skfem.quadrature import get_quadrature
 
 from flexmbs.fe.material import Material
 from flexmbs.fe.model import FEModel
-from flexmbs.io.mesh import Mesh, _skfem_local_order
+from flexmbs.io.mesh import Mesh, skfem_local_order
 
 #: cell type -> (scalar element, polynomial degree per direction)
 ELEMENTS = {"tet4": (ElementTetP1, 1), "tet10": (ElementTetP2, 2),
@@ -96,7 +96,7 @@ class ElementBasis:
         vals = [scalar.lbasis(self.Xq, a) for a in range(n_loc)]
         self.N = np.stack([v[0] for v in vals], axis=1)                  # (n_qp, n_loc)
         self.dN = np.stack([v[1] for v in vals], axis=1).transpose(2, 1, 0).copy()
-        self.nodes = _skfem_local_order(mesh.cell_type, np.asarray(mesh.cells))
+        self.nodes = skfem_local_order(mesh.cell_type, np.asarray(mesh.cells))
         block = np.asarray(mesh.skfem_node_index())
         self.block = block[self.nodes]                                    # (E, n_loc)
         self.dof_of_node = 3 * block[:, None] + np.arange(3)[None, :]
@@ -196,7 +196,7 @@ def vector_basis(mesh: Mesh) -> CellBasis:
 def dof_of_node(mesh: Mesh, basis: CellBasis) -> np.ndarray:
     """``(n_nodes, 3)`` global dof of node i (flexmbs numbering) in direction k, read
     off a scikit-fem vector ``basis`` (reference for :attr:`ElementBasis.dof_of_node`)."""
-    local = _skfem_local_order(mesh.cell_type, mesh.cells)  # (E, n_loc)
+    local = skfem_local_order(mesh.cell_type, mesh.cells)  # (E, n_loc)
     ed = basis.element_dofs  # (3 n_loc, E)
     n_loc = local.shape[1]
     out = np.full((mesh.n_nodes, 3), -1, dtype=np.int64)

@@ -10,7 +10,7 @@ from skfem import BilinearForm, Functional, LinearForm, asm
 from skfem.helpers import ddot, eye, grad, mul, trace, transpose
 
 from flexmbs.fe.model import FEModel
-from flexmbs.io.mesh import _skfem_local_order
+from flexmbs.io.mesh import skfem_local_order
 
 #: (i, j) tensor index of each Voigt component
 VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))
@@ -88,7 +88,7 @@ def nodal_stress_modes(fe: FEModel, Phi: np.ndarray, *, elements: np.ndarray | N
 
 def node_count(fe: FEModel) -> np.ndarray:
     """Number of elements touching each node."""
-    local = _skfem_local_order(fe.mesh.cell_type, np.asarray(fe.mesh.cells))
+    local = skfem_local_order(fe.mesh.cell_type, np.asarray(fe.mesh.cells))
     return np.bincount(local.ravel(), minlength=fe.mesh.n_nodes).astype(float)
 
 

@@ -13,8 +13,8 @@ Callbacks.  The residual, the Jacobian and the convergence test are Python metho
 compiled C functions that PETSc calls directly: the residual when ``F`` offers one
 (a :class:`~.protocol.NativeResidual` with ``F.native``, e.g.
 :class:`flexmbs.integrate.affine_step.AffineStep`), the increment test
-(:func:`._increments.increment_test_c`, with ``native_test``) and, for dense matrices
-with both of those, the Jacobian (:func:`._native_jacobian.dense_jacobian_c`, for a
+(:func:`.increments_kernel.increment_test_c`, with ``native_test``) and, for dense matrices
+with both of those, the Jacobian (:func:`.jacobian_kernel.dense_jacobian_c`, for a
 :class:`~.protocol.NativeNewton`).  Then no Python runs inside a Newton iteration.  The
 compiled forms are used only when :func:`flexmbs.compiled.use_compiled` is true
 (``FLEXMBS_KERNELS=reference`` runs the Python forms).
@@ -58,8 +58,9 @@ from petsc4py import PETSc
 from flexmbs import petsc_c
 from flexmbs.compiled import Table, use_compiled
 
-from ._increments import N_TEST_TABLE, block_maxima, increment_test_c
-from ._native_jacobian import N_JAC_TABLE, dense_jacobian_c
+from .settings import DEFAULTS
+from .increments_kernel import N_TEST_TABLE, block_maxima, increment_test_c
+from .jacobian_kernel import N_JAC_TABLE, dense_jacobian_c
 from ._petsc import CSR, DenseFill, FixedPatternFill, aij_from_csr, csr_parts, reason_name
 from .options import OptionsManager, default_direct_lu
 from .protocol import NativeNewton, NativeResidual
@@ -161,7 +162,7 @@ class NewtonSolver:
     ``solve(x0, F, J)`` with ``F(x) -> ndarray`` and ``J(x) -> csr`` numpy callbacks.
     """
 
-    def __init__(self, n: int, *, prefix: str = "fmbs_", petsc_options: Mapping | None = None,
+    def __init__(self, n: int, *, prefix: str = DEFAULTS.options_prefix, petsc_options: Mapping | None = None,
                  comm=None, theta: float = 0.25, increment_rtol: float | None = None,
                  block_sizes: tuple[int, ...] | None = None, n_algebraic: int = 0,
                  algebraic_tol: float = 1e-12, jacobian_cost: float | None = None,
@@ -282,7 +283,7 @@ class NewtonSolver:
         or ``kappa max(d1_b, 1e-8 s_b) / eta``)."""
         if self._kappa is None:
             return []
-        from ._increments import FLOOR
+        from .increments_kernel import FLOOR
         dx = self._snes.getSolutionUpdate().getArray(readonly=True)
         x = self._x.getArray(readonly=True)
         fn = self._t_fn[:int(self._t_ints[4])] if self._native_test else self._fnorms
@@ -417,7 +418,7 @@ class NewtonSolver:
 
     def _install_test(self) -> None:
         """The increment test as PETSc's C convergence test: its context table of
-        :data:`~._increments.N_TEST_TABLE` rows (arrays kept here)."""
+        :data:`~.increments_kernel.N_TEST_TABLE` rows (arrays kept here)."""
         R = _Reason
         tab = Table()
         for name in ("SNESGetSolutionUpdate", "SNESGetSolution", "VecGetArrayRead",
@@ -440,7 +441,7 @@ class NewtonSolver:
 
     def _install_jacobian(self, native) -> None:
         """PETSc's Jacobian callback for this solve: the C one
-        (:func:`~._native_jacobian.dense_jacobian_c`, filled by ``native.c_newton``) when
+        (:func:`~.jacobian_kernel.dense_jacobian_c`, filled by ``native.c_newton``) when
         the residual and the test are compiled and the matrix is dense, else
         :meth:`_jacobian`."""
         cj = None

@@ -52,7 +52,8 @@ from petsc4py import PETSc
 from flexmbs.compiled import use_compiled
 from flexmbs.errors import ConvergenceError
 
-from . import _genalpha_kernel, _genalpha_reference
+from .settings import DEFAULTS
+from . import genalpha_kernel, genalpha_reference
 from ._newton import NewtonFailure, NewtonSolver, NewtonState
 from ._petsc import saddle
 from .affine_step import AffineStep
@@ -66,8 +67,8 @@ log = logging.getLogger(__name__)
 
 
 #: the predictor and update of a step: compiled, or their numpy reference
-predict, update = ((_genalpha_kernel.predict, _genalpha_kernel.update) if use_compiled() else
-                   (_genalpha_reference.predict, _genalpha_reference.update))
+predict, update = ((genalpha_kernel.predict, genalpha_kernel.update) if use_compiled() else
+                   (genalpha_reference.predict, genalpha_reference.update))
 
 #: spectral radii at or above this are "undamped" (see ``GeneralizedAlpha.notes``)
 UNDAMPED = 1.0 - 1e-9
@@ -224,10 +225,13 @@ class GeneralizedAlpha:
     and ``constraint_jacobian``.
     """
 
-    def __init__(self, dae, *, rho_inf: float = 0.9, options_prefix: str = "fmbs_",
-                 petsc_options: Mapping | None = None, jacobian_reuse: bool = True,
-                 project_velocity: bool = False, newton_rtol: float | None = 1e-5,
-                 jacobian_cost: float | None = 2.0, comm=None):
+    def __init__(self, dae, *, rho_inf: float = DEFAULTS.rho_inf,
+                 options_prefix: str = DEFAULTS.options_prefix,
+                 petsc_options: Mapping | None = None,
+                 jacobian_reuse: bool = DEFAULTS.jacobian_reuse,
+                 project_velocity: bool = DEFAULTS.project_velocity,
+                 newton_rtol: float | None = DEFAULTS.newton_rtol,
+                 jacobian_cost: float | None = DEFAULTS.jacobian_cost, comm=None):
         self.dae = dae
         self.params = GenAlphaParameters.from_rho_inf(rho_inf)
         self.rho_inf = rho_inf
@@ -378,8 +382,9 @@ class GeneralizedAlpha:
 
     # --- the time loop ---------------------------------------------------------------
     def run(self, q0: np.ndarray, qd0: np.ndarray, qdd0: np.ndarray, lam0: np.ndarray,
-            t0: float, t_end: float, *, h: float, adaptive: bool = False,
-            rtol: float = 1e-4, atol: float = 1e-6, output_times: Sequence[float] | None = None,
+            t0: float, t_end: float, *, h: float, adaptive: bool = DEFAULTS.adaptive,
+            rtol: float = DEFAULTS.rtol, atol: float = DEFAULTS.atol,
+            output_times: Sequence[float] | None = None,
             callback: Callback | None = None, store: bool = True, h_min: float | None = None,
             h_max: float | None = None, max_cuts: int = 8,
             callback_at_outputs: bool = False,

@@ -22,6 +22,7 @@ from petsc4py import PETSc
 
 from flexmbs.errors import ConvergenceError
 
+from .settings import DEFAULTS
 from ._newton import NewtonFailure, NewtonSolver
 from ._petsc import saddle
 from .trajectory import Stats
@@ -42,8 +43,9 @@ class StaticSolution:
             object.__setattr__(self, f, a)
 
 
-def solve_static(dae, q0: np.ndarray, *, t: float = 0.0, lam0: np.ndarray | None = None,
-                 load_steps: int = 1, options_prefix: str = "fmbs_static_",
+def solve_static(dae, q0: np.ndarray, *, t: float = DEFAULTS.t0, lam0: np.ndarray | None = None,
+                 load_steps: int = DEFAULTS.load_steps,
+                 options_prefix: str = DEFAULTS.static_options_prefix,
                  petsc_options: Mapping | None = None, comm=None) -> StaticSolution:
     """Static equilibrium from the guess ``q0`` (see module doc for ``load_steps``).
 

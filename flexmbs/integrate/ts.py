@@ -34,6 +34,7 @@ from petsc4py import PETSc
 
 from flexmbs.errors import ConvergenceError
 
+from .settings import DEFAULTS
 from ._petsc import aij_from_csr, block_csr, fill_aij, reason_name
 from .consistent import accelerations
 from .options import OptionsManager, default_direct_lu
@@ -58,7 +59,7 @@ TS_DEFAULTS = {
 class GGLIntegrator:
     """Implicit PETSc TS on the GGL index-2 form of a :class:`flexmbs.integrate.protocol.DAE`."""
 
-    def __init__(self, dae, *, options_prefix: str = "fmbs_",
+    def __init__(self, dae, *, options_prefix: str = DEFAULTS.options_prefix,
                  petsc_options: Mapping | None = None, comm=None):
         comm = PETSc.COMM_SELF if comm is None else comm
         if comm.getSize() != 1:
@@ -125,8 +126,8 @@ class GGLIntegrator:
             J.assemble()
         self.jacobian_evaluations += 1
 
-    def run(self, q0, qd0, lam0, t0: float, t_end: float, *, h: float, rtol: float = 1e-6,
-            atol: float = 1e-8, output_times: Sequence[float] | None = None,
+    def run(self, q0, qd0, lam0, t0: float, t_end: float, *, h: float,
+            rtol: float = DEFAULTS.rtol, atol: float = DEFAULTS.atol, output_times: Sequence[float] | None = None,
             callback: Callback | None = None, store: bool = True) -> Trajectory:
         """Integrate from consistent ``(q0, qd0, lam0)`` at ``t0``; ``h`` is the first step.
 

@@ -147,7 +147,7 @@ class Mesh:
         # is skfem node m.dofs.element_dofs[a, e] and flexmbs node cells_skfem[e, a].
         # The adapter places the input's higher-order nodes in that same local order,
         # so the correspondence is read off element by element.
-        local = _skfem_local_order(self.cell_type, self.cells)
+        local = skfem_local_order(self.cell_type, self.cells)
         skfem_node = np.full(self.n_nodes, -1, dtype=np.int64)
         skfem_node[local.ravel()] = m.dofs.element_dofs.T.ravel()
         return m, skfem_node
@@ -161,7 +161,7 @@ class Mesh:
         return self._skfem_and_map[1]
 
 
-def _skfem_local_order(cell_type: str, cells: np.ndarray) -> np.ndarray:
+def skfem_local_order(cell_type: str, cells: np.ndarray) -> np.ndarray:
     """Cells reordered from meshio node order to scikit-fem local node order."""
     from skfem.io.meshio import INV_HEX_MAPPING
 

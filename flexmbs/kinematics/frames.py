@@ -26,10 +26,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmbs.compiled import arg
-from flexmbs.kinematics.frame_kernel import fill_frame
+from flexmbs.compiled import arg, backend
+from flexmbs.kinematics import frame_kernel, frame_reference
 from flexmbs.kinematics.jet import Jet
-from flexmbs.kinematics.rotation import T_A, A_of, G_of, Q_of, _floats, tilde
+from flexmbs.kinematics.rotation import T_A, A_of, G_of, Q_of, as_floats, tilde
 
 
 class FrameJet:
@@ -46,8 +46,8 @@ class FrameJet:
 
 def cross3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a x b`` for 3-vectors without numpy's general (slow for tiny arrays) machinery."""
-    a0, a1, a2 = _floats(a)
-    b0, b1, b2 = _floats(b)
+    a0, a1, a2 = as_floats(a)
+    b0, b1, b2 = as_floats(b)
     return np.array([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0])
 
 
@@ -56,8 +56,8 @@ def dAu_de(e: np.ndarray, u: np.ndarray) -> np.ndarray:
 
     ``2 [e0 u + eps x u,  (eps.u) E + eps u^T - u eps^T - e0 tilde(u)]`` (equal to ``2 Q(u) e``).
     """
-    e0, x, y, z = _floats(e)
-    u0, u1, u2 = _floats(u)
+    e0, x, y, z = as_floats(e)
+    u0, u1, u2 = as_floats(u)
     s = x * u0 + y * u1 + z * u2                                   # eps . u
     return 2.0 * np.array([
         [e0 * u0 + y * u2 - z * u1, s, x * u1 - u0 * y + e0 * u2,
@@ -360,7 +360,7 @@ class PairFrames:
                 if rot is not None:
                     rot[id(mk.body)] = r
             if order < 2:                     # compiled: the same numbers at order 1
-                fill_frame(arg(q_b), *kernel_consts(mk, kind), off, C[sl], D[sl])
+                backend(frame_kernel, frame_reference).fill_frame(arg(q_b), *kernel_consts(mk, kind), off, C[sl], D[sl])
             elif kind == "rigid":
                 _fill_rigid(q_b, mk, off, r, C[sl], D[sl])
             else:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def _floats(a) -> list:
+def as_floats(a) -> list:
     """The entries of a short vector as Python floats (scalar arithmetic on them is
     several times faster than on numpy scalars)."""
     return a.tolist() if type(a) is np.ndarray else [float(x) for x in a]
@@ -27,13 +27,13 @@ def _floats(a) -> list:
 
 def tilde(a: np.ndarray) -> np.ndarray:
     """Skew matrix with ``tilde(a) @ b == cross(a, b)``."""
-    x, y, z = _floats(a)
+    x, y, z = as_floats(a)
     return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
 
 def A_of(e: np.ndarray) -> np.ndarray:
     """Rotation matrix ``A(e)`` (body -> inertial); exact for unit ``e``."""
-    e0, x, y, z = _floats(e)
+    e0, x, y, z = as_floats(e)
     return np.array([
         [e0*e0 + x*x - y*y - z*z, 2*(x*y - e0*z), 2*(x*z + e0*y)],
         [2*(x*y + e0*z), e0*e0 - x*x + y*y - z*z, 2*(y*z - e0*x)],
@@ -43,13 +43,13 @@ def A_of(e: np.ndarray) -> np.ndarray:
 
 def G_of(e: np.ndarray) -> np.ndarray:
     """``G(e)`` (3x4): angular velocity in inertial components ``omega = 2 G ed``."""
-    e0, x, y, z = _floats(e)
+    e0, x, y, z = as_floats(e)
     return np.array([[-x, e0, -z, y], [-y, z, e0, -x], [-z, -y, x, e0]])
 
 
 def L_of(e: np.ndarray) -> np.ndarray:
     """``L(e)`` (3x4): angular velocity in body components ``omega' = 2 L ed``."""
-    e0, x, y, z = _floats(e)
+    e0, x, y, z = as_floats(e)
     return np.array([[-x, e0, z, -y], [-y, -z, e0, x], [-z, y, -x, e0]])
 
 
@@ -82,14 +82,14 @@ def QT_of(w: np.ndarray) -> np.ndarray:
 def GT_matrix(m: np.ndarray) -> np.ndarray:
     """4x4 ``R`` with ``G(e)^T m = R e`` (so ``d(G^T m)/de = R``):
     ``G^T m = [-m.eps; e0 m + m x eps]``, i.e. ``R = [[0, -m^T], [m, tilde(m)]]``."""
-    a, b, c = _floats(m)
+    a, b, c = as_floats(m)
     return np.array([[0.0, -a, -b, -c], [a, 0.0, -c, b], [b, c, 0.0, -a], [c, -b, a, 0.0]])
 
 
 def LT_matrix(v: np.ndarray) -> np.ndarray:
     """4x4 ``R`` with ``L(e)^T v = R e``:
     ``L^T v = [-v.eps; e0 v - v x eps]``, i.e. ``R = [[0, -v^T], [v, -tilde(v)]]``."""
-    a, b, c = _floats(v)
+    a, b, c = as_floats(v)
     return np.array([[0.0, -a, -b, -c], [a, 0.0, c, -b], [b, -c, 0.0, a], [c, b, -a, 0.0]])
 
 

@@ -141,7 +141,7 @@ def factorize(A: sp.spmatrix, *, backend: str = "auto", spd: bool = False,
         ksp.setUp()
     else:
         ksp = direct_ksp(Ap, spd=spd)
-    return _ksp_solve(ksp, Ap, owner=arrays)
+    return ksp_solve(ksp, Ap, owner=arrays)
 
 
 def direct_ksp(Ap, *, spd: bool, prefix: str = "flexmbs_factor_"):
@@ -168,7 +168,7 @@ def direct_ksp(Ap, *, spd: bool, prefix: str = "flexmbs_factor_"):
     return ksp
 
 
-def _ksp_solve(ksp, Ap, owner=None):
+def ksp_solve(ksp, Ap, owner=None):
     x, b = Ap.createVecs()
 
     def solve(rhs: np.ndarray) -> np.ndarray:
@@ -373,7 +373,7 @@ def _eigh_slepc(K, M, n, *, sigma, tol, backend, rhs=None, near_null=None):
     Y = None
     if rhs is not None:
         # reuse the shift-invert factor / AMG hierarchy
-        Y = _ksp_solve(ksp, Kp)(np.asarray(rhs, dtype=float))
+        Y = ksp_solve(ksp, Kp)(np.asarray(rhs, dtype=float))
     for obj in (eps, Kp, Mp, vr, *init, *([ns] if ns is not None else [])):
         obj.destroy()
     del k_arrays, m_arrays

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmbs.compiled import arg
+from flexmbs.compiled import arg, backend
 from flexmbs.constraints.rows import LabelRows
 from flexmbs.kinematics import frames as F
-from flexmbs.kinematics.frame_kernel import label_hessian_sum, stacked_hessian_sum
+from flexmbs.kinematics import frame_kernel, frame_reference
 from flexmbs.system.sparse import Grids, coo
 from flexmbs.system.stacked_kernel import stacked_mu
 
@@ -84,7 +84,7 @@ class ConstraintHessian:
                     pf.evaluate(qs, 1, rot)[:2]
                 mk = pf.kernel_markers(qs) if type(rows) is LabelRows else None
                 if mk is not None:                   # compiled, the same sum
-                    hs = label_hessian_sum(*self._kernel_rows(bi, rows), arg(C), arg(Dc),
+                    hs = backend(frame_kernel, frame_reference).label_hessian_sum(*self._kernel_rows(bi, rows), arg(C), arg(Dc),
                                            arg(mu_b), F.T_A_KERNEL, *mk)
                 else:
                     hs = rows.hessian_sum(C, Dc, lambda W: pf.hessian_contract(W, qs, rot),
@@ -125,5 +125,5 @@ class ConstraintHessian:
         row, lo, n, w, _ = st.drive_weights(float(t))   # a drive row: sum_j w_j h_pj
         mu_st, mu_norm = stacked_mu(arg(lam), act, st.n_rows_all, Sa.shape[0], src, dst, row,
                                     lo, n, w, norm_rows)
-        return stacked_hessian_sum(arg(q), C, D, start, nq, U0T, W12, wptr, Sa, Sb, kc, mu_st,
+        return backend(frame_kernel, frame_reference).stacked_hessian_sum(arg(q), C, D, start, nq, U0T, W12, wptr, Sa, Sb, kc, mu_st,
                                    F.T_A_KERNEL, norm_idx, mu_norm)

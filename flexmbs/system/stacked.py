@@ -26,9 +26,9 @@ from __future__ import annotations
 import numpy as np
 
 from flexmbs.constraints.rows import LabelRows, WeightedRow
-from flexmbs.compiled import arg
+from flexmbs.compiled import arg, backend
 from flexmbs.kinematics import frames as F
-from flexmbs.kinematics.frame_kernel import stacked_rows
+from flexmbs.kinematics import frame_kernel, frame_reference
 
 MAX_N = 400
 
@@ -163,7 +163,7 @@ class StackedRows:
     def evaluate(self, q: np.ndarray, t: float) -> dict:
         """``{block index: (g (k,), dg/dx (k, n_loc + 1))}`` of the handled blocks, the
         derivatives over the block's local vector ``x = [q_i; q_j; t]``."""
-        _, _, C, D, p, dp = stacked_rows(arg(q), *self.kernel_data, self.n_rows_all)
+        _, _, C, D, p, dp = backend(frame_kernel, frame_reference).stacked_rows(arg(q), *self.kernel_data, self.n_rows_all)
         self.last = (C, D)
         self.last_key = (q.tobytes(), float(t))
         out = {}
@@ -207,7 +207,7 @@ class StackedRows:
         ``(n_rows_all, N)`` dense), when :attr:`complete`: the label rows of
         :meth:`evaluate`, a drive row ``w(t) . p + f(t)`` with gradient ``w . dp``, and the
         Euler-parameter normalisations ``e.e - 1`` with gradient ``2 e``."""
-        g, G, C, D, p, dp = stacked_rows(arg(q), *self.kernel_data, self.n_rows_all)
+        g, G, C, D, p, dp = backend(frame_kernel, frame_reference).stacked_rows(arg(q), *self.kernel_data, self.n_rows_all)
         self.last = (C, D)
         self.last_key = (q.tobytes(), float(t))
         for _, rs, rows, r in self.weighted:

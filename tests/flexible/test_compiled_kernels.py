@@ -100,9 +100,9 @@ def test_ffrf_kernel_equals_reference(kind):
     rng = np.random.default_rng(7)
     for qs in (1e-3, 5e-2):
         for _ in range(4):
-            args = (*body._state_args(*_state(rng, body, qs), G), *body._kernel_args())
+            args = (*body._state_args(*_state(rng, body, qs), G), *body.kernel_args())
             _close(ffrf_kernel.ffrf_residual(*args), ffrf_reference.ffrf_residual(*args), 1e-13)
-            targs = (*args[:10], *body._tangent_args())
+            targs = (*args[:10], *body.tangent_args())
             for X, Xr in zip(ffrf_kernel.ffrf_tangent(*targs),
                              ffrf_reference.ffrf_tangent(*targs), strict=True):
                 _close(X, Xr, 1e-13)

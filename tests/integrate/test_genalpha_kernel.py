@@ -1,9 +1,9 @@
-"""The compiled predictor and update of a generalized-α step (``_genalpha_kernel``)
-against their numpy reference (``_genalpha_reference``): the same formulas, so equal to
+"""The compiled predictor and update of a generalized-α step (``genalpha_kernel``)
+against their numpy reference (``genalpha_reference``): the same formulas, so equal to
 round-off."""
 import numpy as np
 
-from flexmbs.integrate import _genalpha_kernel, _genalpha_reference
+from flexmbs.integrate import genalpha_kernel, genalpha_reference
 from flexmbs.integrate.genalpha import GenAlphaParameters
 
 
@@ -16,7 +16,7 @@ def test_predict_and_update_equal_the_reference():
     lam = rng.normal(size=m)
     dx = 1e-6 * rng.normal(size=n + m)
     out = {}
-    for name, mod in (("kernel", _genalpha_kernel), ("reference", _genalpha_reference)):
+    for name, mod in (("kernel", genalpha_kernel), ("reference", genalpha_reference)):
         q0, v0, w0, x0 = np.empty(n), np.empty(n), np.empty(n), np.empty(n + m)
         mod.predict(q, qd, qdd, a, lam, h, p.alpha_m, p.alpha_f, p.beta, p.gamma, bp,
                     q0, v0, w0, x0)

@@ -25,7 +25,7 @@ from flexmbs.fe.assemble import assemble_blocks
 from flexmbs.reduction.distributed.linalg import (DistOperator, Layout, aij, gather_rows,
                                                   permuted_rows)
 from flexmbs.reduction.distributed.partition import Partition
-from flexmbs.reduction.eigen import EigenError, _ksp_solve, shift_invert_eps, start_vector
+from flexmbs.reduction.eigen import EigenError, ksp_solve, shift_invert_eps, start_vector
 from flexmbs.reduction.interfaces import interface_transformation, rigid_modes
 from flexmbs.reduction.distributed.static import clamped_solve, mean_axis_solve
 from flexmbs.reduction.modes import (ModalBasis, inertial_loads, m_orthonormalize,
@@ -181,7 +181,7 @@ def distributed_basis(fe_basis, material, points, dof_of_node, part: Partition, 
         log.info("fixed-interface frequencies [Hz]: %s",
                  np.array2string(np.sqrt(np.abs(np.sort(lam))) / 2 / np.pi, precision=4))
         # the shift-invert factor (sigma = 0) of K_ii solves for the constraint modes
-        Xc = (_ksp_solve(eps.getST().getKSP(), K_ii)(-K_ib) if boundary
+        Xc = (ksp_solve(eps.getST().getKSP(), K_ii)(-K_ib) if boundary
               else np.zeros((n_kept_local, 0)))
         eps.destroy()
         for obj in (K_ii, M_ii, is_i):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from flexmbs.reduction.eigen import _ksp_solve, direct_ksp
+from flexmbs.reduction.eigen import ksp_solve, direct_ksp
 
 from flexmbs.reduction.distributed.linalg import DistOperator, Layout, aij, gather_rows
 
@@ -32,7 +32,7 @@ def clamped_solve(K_op: DistOperator, fixed_serial: np.ndarray, F: np.ndarray, c
     Kf = K_op.A.createSubMatrix(is_f, is_f)
     ksp = direct_ksp(Kf, spd=True, prefix="flexmbs_static_")
     Z_local = np.zeros((lay.n_local, F.shape[1]))
-    Z_local[free_local] = _ksp_solve(ksp, Kf)(F[lay.serial[free_local]])
+    Z_local[free_local] = ksp_solve(ksp, Kf)(F[lay.serial[free_local]])
     for obj in (ksp, Kf, is_f):
         obj.destroy()
     return gather_rows(Z_local, lay, K_op.comm)
@@ -59,7 +59,7 @@ def mean_axis_solve(K_op: DistOperator, M_op: DistOperator, R: np.ndarray, F: np
     ksp = direct_ksp(A, spd=False, prefix="flexmbs_static_")
     rhs = np.zeros((ext.n_local, F.shape[1]))
     rhs[:lay.n_local] = F[lay.serial]
-    Z_local = _ksp_solve(ksp, A)(rhs)[:lay.n_local]
+    Z_local = ksp_solve(ksp, A)(rhs)[:lay.n_local]
     for obj in (ksp, A):
         obj.destroy()
     return gather_rows(Z_local, lay, mpi)

@@ -5,7 +5,7 @@ Its Jacobian policy is that of ``NewtonSolver._jacobian`` (the Python form): kee
 matrix (and hence PETSc's factorisation) when reuse is allowed, it is not stale and the
 last contraction ``|F_k| / |F_{k-1}|`` is at most ``theta``; otherwise fill it from a C
 function ``int fill(double *W, const double *x, void *ctx)`` that writes the Newton
-matrix row-major into ``W`` (e.g. :func:`flexmbs.system.kernel.newton_dense_c`) and copy
+matrix row-major into ``W`` (e.g. :func:`flexmbs.integrate.step_kernel.newton_dense_c`) and copy
 ``W`` into PETSc's column-major array.  A non-finite matrix is flagged for the caller.
 """
 from __future__ import annotations
