@@ -37,7 +37,7 @@ from flexmbs.constraints.rows import LabelRows
 from flexmbs.kinematics import (
     frame_kernel, frame_reference, rotation_kernel, rotation_reference,
 )
-from flexmbs.kinematics.frames import T_A_KERNEL, PairFrames, _kernel_consts
+from flexmbs.kinematics.frames import T_A_KERNEL, PairFrames, kernel_consts
 
 G = np.array([0.3, -9.81, 0.2])
 FRAME_MODULES = pytest.mark.parametrize("frames", [frame_kernel, frame_reference],
@@ -129,7 +129,7 @@ def test_bodies_kernels_equal_reference(stiffening):
     _close(ffrf_kernel.bodies_residual(q, qd, qdd, G, *pack.args),
            ffrf_reference.bodies_residual(q, qd, qdd, G, *pack.args), 1e-13)
     nargs = (q, qd, qdd, G, 0.7, 0.3, 1.1, *pack.args[:5], *pack.flats[:5],
-             *pack._tangent_pack())
+             *pack.tangent_pack())
     _close(ffrf_kernel.bodies_newton_values(*nargs),
            ffrf_reference.bodies_newton_values(*nargs), 1e-13)
 
@@ -259,7 +259,7 @@ def test_fill_frame_kernel_equals_reference(kind):
     out = []
     for module in (frame_kernel, frame_reference):
         V, D = np.zeros((4, 3)), np.zeros((4, 3, n))
-        module.fill_frame(q_b, *_kernel_consts(mk, kind), off, V, D)
+        module.fill_frame(q_b, *kernel_consts(mk, kind), off, V, D)
         out.append((V, D))
     _close(out[0], out[1], 1e-14)
 
@@ -271,8 +271,9 @@ def test_fill_frame_equals_numpy_frames_and_differences(kinds, frames, monkeypat
     """``fill_frame`` (the order-1 path of ``PairFrames.evaluate``) of each module against
     the order-2 numpy path and against central differences of the frame vectors (an
     independent check of ``dA/de`` in closed form)."""
-    import flexmbs.kinematics.frames as F
-    monkeypatch.setattr(F, "fill_frame", frames.fill_frame)
+    from flexmbs import compiled        # the switch, asked at each call (backend())
+    monkeypatch.setattr(compiled, "KERNELS",
+                        "compiled" if frames is frame_kernel else "reference")
     markers, offsets, n = _pair(*kinds)
     pf = PairFrames(markers, offsets, n)
     rng = np.random.default_rng(11)
@@ -375,7 +376,7 @@ def test_stacked_rows_and_hessian_kernel_equal_reference():
     from flexmbs.system.stacked import StackedRows
     asm = _assembled()
     st = StackedRows(asm)
-    data = st._kernel_data
+    data = st.kernel_data
     rng = np.random.default_rng(6)
     q = arg(rng.normal(size=asm.n_q))
     out = [m.stacked_rows(q, *data, st.n_rows_all) for m in (frame_kernel, frame_reference)]
