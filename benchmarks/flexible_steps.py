@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "cases_flex"))
+sys.path.insert(0, str(ROOT / "tests" / "scenarios" / "flexible"))
 
 EXUDYN = {"cantilever": 8789, "pendulum": 3140, "slider-crank": 1993}
 T_END, H = 1.0, 1e-3

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "cases_flex"))
+sys.path.insert(0, str(ROOT / "tests" / "scenarios" / "flexible"))
 
 L, H = 1.0, 0.02
 WRIGHT = {0: 3.516, 6: 7.360, 12: 13.170}

@@ -58,7 +58,7 @@ NOTES = {
 
 
 def _imports():
-    sys.path.insert(0, str(ROOT / "tests" / "cases_flex"))
+    sys.path.insert(0, str(ROOT / "tests" / "scenarios" / "flexible"))
     sys.path.insert(0, str(ROOT / "tests" / "system"))
 
 
@@ -91,7 +91,7 @@ def flexible_data(prefix: str, fe, body, n_modes: int, interfaces) -> dict:
 
 def _reduce(mesh, n_modes, interfaces, name):
     """Craig--Bampton with RBE2 interfaces, frame = first interface, as
-    ``tests/cases_flex/flexcase_models.reduce_cb`` (no K2, K3: not used here)."""
+    ``tests/scenarios/flexible/flexcase_models.reduce_cb`` (no K2, K3: not used here)."""
     from flexmbs.fe.assemble import assemble
     from flexmbs.fe.material import material_from_name
     from flexmbs.reduction import InterfaceSpec, ReductionSettings, reduce_model

@@ -17,7 +17,7 @@ with the invariants affine (``c``, ``C_r``, ``O_e``, ``G_r``, ``G_e``) or quadra
 (the coefficients of :mod:`flexmbs.reduction.invariants`).  The Euler-parameter algebra
 comes from :mod:`flexmbs.kinematics.rotation_kernel`.  The numpy reference beside it is
 :mod:`flexmbs.bodies.ffrf_reference` (same names, same arguments;
-``tests/flexible/test_compiled_kernels.py`` compares them).
+``tests/bodies/test_compiled_kernels.py`` compares them).
 """
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ from flexmbs.kinematics.time_functions import Ramp, TimeFunction, as_time_functi
 
 # isort: split
 # moved to flexmbs.kinematics.time_functions; re-exported (like Ramp above) because tests
-# outside constraints/ (system, flexible, cases_flex, reduction) import them from here
+# outside constraints/ (system, bodies, scenarios, reduction) import them from here
 from flexmbs.kinematics.time_functions import FromCallables as FromCallables
 from flexmbs.kinematics.time_functions import SpinUp as SpinUp
 

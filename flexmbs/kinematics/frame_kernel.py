@@ -15,7 +15,7 @@ at order 1 (a rigid marker is the case ``n_q = 0``).  Also here: the label rows 
 constraints (:func:`label_rows`), their Hessian sums (:func:`label_hessian_sum`) and both
 for all markers of a system at once (:func:`stacked_rows`, :func:`stacked_hessian_sum`).
 The numpy reference beside it is :mod:`flexmbs.kinematics.frame_reference` (same names,
-same arguments; ``tests/flexible/test_compiled_kernels.py`` compares them).
+same arguments; ``tests/bodies/test_compiled_kernels.py`` compares them).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bad input found by hand and by tests/fuzz: each ends in exit status 2 and one line
+"""Bad input found by hand and by tests/scenarios/fuzz: each ends in exit status 2 and one line
 ``flexmbs <cmd>: error: ...`` naming the file or option, the key, what was expected and
 what was found (no traceback); plus ``--version`` and two plausibility checks."""
 from __future__ import annotations

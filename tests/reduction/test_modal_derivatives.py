@@ -3,7 +3,7 @@
 Body: Kane's spin-up strip ``meshes/kane_hex27_40x1x1.msh`` (L = 8 m, h = 36.8 mm in y,
 b = 1.98 mm in z, E = 6.8952e10 Pa; Kane, Ryan & Banerjee 1987), clamped ("clamp", RBE2,
 frame at the clamp), 6 fixed-interface modes + inertial static modes, as in
-tests/cases_flex/test_spinup_beam.py.  References:
+tests/scenarios/flexible/test_spinup_beam.py.  References:
 
 * the full-FE St. Venant--Kirchhoff Newton solution (``flexmbs.fe.stress``) of a transverse
   tip load giving 1.5 % L deflection, and Euler--Bernoulli ``P L^3 / (3 E I)``;
@@ -246,7 +246,7 @@ def test_centrifugal_stiffening_kept():
 
 
 def test_kane_spinup_quasi_static_with_enriched_pipeline(monkeypatch):
-    """The strict-xfail case of tests/cases_flex/test_spinup_beam.py, with the enrichment
+    """The strict-xfail case of tests/scenarios/flexible/test_spinup_beam.py, with the enrichment
     wired into ``reduce_model`` (``compute_basis`` wrapped; the proposed
     ``ReductionSettings.modal_derivatives`` switch): quasi-static in-plane tip deflection
     at t = 2 s of the spin-up (hub rate 0.09 rad/s) with K2/K3 against Euler--Bernoulli

@@ -14,7 +14,7 @@ with ``comm = PETSc.COMM_WORLD``.  Then
 
 The body is the serial one up to round-off: the same basis (to the eigen solver's
 tolerance) and the same quadrature, summed in another order
-(``tests/mpi/test_distributed_preprocess.py``).
+(``tests/reduction/test_distributed_preprocess.py``).
 """
 from __future__ import annotations
 
