@@ -14,7 +14,7 @@ from flexmbs.fe.material import Material
 from flexmbs.io.mesh import read_mesh
 from flexmbs.reduction import InterfaceSpec, ReductionSettings, reduce_model
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 MESHES = ROOT / "meshes"
 STEEL = Material(E=2.1e11, nu=0.3, rho=7850.0, name="steel")
 

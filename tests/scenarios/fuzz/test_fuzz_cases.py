@@ -38,7 +38,7 @@ import pytest
 from flexmbs.cli.main import main
 from flexmbs.parallel.toml_writer import dumps
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SEED = int(os.environ.get("FLEXMBS_FUZZ_SEED", "20251126"))
 SCALE = float(os.environ.get("FLEXMBS_FUZZ_SCALE", "1"))
 N_CASES = int(1600 * SCALE)
