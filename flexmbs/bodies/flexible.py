@@ -75,6 +75,8 @@ class FlexibleBody:
     damping : include the structural damping ``D_e qd_e``
     """
 
+    kind = "flexible"          # its case-file type (flexmbs.case.kinds)
+
     name: str
     body: object
     r0: np.ndarray = field(default_factory=lambda: _ro(np.zeros(3)))

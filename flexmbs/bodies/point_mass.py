@@ -22,6 +22,8 @@ def _ro(a):
 class PointMass:
     """A point mass ``m`` [kg] starting at ``r0`` [m] with velocity ``v0`` [m/s]."""
 
+    kind = "point_mass"          # its case-file type (flexmbs.case.kinds)
+
     name: str
     m: float
     r0: np.ndarray = field(default_factory=lambda: _ro(np.zeros(3)))

@@ -50,6 +50,8 @@ class RigidBody:
     markers : {name: (s, R)} named markers, position [m] and axes in the body frame
     """
 
+    kind = "rigid"          # its case-file type (flexmbs.case.kinds)
+
     name: str
     m: float
     I_S: np.ndarray

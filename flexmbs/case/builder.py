@@ -168,6 +168,7 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
     """
     from flexmbs.bodies.ground import ground
     from flexmbs.bodies.point_mass import PointMass
+    from flexmbs.bodies.rigid import RigidBody
     from flexmbs.system.model import System
 
     body_dir = Path(body_dir) if body_dir is not None else folders.body_cache()
@@ -175,9 +176,10 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
     built = BuiltCase(case, system)
     for b in case.bodies:
         try:
-            if b["type"] == "rigid":
+            cls = kinds.BODIES[b["type"]]
+            if cls is RigidBody:
                 obj = _rigid(b)
-            elif b["type"] == "point_mass":
+            elif cls is PointMass:
                 obj = PointMass(b["name"], b["m"], r0=b["position"], v0=b["velocity"])
             else:
                 obj = _flexible(case, b, body_dir, progress, built)

@@ -18,6 +18,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from flexmbs.bodies.flexible import FlexibleBody
+from flexmbs.bodies.point_mass import PointMass
+from flexmbs.bodies.rigid import RigidBody
 from flexmbs.constraints.cylindrical import Cylindrical
 from flexmbs.constraints.drives import (
     AngleDrive,
@@ -66,6 +69,9 @@ def registry(*classes: type) -> Mapping[str, type]:
     return MappingProxyType(out)
 
 
+#: ``[[bodies]]``: made by the builder's maker of each class (their keys describe a shape,
+#: a mesh and its reduction, not constructor arguments), so not among :data:`SECTIONS`
+BODIES = registry(RigidBody, PointMass, FlexibleBody)
 JOINTS = registry(Revolute, Spherical, Fixed, Prismatic, Cylindrical, Universal, Planar,
                   Helical)
 DRIVES = registry(AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityDrive)

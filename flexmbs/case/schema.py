@@ -62,7 +62,7 @@ MODEL = _table(
 )
 
 # -- [[bodies]] -------------------------------------------------------------------------------
-BODY_TYPES = ("rigid", "point_mass", "flexible")
+BODY_TYPES = tuple(kinds.BODIES)
 BODY_COMMON = _table(
     Key("name", "name", default=REQUIRED, doc="unique body name (not 'ground')"),
     Key("type", "str", default=REQUIRED, doc="body type", choices=BODY_TYPES),
