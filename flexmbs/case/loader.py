@@ -260,6 +260,11 @@ def _material(v):
     raise _Bad("a material name or {E, nu, rho}", _found(v))
 
 
+def _function_keys(table) -> list[str]:
+    """The keys of a schema table whose values are time functions (key type ``function``)."""
+    return [k.name for k in table.values() if k.kind == "function"]
+
+
 def _floats(v):
     if not isinstance(v, list) or not v:
         raise _Bad("a non-empty array of numbers", _show(v))
@@ -529,14 +534,12 @@ def spec_from_raw(raw: dict, path: str | Path) -> CaseSpec:
     drives = [d for d in drives if d is not None]
     forces = [f for f in forces if f is not None]
     sensors = [s for s in sensors if s is not None]
-    for d in drives:
-        for key in ("angle", "s"):
-            if key in d and d[key] is not None:
-                d[key] = _function(col, d[key], f"{d['path']}.{key}", vector=False)
-    for f in forces:
-        for key in ("force", "torque"):
-            if key in f and f[key] is not None:
-                f[key] = _function(col, f[key], f"{f['path']}.{key}", vector=True)
+    # the keys the schema types as time functions: scalar in drives, vectors in loads
+    for items, tables, vector in ((drives, S.DRIVE, False), (forces, S.FORCE, True)):
+        for it in items:
+            for key in _function_keys(tables.get(it.get("type"), {})):
+                if key in it and it[key] is not None:
+                    it[key] = _function(col, it[key], f"{it['path']}.{key}", vector=vector)
     if solver and "t_end" in solver and "t0" in solver and solver["t_end"] <= solver["t0"]:
         col.add("solver.t_end", f"expected t_end > t0 = {solver['t0']} s, got {solver['t_end']}")
     elif solver.get("dt") and solver.get("t_end") and solver["dt"] > solver["t_end"] - solver.get(
