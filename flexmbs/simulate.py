@@ -354,6 +354,10 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
             notes.extend(integ.notes)
             for note in integ.notes:
                 log.info(note)
+            spin = _spin_warning(asm, start.q, start.qd, rho_inf, dt)
+            if spin:
+                notes.append(spin)
+                log.warning(spin)
             try:
                 # the recorder at the output times only (it projects the velocities), the
                 # progress callback after every step without that cost
@@ -412,6 +416,27 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
         path=path, wall_time=wall,
         extra={"notes": notes, "conditioning": recorder.worst, "model": model,
                "restart": point})
+
+
+def _spin_warning(asm, q, qd, rho_inf: float, dt: float) -> str:
+    """One line when a constrained body spins too fast for ``dt`` and ``rho_inf``
+    (:func:`flexmbs.system.health.spin_step_limit`), else ``""``."""
+    if not asm.n_lam:
+        return ""
+    name, Omega = health.fastest_spin(asm, q, qd)
+    h_max = health.spin_step_limit(rho_inf, Omega)
+    if not dt > h_max:
+        return ""
+    rho_ok = 1.0 / (1.0 + 2.0 * Omega * dt)
+    return (f"body '{name}' spins at {Omega:.4g} rad/s: with constraints, generalized-"
+            f"alpha's spurious multiplier mode grows when rho_inf (1 + Omega dt) > 1, here "
+            f"for dt > {h_max:.3g} s at rho_inf = {rho_inf:g} (dt = {dt:g} s); expect the "
+            f"run to diverge: use dt <= {0.5 * h_max:.2g} s or rho_inf <= {rho_ok:.2f} "
+            f"(docs/solver.md)" if h_max > 0 else
+            f"body '{name}' spins at {Omega:.4g} rad/s: with constraints and rho_inf = "
+            f"{rho_inf:g}, generalized-alpha's spurious multiplier mode grows at any dt; "
+            f"expect the run to diverge: use rho_inf <= {rho_ok:.2f} at dt = {dt:g} s "
+            f"(docs/solver.md)")
 
 
 def _closed(writer: ResultWriter, status: str, exc: BaseException) -> BaseException:

@@ -248,11 +248,6 @@ class GeneralizedAlpha:
                 "rho_inf = 1 (no numerical damping) with constraints: the index-3 form does "
                 "not damp multiplier errors, so every Newton solve is taken to round-off "
                 "(costs some 20 % more iterations; rho_inf = 0.9 avoids it)")
-        if rho_inf > 0.9 and dae.n_lam:
-            self.notes.append(
-                "rho_inf > 0.9 with constraints: a fast-spinning body can diverge (the "
-                "heavy top of cases/ does for rho_inf >= 0.95, docs/solver.md); a failed "
-                "run is continued with rho_inf = 0.9")
         self.jacobian_reuse = jacobian_reuse
         self.project_velocity = project_velocity
         self._n, self._m = dae.n_q, dae.n_lam
