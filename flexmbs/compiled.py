@@ -28,12 +28,17 @@ _F8 = np.dtype(float)
 
 #: ``compiled`` or ``reference``: the backend of every kernel (module docstring)
 KERNELS = os.environ.get("FLEXMBS_KERNELS", "compiled").strip().lower() or "compiled"
-if KERNELS not in ("compiled", "reference"):
-    raise ImportError(f"FLEXMBS_KERNELS: expected 'compiled' or 'reference', got {KERNELS!r}")
+#: what is wrong with ``FLEXMBS_KERNELS`` ("" if nothing): the command line refuses to run
+#: (one line, exit 2), the Python API raises at the first choice of a kernel
+KERNELS_PROBLEM = "" if KERNELS in ("compiled", "reference") else (
+    f"environment variable FLEXMBS_KERNELS: expected 'compiled' or 'reference', got "
+    f"{KERNELS!r}")
 
 
 def use_compiled() -> bool:
     """Whether the compiled kernels run (``FLEXMBS_KERNELS`` is not ``reference``)."""
+    if KERNELS_PROBLEM:
+        raise ValueError(KERNELS_PROBLEM)
     return KERNELS == "compiled"
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flexmbs.case.folders import body_cache_label
 from flexmbs.errors import BodyFileError, CaseError, MeshError, OutputError
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,8 @@ def reduced_body_file(b: dict, body_dir: Path, *, progress=None) -> tuple[Path, 
     try:
         cached = path.is_file()
     except OSError as exc:                       # a body folder name too long
-        raise CaseError(f"--body-dir '{str(body_dir)[:100]}': {exc.strerror or exc}"
+        raise CaseError(f"{body_cache_label(body_dir)} '{str(body_dir)[:100]}': "
+                        f"{exc.strerror or exc}"
                         ) from None
     if cached:
         try:
@@ -83,7 +85,7 @@ def reduced_body_file(b: dict, body_dir: Path, *, progress=None) -> tuple[Path, 
             return path, "cached"
         except BodyFileError as exc:
             log.warning("rebuilding unreadable cached body file %s: %s", path, exc)
-    writable_dir(body_dir, "--body-dir")   # before the expensive part
+    writable_dir(body_dir, body_cache_label(body_dir))   # before the expensive part
     settings = reduction_settings(b)
     t = time.perf_counter()
     try:
@@ -130,7 +132,7 @@ def reduced_body_file(b: dict, body_dir: Path, *, progress=None) -> tuple[Path, 
         os.replace(tmp, path)
     except (OSError, RuntimeError) as exc:       # (h5py: RuntimeError with the errno)
         raise OutputError.from_exception(exc, path).keeping(
-            f"the body file was not written (--body-dir '{body_dir}'); nothing else is "
+            f"the body file was not written ({body_cache_label(body_dir)} '{body_dir}'); nothing else is "
             f"changed") from None
     finally:
         if tmp.exists():

@@ -35,3 +35,11 @@ def body_cache() -> Path:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "flexmbs" / "bodies"
+
+
+def body_cache_label(body_dir) -> str:
+    """How a message names the body cache ``body_dir``: the environment variable or the
+    default it came from, else ``--body-dir``."""
+    if os.environ.get("FLEXMBS_BODY_CACHE") and Path(body_dir) == body_cache():
+        return "FLEXMBS_BODY_CACHE"
+    return "the body cache" if Path(body_dir) == body_cache() else "--body-dir"

@@ -132,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args, extra = parser.parse_known_args(argv)
     args.petsc_args = extra
-    problem = _check_extra(parser, args.command, extra)
+    from flexmbs.compiled import KERNELS_PROBLEM
+    problem = KERNELS_PROBLEM or _check_extra(parser, args.command, extra)
     if problem:
         print(f"flexmbs {args.command}: error: {problem}", file=sys.stderr)
         return EXIT_CODES["user error"]

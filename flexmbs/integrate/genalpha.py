@@ -66,9 +66,6 @@ __all__ = ["Checkpoint", "GenAlphaParameters", "GeneralizedAlpha", "State"]
 log = logging.getLogger(__name__)
 
 
-#: the predictor and update of a step: compiled, or their numpy reference
-predict, update = ((genalpha_kernel.predict, genalpha_kernel.update) if use_compiled() else
-                   (genalpha_reference.predict, genalpha_reference.update))
 
 #: spectral radii at or above this are "undamped" (see ``GeneralizedAlpha.notes``)
 UNDAMPED = 1.0 - 1e-9
@@ -265,6 +262,8 @@ class GeneralizedAlpha:
         self._affine_step: tuple | None = None       # (plan, AffineStep)
         self._fixed_pattern = isinstance(dae, FixedPatternNewton)
         self._one_coo = isinstance(dae, IterationMatrix)
+        #: the predictor and update of a step: compiled, or their numpy reference
+        self._kernels = genalpha_kernel if use_compiled() else genalpha_reference
         self._grid = [0.0, 1, 0.0, 0.0, False]   # t_g, k, h_cur, h, adaptive (checkpoint)
 
     @property
@@ -298,8 +297,8 @@ class GeneralizedAlpha:
         # docstring): qd = v0 + gp (q - q0), qdd = w0 + bp (q - q0), with q0 the predictor
         # of a zero auxiliary acceleration; x0 the Newton start (qdd_{n+1} = qdd_n), compiled
         q0, v0, w0, x0 = self._predicted
-        predict(s.q, s.qd, s.qdd, s.a, s.lam, h, p.alpha_m, p.alpha_f, p.beta, p.gamma, bp,
-                q0, v0, w0, x0)
+        self._kernels.predict(s.q, s.qd, s.qdd, s.a, s.lam, h, p.alpha_m, p.alpha_f, p.beta,
+                              p.gamma, bp, q0, v0, w0, x0)
 
         # the DAE's residual of the whole step as a function of x, writing in place (the
         # next predictions go straight into its arrays)
@@ -348,8 +347,8 @@ class GeneralizedAlpha:
             x, info = self._newton.solve(x0, F, J, reuse=reuse)
         if info.jacobian_evaluations:
             self._h_jac = h
-        q1, qd1, qdd1, a1, lam1 = update(x, s.q, s.qd, s.qdd, s.a, h, p.alpha_m, p.alpha_f,
-                                         p.beta, p.gamma, bp)
+        q1, qd1, qdd1, a1, lam1 = self._kernels.update(
+            x, s.q, s.qd, s.qdd, s.a, h, p.alpha_m, p.alpha_f, p.beta, p.gamma, bp)
         return State(t1, q1, qd1, qdd1, a1, lam1), info.iterations, info.jacobian_evaluations
 
     def _step_residual(self, q0, v0, w0, gp, bp, t) -> AffineStep | None:

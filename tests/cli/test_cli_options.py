@@ -90,3 +90,27 @@ def test_run_with_valid_petsc_options(tmp_path, capsys):
             PETSc.Options().delValue(k)
     assert rc == 0, capsys.readouterr().err
     assert (out / "slider_crank.h5").is_file()
+
+
+@pytest.mark.parametrize(("env", "needle"), [
+    ({"FLEXMBS_KERNELS": "bogus"},
+     "environment variable FLEXMBS_KERNELS: expected 'compiled' or 'reference', got 'bogus'"),
+    ({"FLEXMBS_BODY_CACHE": "FILE"},
+     "FLEXMBS_BODY_CACHE 'FILE': expected a folder, found an existing file"),
+])
+def test_environment_mistakes_are_one_line(tmp_path, env, needle):
+    """A mistyped backend switch or a body cache that is a file: one line naming the
+    variable, what was expected and found, exit 2 (it was a traceback at import)."""
+    import os
+    import subprocess
+    import sys
+    f = tmp_path / "afile"
+    f.write_text("")
+    env = {k: v.replace("FILE", str(f)) for k, v in env.items()}
+    r = subprocess.run([sys.executable, "-m", "flexmbs.cli.main", "check",
+                        str(Path(__file__).resolve().parents[2] / "cases" / "main" /
+                            "case.toml")], env={**os.environ, **env}, cwd=tmp_path,
+                       capture_output=True, text=True, timeout=300)
+    errors = [ln for ln in r.stderr.splitlines() if "error" in ln.lower()]
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert len(errors) == 1 and needle.replace("FILE", str(f)) in errors[0], r.stderr
