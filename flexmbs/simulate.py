@@ -22,9 +22,11 @@ the exception a run ends with name the file that holds the steps.
 from __future__ import annotations
 
 import logging
+import math
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -307,16 +309,22 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
                                f"continues a run, this one uses '{method}'")
         point = read_restart(restart)
         resume = None if point.checkpoint is None else Checkpoint.unpack(point.checkpoint)
-        if resume is not None and not resume.fits(dt, adaptive):
-            resume = None
     prepared = _prepared(model, t0, assembled)
     asm, report, init = prepared.asm, prepared.dof, prepared.initial
     if report.redundant:        # (Result.dof; the CLI prints it once, before the run)
         log.info(report.summary())
     if point is not None:
         _check_restart(point, model, asm, t_end)
-        if resume is not None:
+    spin = SpinStep(dt, None, "")
+    if method == "genalpha":
+        spin = spin_step(asm, *((init.q, init.qd, t0) if point is None else
+                                (point.q, point.qd, point.t)), rho_inf, dt, adaptive)
+        dt = spin.dt
+    if resume is not None:
+        if resume.fits(dt, adaptive):
             point = point.at_checkpoint()    # the exact continuation
+        else:
+            resume = None
     t_start = t0 if point is None else point.t
     out_times = None
     if output_dt is not None:
@@ -354,17 +362,17 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
             notes.extend(integ.notes)
             for note in integ.notes:
                 log.info(note)
-            spin = _spin_warning(asm, start.q, start.qd, rho_inf, dt)
-            if spin:
-                notes.append(spin)
-                log.warning(spin)
+            if spin.note:
+                notes.append(spin.note)
+                log.warning(spin.note)
             try:
                 # the recorder at the output times only (it projects the velocities), the
                 # progress callback after every step without that cost
                 step_cb = None if progress is None else \
                     (lambda t, st: bool(progress(t, t_end, st)))
                 traj = integ.run(start.q, start.qd, start.qdd, start.lam, t_start, t_end,
-                                 h=dt, adaptive=adaptive, rtol=rtol, atol=atol,
+                                 h=dt, h_max=spin.h_max, adaptive=adaptive, rtol=rtol,
+                                 atol=atol,
                                  output_times=out_times, callback=recorder, store=False,
                                  callback_at_outputs=out_times is not None,
                                  step_callback=step_cb, a0=a0, scales_from=scales_from,
@@ -418,25 +426,68 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
                "restart": point})
 
 
-def _spin_warning(asm, q, qd, rho_inf: float, dt: float) -> str:
-    """One line when a constrained body spins too fast for ``dt`` and ``rho_inf``
-    (:func:`flexmbs.system.health.spin_step_limit`), else ``""``."""
+class SpinStep(NamedTuple):
+    """The step of a generalized-α run with a constrained body spinning at ``Omega``:
+    ``dt`` [s] (the requested one, or it divided by ``k``), ``h_max`` [s] (a bound for
+    the adaptive step, ``None`` without one), ``note`` (one line, ``""`` if none)."""
+
+    dt: float
+    h_max: float | None
+    note: str
+
+
+#: the steps kept below this share of the spin limit
+SPIN_STEP_SHARE = 0.95
+
+
+def spin_step(asm, q, qd, t0: float, rho_inf: float, dt: float,
+              adaptive: bool) -> SpinStep:
+    """The step that keeps generalized-α's spurious multiplier mode from growing.
+
+    With constraints, index-3 generalized-α's multiplier error follows a recursion with
+    the root ``-rho_inf``, which a body spinning at ``Omega`` amplifies by about
+    ``1 + Omega h``: it stays bounded for ``h <= h_lim = (1 - rho_inf) / (rho_inf
+    Omega)`` (:func:`flexmbs.system.health.spin_step_limit`, docs/solver.md).  A
+    requested ``dt`` above ``0.95 h_lim`` is divided by the smallest integer ``k`` that
+    brings it below (the steps stay on the grid ``t0 + j dt``, output times are kept);
+    an adaptive step is bounded by ``0.95 h_lim``.  At ``rho_inf = 1`` (``h_lim = 0``) no
+    step helps: the note warns that the run will diverge.  Only a body whose spin axis
+    can turn counts (:func:`flexmbs.system.health.rotation_freedoms` >= 2): a crank on a
+    revolute has no gyroscopic coupling and runs at any spin."""
     if not asm.n_lam:
-        return ""
-    name, Omega = health.fastest_spin(asm, q, qd)
-    h_max = health.spin_step_limit(rho_inf, Omega)
-    if not dt > h_max:
-        return ""
-    rho_ok = 1.0 / (1.0 + 2.0 * Omega * dt)
-    return (f"body '{name}' spins at {Omega:.4g} rad/s: with constraints, generalized-"
-            f"alpha's spurious multiplier mode grows when rho_inf (1 + Omega dt) > 1, here "
-            f"for dt > {h_max:.3g} s at rho_inf = {rho_inf:g} (dt = {dt:g} s); expect the "
-            f"run to diverge: use dt <= {0.5 * h_max:.2g} s or rho_inf <= {rho_ok:.2f} "
-            f"(docs/solver.md)" if h_max > 0 else
+        return SpinStep(dt, None, "")
+    # the bodies whose spin could bound the step, fastest first
+    fast = [(name, Omega) for name, Omega in health.spins(asm, q, qd) if Omega > 0.0 and (
+        adaptive or dt > SPIN_STEP_SHARE * health.spin_step_limit(rho_inf, Omega))]
+    freedoms = health.rotation_freedoms(asm, q, t0, [name for name, _ in fast])
+    for name, Omega in fast:
+        if freedoms[name] >= 2:
+            return _spin_step(name, Omega, health.spin_step_limit(rho_inf, Omega), rho_inf,
+                              dt, adaptive)
+    return SpinStep(dt, None, "")
+
+
+def _spin_step(name: str, Omega: float, h_lim: float, rho_inf: float, dt: float,
+               adaptive: bool) -> SpinStep:
+    """:func:`spin_step` for body ``name`` spinning at ``Omega`` [rad/s]."""
+    if h_lim == 0.0:
+        rho_ok = 1.0 / (1.0 + 2.0 * Omega * dt)
+        return SpinStep(dt, None, (
             f"body '{name}' spins at {Omega:.4g} rad/s: with constraints and rho_inf = "
             f"{rho_inf:g}, generalized-alpha's spurious multiplier mode grows at any dt; "
             f"expect the run to diverge: use rho_inf <= {rho_ok:.2f} at dt = {dt:g} s "
-            f"(docs/solver.md)")
+            f"(docs/solver.md)"))
+    h_cap = SPIN_STEP_SHARE * h_lim
+    if not math.isfinite(h_cap):
+        return SpinStep(dt, None, "")
+    if dt <= h_cap:
+        return SpinStep(dt, h_cap if adaptive else None, "")
+    k = math.ceil(dt / h_cap * (1.0 - 1e-12))
+    return SpinStep(dt / k, h_cap if adaptive else None, (
+        f"body '{name}' spins at {Omega:.4g} rad/s: with constraints, generalized-alpha "
+        f"(rho_inf = {rho_inf:g}) needs steps below (1 - rho_inf)/(rho_inf Omega) = "
+        f"{h_lim:.3g} s, so it takes {k} steps of {dt / k:.4g} s per dt = {dt:g} s "
+        f"(docs/solver.md)"))
 
 
 def _closed(writer: ResultWriter, status: str, exc: BaseException) -> BaseException:

@@ -16,8 +16,12 @@
   of the multipliers follows a recursion with the spurious root ``-rho_inf`` of
   generalized-α; the gyroscopic terms of a body spinning at ``Omega`` amplify it by
   about ``1 + Omega h`` per step, so it grows when ``rho_inf (1 + Omega h) > 1``
-  (:func:`spin_step_limit`; measured on the heavy top of ``cases/``: nine runs with
-  rho_inf from 0.9 to 1 and h from 2.5e-5 to 1e-3 s diverge exactly where this says).
+  (:func:`spin_step_limit`; measured on the heavy top of ``cases/``: runs with rho_inf
+  from 0.9 to 1 and h from 2.5e-5 to 1e-3 s diverge exactly where this says).  It holds
+  for a body whose spin axis can turn (:func:`rotation_freedoms` >= 2); a crank spinning
+  on a revolute has no gyroscopic coupling and no such limit (the flexible slider-crank
+  of the benchmarks runs at 150 rad/s, rho_inf = 0.9, h = 1e-3 s, 1.35 times its
+  "limit", to 1e-8 of Exudyn).
 * **Divergence**: coordinates no longer finite, or an elastic displacement bound
   ``sum_k |q_e,k| max|Phi_k|`` beyond the body's own size (the floating-frame model
   assumes small elastic displacements), or a position beyond ``1e6`` model sizes.
@@ -138,22 +142,46 @@ def divergence(scales: Scales, q: np.ndarray) -> str | None:
     return None
 
 
-def fastest_spin(asm, q: np.ndarray, qd: np.ndarray) -> tuple[str, float]:
-    """The body with the largest angular speed ``|omega| = |2 G(e) ed|`` [rad/s] (of the
-    Euler parameters ``e = q_b[3:7]`` of every floating frame), and that speed; ``("",
-    0)`` without one."""
-    name, top = "", 0.0
+def _omega_map(e: np.ndarray) -> np.ndarray:
+    """``2 G(e)``: the angular velocity ``omega = 2 G(e) ed`` of Euler parameters."""
+    return 2.0 * np.array([[-e[1], e[0], -e[3], e[2]], [-e[2], e[3], e[0], -e[1]],
+                           [-e[3], -e[2], e[1], e[0]]])
+
+
+def spins(asm, q: np.ndarray, qd: np.ndarray) -> list[tuple[str, float]]:
+    """``(name, |omega|)`` [rad/s] of every body with a floating frame (Euler parameters
+    ``e = q_b[3:7]``), fastest first."""
+    out = []
     for b in asm.bodies:
         s = asm.body_slices[b.name]
-        if s.stop - s.start < 7:
-            continue
-        e, ed = q[s][3:7], qd[s][3:7]
-        G = np.array([[-e[1], e[0], -e[3], e[2]], [-e[2], e[3], e[0], -e[1]],
-                      [-e[3], -e[2], e[1], e[0]]])
-        w = float(np.linalg.norm(2.0 * G @ ed))
-        if w > top:
-            name, top = b.name, w
-    return name, top
+        if s.stop - s.start >= 7:
+            out.append((b.name, float(np.linalg.norm(_omega_map(q[s][3:7]) @ qd[s][3:7]))))
+    return sorted(out, key=lambda x: -x[1])
+
+
+def fastest_spin(asm, q: np.ndarray, qd: np.ndarray) -> tuple[str, float]:
+    """The body with the largest angular speed ``|omega| = |2 G(e) ed|`` [rad/s], and that
+    speed; ``("", 0)`` without one."""
+    return (spins(asm, q, qd) or [("", 0.0)])[0]
+
+
+def rotation_freedoms(asm, q: np.ndarray, t: float, names) -> dict[str, int]:
+    """How many independent angular velocities the constraints leave each body of
+    ``names``: the rank of ``2 G(e) P_e``, ``P`` an orthonormal basis of the velocities
+    the constraints allow (``G_q P = 0``), ``P_e`` its rows of the body's ``e``.  1 for a
+    body on a revolute (its spin axis cannot turn: no gyroscopic coupling), 3 on a
+    spherical joint."""
+    import scipy.linalg as sla
+    names = list(names)
+    if not names:
+        return {}
+    P = sla.null_space(asm.constraint_jacobian(q, t).toarray())
+    out = {}
+    for name in names:
+        s = asm.body_slices[name]
+        W = _omega_map(q[s][3:7]) @ P[s][3:7]
+        out[name] = int(np.linalg.matrix_rank(W, tol=1e-8)) if W.size else 0
+    return out
 
 
 def spin_step_limit(rho_inf: float, Omega: float) -> float:

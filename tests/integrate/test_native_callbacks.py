@@ -21,7 +21,7 @@ from flexmbs.integrate._newton import NewtonFailure, NewtonSolver
 from flexmbs.integrate.affine_step import AffineStep
 from flexmbs.system.assembly import AssembledSystem
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "flexible"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bodies"))
 from flexcases import pendulum_cb  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not use_compiled(), reason="the compiled callbacks against "

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(not use_compiled(), reason="compares the compile
 def _flexible_pendulum():
     import sys
     from pathlib import Path
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "flexible"))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bodies"))
     from flexcases import pendulum_cb
     beam = fm.FlexibleBody("beam", pendulum_cb(3))
     return fm.System(gravity=(0, -9.81, 0)).add(
