@@ -30,6 +30,8 @@ $(VENV)/.stamp: pyproject.toml .deps.stamp
 	$(PY) -m pip install -q -e '.[test]'
 	$(PY) -c "import petsc4py, slepc4py, mpi4py, numpy, skfem, meshio, h5py; \
 	          from petsc4py import PETSc; print('flexmbs env: PETSc', PETSc.Sys.getVersion(), 'numpy', numpy.__version__)"
+	# compile the numerical kernels now (once; the first import says so and how long)
+	$(PY) -c "import flexmbs"
 	touch $@
 
 # The main job: the shipped flexible-linkage case, mesh -> body -> simulation -> results and plots.

@@ -2,7 +2,12 @@
 
 ``import flexmbs as fm`` gives the modelling API: bodies, joints, drives, force
 elements, sensors, ``System`` and ``simulate``; see ``docs/`` for the theory-to-code map.
+The first import after an installation compiles the numerical kernels and says so
+(:mod:`flexmbs.kernel_cache`).
 """
 from flexmbs._version import __version__ as __version__
-from flexmbs.api import *  # noqa: F403
-from flexmbs.api import __all__  # noqa: F401
+from flexmbs.kernel_cache import ColdStart as _ColdStart
+
+with _ColdStart():
+    from flexmbs.api import *  # noqa: F403
+    from flexmbs.api import __all__  # noqa: F401

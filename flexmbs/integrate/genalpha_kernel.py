@@ -54,3 +54,14 @@ def update(x, q_n, qd_n, qdd_n, a_n, h, alpha_m, alpha_f, beta, gamma,
     for i in range(m):
         lam[i] = x[n + i] * bp
     return q, qd, qdd, a, lam
+
+
+def warm() -> None:
+    """Compile :func:`predict` and :func:`update` now, with the one signature every call
+    uses (C-contiguous float64 arrays, float scalars): run once by the first import of an
+    installation (:mod:`flexmbs.kernel_cache`), as the other kernel modules are compiled
+    by their C callbacks then."""
+    z = np.zeros(1)
+    predict(z, z, z, z, z, 0.1, 0.5, 0.5, 0.25, 0.5, 1.0, np.zeros(1), np.zeros(1),
+            np.zeros(1), np.zeros(2))
+    update(np.zeros(2), z, z, z, z, 0.1, 0.5, 0.5, 0.25, 0.5, 1.0)
