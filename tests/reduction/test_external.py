@@ -181,3 +181,27 @@ def test_abaqus_substructure_and_rotational_dofs_refused(tmp_path):
     sub.write_text("1,1, 1,1\n")
     with pytest.raises(ExternalModelError, match=r"line 1: expected 'row node, row dof"):
         read_abaqus(tmp_path / "beam.inp", sub, tmp_path / "beam_STIF1.mtx")
+
+
+def test_nastran_g_set_op4_with_six_dofs_per_grid(tmp_path):
+    """Nastran OUTPUT4 g-set matrices (six dofs per GRID; the rotational rows of a solid
+    model are zero) named in the manifest with dofs_per_node = 6: dofs 1-3 of each GRID
+    are kept and the body equals the native one to 1e-10."""
+    from flexmbs.io.op4 import write_op4
+    _, ref = native_beam()
+    model = exported_model(ref)
+    write_model(tmp_path, dataclasses.replace(model, Phi=None, stress_modes=None))
+    n = len(model.points)
+    keep = (6 * np.arange(n)[:, None] + np.arange(3)).ravel()
+    P = sp.csr_matrix((np.ones(3 * n), (keep, np.arange(3 * n))), shape=(6 * n, 3 * n))
+    write_op4(tmp_path / "gset.op4", {"MGG": P @ model.M @ P.T, "KGG": P @ model.K @ P.T,
+                                      "PHG": P @ model.Phi})
+    text = (tmp_path / "model.toml").read_text()
+    text = text.replace('M = "M.mtx"', 'M = "gset.op4:MGG"').replace(
+        'K = "K.mtx"', 'K = "gset.op4:KGG"\nPhi = "gset.op4:PHG"')
+    (tmp_path / "model.toml").write_text(text.replace('name = "beam"',
+                                                      'name = "beam"\ndofs_per_node = 6'))
+    assert_same_body(external_body(read_model(tmp_path)), ref)
+    (tmp_path / "model.toml").write_text(text)                  # 6 dofs, not declared
+    with pytest.raises(ExternalModelError, match=r"M must have shape \(132, 132\), got \(264, 264\)"):
+        external_body(read_model(tmp_path))
