@@ -27,12 +27,12 @@ Values are written with 17 significant digits, so a written model reads back bit
 from __future__ import annotations
 
 import json
-import tomllib
 from pathlib import Path
 
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
+import tomllib
 
 from flexmbs.io.external import ExternalInterface, ExternalModel, ExternalModelError
 from flexmbs.io.op4 import read_op4_matrix, translational, write_op4

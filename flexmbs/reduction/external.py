@@ -104,10 +104,10 @@ def _interfaces(model: ExternalModel):
     for itf in model.interfaces:
         nodes = np.asarray(itf.nodes, dtype=np.int64)
         if nodes.ndim != 1 or len(nodes) < 3 or nodes.min() < 0 or nodes.max() >= n:
+            span = f"{nodes.min() + 1}..{nodes.max() + 1}" if nodes.size else "-"
             raise ExternalModelError(
                 f"import '{model.source}': interface '{itf.name}' must list at least 3 "
-                f"node numbers in 1..{n}, got {len(nodes)} in "
-                f"{nodes.min() + 1 if nodes.size else '-'}..{nodes.max() + 1 if nodes.size else '-'}")
+                f"node numbers in 1..{n}, got {nodes.size} in {span}")
         w = np.ones(len(nodes)) if itf.weights is None else np.asarray(itf.weights, float)
         if w.shape != nodes.shape or not np.all(w > 0):
             raise ExternalModelError(f"import '{model.source}': interface '{itf.name}' "

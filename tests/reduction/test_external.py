@@ -8,18 +8,18 @@ from the files.
 from __future__ import annotations
 
 import dataclasses
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
+from flexmbs.fe.assemble import assemble
 from flexmbs.io.abaqus_mtx import read_abaqus
 from flexmbs.io.bodyfile import load_body, save_body
 from flexmbs.io.external import ExternalModelError
 from flexmbs.io.matrix_market import read_model, write_model
 from flexmbs.io.mesh import read_mesh
-from flexmbs.fe.assemble import assemble
 from flexmbs.reduction import InterfaceSpec, ReductionSettings, reduce_model
 from flexmbs.reduction.export import exported_model, node_major
 from flexmbs.reduction.external import external_body, mass_shape_integrals, scalar_mass
@@ -32,7 +32,7 @@ INVARIANTS = ("m", "s0", "C_t", "J0", "J1", "J2", "M_e", "I0", "I1", "I2", "C_r0
 TIP_FORCE = np.array([0.0, 1.0e3, 2.0e3])          # N, at the tip marker
 
 
-@lru_cache(maxsize=None)
+@cache
 def native_beam():
     """Shipped hex8 cantilever 1.0 x 0.1 x 0.1 m, steel, Craig--Bampton: clamp (RBE2,
     the frame) + tip (RBE3, equal weights so that an Abaqus node set reproduces it)."""
@@ -120,7 +120,7 @@ def _write_abaqus(folder, fe, labels):
         L = sp.tril(node_major(A, fe.dof_of_node)).tocoo()
         rows = ["** ASSEMBLED " + tag + " MATRIX, lower triangle"]
         rows += [f"{labels[i // 3]},{i % 3 + 1}, {labels[j // 3]},{j % 3 + 1}, {v!r}"
-                 for i, j, v in zip(L.row, L.col, L.data)]
+                 for i, j, v in zip(L.row, L.col, L.data, strict=True)]
         (folder / f"beam_{tag}.mtx").write_text("\n".join(rows) + "\n")
 
 
@@ -203,7 +203,8 @@ def test_nastran_g_set_op4_with_six_dofs_per_grid(tmp_path):
                                                       'name = "beam"\ndofs_per_node = 6'))
     assert_same_body(external_body(read_model(tmp_path)), ref)
     (tmp_path / "model.toml").write_text(text)                  # 6 dofs, not declared
-    with pytest.raises(ExternalModelError, match=r"M must have shape \(132, 132\), got \(264, 264\)"):
+    with pytest.raises(ExternalModelError,
+                       match=r"M must have shape \(132, 132\), got \(264, 264\)"):
         external_body(read_model(tmp_path))
 
 

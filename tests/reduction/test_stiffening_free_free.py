@@ -8,7 +8,7 @@ the rigid modes).
 """
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -28,7 +28,7 @@ L, B = 1.0, 0.02
 BETA_L = 4.730040744862704            # first free-free root of cos(bL) cosh(bL) = 1
 
 
-@lru_cache(maxsize=None)
+@cache
 def _beam():
     fe = box_fe("hex27", (20, 1, 1), (L, B, B), (-L / 2, -B / 2, -B / 2))
     R = rigid_modes(fe.mesh.points, fe.dof_of_node, fe.n_dof)
@@ -36,7 +36,7 @@ def _beam():
     return fe, R, f_cf
 
 
-@lru_cache(maxsize=None)
+@cache
 def _reduced(static: bool):
     fe, _, _ = _beam()
     basis = compute_basis(fe, (), 6, "mean_axis", static_modes=static)
