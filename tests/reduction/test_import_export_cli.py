@@ -53,3 +53,23 @@ def test_missing_piece_exits_2_with_one_line(body_file, tmp_path, capsys, edit, 
     assert main(["import", "mtx", str(folder), "-o", str(tmp_path / "x.h5")]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_abaqus_import_from_the_command_line(tmp_path, capsys):
+    """The Abaqus files of the native beam (test_external) through 'flexmbs import
+    abaqus': the native frequencies to 1e-10; three paths expected, else exit 2."""
+    from .test_external import _write_abaqus, native_beam
+    fe, ref = native_beam()
+    _write_abaqus(tmp_path, fe, 1 + np.arange(len(fe.mesh.points)))
+    out = tmp_path / "abq.h5"
+    files = [str(tmp_path / f) for f in ("beam.inp", "beam_MASS1.mtx", "beam_STIF1.mtx")]
+    assert main(["import", "abaqus", *files, "--interface", "clamp", "--interface",
+                 "tip:rbe3", "--frame", "interface:clamp", "--modes", "8", "-o", str(out)]) == 0
+    np.testing.assert_allclose(load_body(out).omega, ref.omega, rtol=1e-10, atol=0)
+    capsys.readouterr()
+    assert main(["import", "abaqus", *files[:2], "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "expected MODEL.inp MASS.mtx STIFFNESS.mtx, got 2 path(s)" in err
+    assert err.count("\n") == 1
+    assert main(["import", "abaqus", *files, "--interface", "nowhere", "-o", str(out)]) == 2
+    assert "interface 'nowhere' is not a node set" in capsys.readouterr().err
