@@ -38,6 +38,10 @@ def add_parser(subparsers) -> None:
     p.add_argument("--frame", default=None,
                    help="mean_axis or interface:NAME (default: the model's, else the "
                         "first interface, else mean_axis)")
+    p.add_argument("--material", default=None,
+                   help="named material or E,nu,rho (SI): stored in the body and used for "
+                        "the stress modes when the import has cells but none (default: "
+                        "the model's [material])")
     p.add_argument("--damping", type=float, default=0.0, help="modal damping ratio zeta")
     p.add_argument("--name", default=None, help="body name (default: the model's)")
     p.add_argument("-o", "--output", required=True, help="reduced-body file to write (.h5)")
@@ -68,6 +72,7 @@ def read_external(fmt: str, paths: list[str], interfaces: list[str], name: str |
 
 def run(args: argparse.Namespace) -> int:
     from flexmbs.cli.info import summary
+    from flexmbs.cli.preprocess import parse_material
     from flexmbs.io.bodyfile import save_body
     from flexmbs.io.paths import writable_file
     from flexmbs.reduction.external import external_body
@@ -79,10 +84,11 @@ def run(args: argparse.Namespace) -> int:
         raise ImportBodyError(f"--modes: expected at least 1, got {args.modes}")
     if not 0.0 <= args.damping < 1.0:
         raise ImportBodyError(f"--damping: expected a ratio in [0, 1), got {args.damping}")
+    material = None if args.material is None else parse_material(args.material)
     model = read_external(args.format, args.paths, args.interface, args.name)
     try:
         body = external_body(model, n_modes=args.modes, frame=args.frame,
-                             damping=args.damping,
+                             damping=args.damping, material=material,
                              provenance={"command": " ".join(sys.argv)})
     except ValueError as exc:
         raise ImportBodyError(f"import {args.paths[0]} failed: {exc}") from None

@@ -28,9 +28,14 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from flexmbs.errors import FlexmbsError
+from flexmbs.fe.assemble import fe_model_unassembled
+from flexmbs.fe.material import Material
 from flexmbs.fe.model import FEModel
+from flexmbs.fe.stress import nodal_stress_modes
 from flexmbs.io.bodyfile import ReducedBody, check_body
 from flexmbs.io.external import ExternalModel, ExternalModelError
+from flexmbs.io.mesh import Mesh
 from flexmbs.reduction.interfaces import interface_from_nodes, rigid_modes
 from flexmbs.reduction.invariants import invariants_from_shape_integrals
 from flexmbs.reduction.modes import compute_basis, m_orthonormalize, normalize_signs
@@ -197,11 +202,42 @@ def _check_frame(model: ExternalModel, frame: str, Phi, M, itfs) -> None:
             f"per unit q ({moved / scale:.2g} of the largest modal displacement)")
 
 
+def _material_of(model: ExternalModel) -> Material | None:
+    mat = model.material
+    try:
+        return Material(E=float(mat["E"]), nu=float(mat["nu"]), rho=float(mat["rho"]),
+                        name=str(mat.get("name", "")))
+    except (KeyError, TypeError, ValueError):
+        if mat:
+            log.warning("import '%s': material %s incomplete or invalid; ignored",
+                        model.source, dict(mat))
+        return None
+
+
+def _stress_modes(model: ExternalModel, material: Material, Phi: np.ndarray) -> np.ndarray:
+    """Nodal stress modes (N, 6, n_q) [Pa] of the imported modes on the imported cells."""
+    try:
+        mesh = Mesh(points=np.asarray(model.points, float), cells=model.cells,
+                    cell_type=model.cell_type)
+    except FlexmbsError as exc:
+        raise ExternalModelError(f"import '{model.source}': cells: {exc}") from None
+    fe = fe_model_unassembled(mesh, material)
+    Phi_fe = np.empty_like(Phi)
+    Phi_fe[np.asarray(fe.dof_of_node).ravel()] = Phi
+    return nodal_stress_modes(fe, Phi_fe)
+
+
 def external_body(model: ExternalModel, *, n_modes: int | None = None,
                   frame: str | None = None, damping: float = 0.0,
                   static_modes: bool = False, eigensolver: str = "auto",
+                  material: Material | None = None,
                   provenance: dict | None = None) -> ReducedBody:
     """The reduced body of an imported model (see the module docstring).
+
+    ``material`` (else the model's own, if complete): stored in the body and, when the
+    model has cells but no stress modes, used to compute them
+    (:func:`flexmbs.fe.stress.nodal_stress_modes` of the imported modes on flexmbs's own
+    elements; without cells or a material the stresses read zero, with a warning).
 
     ``frame`` defaults to the model's own, else the first interface, else ``mean_axis``.
     ``n_modes``, ``static_modes``, ``eigensolver``: used only when the model has no
@@ -229,11 +265,14 @@ def external_body(model: ExternalModel, *, n_modes: int | None = None,
         method = "craig_bampton" if itfs else "free_free"
     n_q = Phi.shape[1]
     inv = invariants_from_shape_integrals(mass_shape_integrals(m, points, Phi))
-    stress = model.stress_modes
-    if stress is None:
-        log.warning("import '%s': no stress modes; the body's stresses read zero",
-                    model.source)
-        stress = np.zeros((len(points), 6, n_q))
+    stress, stress_from = model.stress_modes, "imported"
+    material = material or _material_of(model)
+    if stress is None and len(model.cells) and material is not None:
+        stress, stress_from = _stress_modes(model, material, Phi), "computed"
+    elif stress is None:
+        log.warning("import '%s': no stress modes and no cells with a material; the "
+                    "body's stresses read zero", model.source)
+        stress, stress_from = np.zeros((len(points), 6, n_q)), "none"
     else:
         stress = np.asarray(stress, dtype=float)
         if model.Phi is None or stress.shape != (len(points), 6, n_q):
@@ -244,13 +283,14 @@ def external_body(model: ExternalModel, *, n_modes: int | None = None,
     prov = {"imported_from": model.source, "versions": library_versions(),
             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "n_dof": n_dof, "modes": "imported" if model.Phi is not None else "computed",
-            "stress_modes": "imported" if model.stress_modes is not None else "none",
+            "stress_modes": stress_from,
             "settings": {"n_modes": n_modes, "frame": frame, "damping": damping,
                          "interfaces": [{"name": i.name, "kind": i.kind} for i in itfs],
                          "static_modes": static_modes, "stiffening": False}}
     prov.update(provenance or {})
-    material = dict(model.material) or {"E": 0.0, "nu": 0.0, "rho": 0.0,
-                                        "name": "unknown (imported matrices)"}
+    mat = ({"E": material.E, "nu": material.nu, "rho": material.rho, "name": material.name}
+           if material is not None else
+           {"E": 0.0, "nu": 0.0, "rho": 0.0, "name": "unknown (imported matrices)"})
     body = ReducedBody(
         name=model.name, m=inv.m, s0=inv.s0, C_t=inv.C_t, J0=inv.J0, J1=inv.J1, J2=inv.J2,
         M_e=inv.M_e, I0=inv.I0, I1=inv.I1, I2=inv.I2, C_r0=inv.C_r0, C_r1=inv.C_r1,
@@ -259,6 +299,6 @@ def external_body(model: ExternalModel, *, n_modes: int | None = None,
         points=points, cells=model.cells, cell_type=model.cell_type,
         modes=Phi.reshape(len(points), 3, n_q), stress_modes=stress, frame=frame,
         method=method, markers=tuple(interface_marker(i, Phi, frame, n_dof) for i in itfs),
-        material=material, provenance=prov)
+        material=mat, provenance=prov)
     check_body(body)
     return body

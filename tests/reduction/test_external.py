@@ -49,10 +49,17 @@ def tip_response(body) -> np.ndarray:
     return Phi @ np.linalg.solve(body.K_e, Phi.T @ TIP_FORCE)
 
 
+def tip_stress(body) -> np.ndarray:
+    """Nodal stresses (N, 6) [Pa] of the static state of :func:`tip_response`."""
+    Phi = body.marker("tip").Phi
+    return body.stress_modes @ np.linalg.solve(body.K_e, Phi.T @ TIP_FORCE)
+
+
 def assert_same_body(got, ref, rtol=1e-10, invariants=True):
     np.testing.assert_allclose(got.omega, ref.omega, rtol=rtol, atol=0)
-    u_ref = tip_response(ref)
+    u_ref, s_ref = tip_response(ref), tip_stress(ref)
     assert np.abs(tip_response(got) - u_ref).max() <= rtol * np.abs(u_ref).max()
+    assert np.abs(tip_stress(got) - s_ref).max() <= rtol * np.abs(s_ref).max()
     for k in INVARIANTS if invariants else ():
         a, b = np.asarray(getattr(got, k)), np.asarray(getattr(ref, k))
         assert np.abs(a - b).max() <= rtol * max(np.abs(b).max(), 1e-300), k
@@ -90,17 +97,21 @@ def test_cantilever_exported_and_imported_back_equals_native(tmp_path, matrices)
 
 
 def test_imported_matrices_without_modes_are_reduced_by_flexmbs(tmp_path):
-    """Without recovery modes flexmbs reduces the imported M, K itself: the frequencies
-    and the tip response equal the native Craig--Bampton body to 1e-10 (the basis spans
-    the same space; degenerate bending pairs may be rotated, so invariants that depend
-    on the basis vectors themselves are not compared)."""
+    """Without recovery modes flexmbs reduces the imported M, K itself: the frequencies,
+    the tip response and its stresses (stress modes computed from the imported cells and
+    material) equal the native Craig--Bampton body to 1e-10 (the basis spans the same
+    space; degenerate bending pairs may be rotated, so invariants that depend on the
+    basis vectors themselves are not compared).  Without cells the stresses read zero,
+    and the provenance says so."""
     _, ref = native_beam()
     model = dataclasses.replace(exported_model(ref), Phi=None, stress_modes=None)
     got = external_body(model, n_modes=8)
     assert_same_body(got, ref, invariants=False)
     assert got.m == pytest.approx(ref.m, rel=1e-12)
     np.testing.assert_allclose(got.J0, ref.J0, rtol=1e-12)
-    assert got.provenance["stress_modes"] == "none"
+    assert got.provenance["stress_modes"] == "computed"
+    bare = dataclasses.replace(model, cells=np.zeros((0, 4), dtype=np.int64))
+    assert external_body(bare, n_modes=8).provenance["stress_modes"] == "none"
 
 
 def _write_abaqus(folder, fe, labels):
@@ -126,15 +137,15 @@ def _write_abaqus(folder, fe, labels):
 
 def test_abaqus_matrix_generate_files_give_the_native_body(tmp_path):
     """Abaqus *MATRIX GENERATE files (node labels 1001, 1003, ..., lower triangle) of the
-    cantilever, with the input file's node sets as interfaces: frequencies and tip
-    response of the native body to 1e-10."""
+    cantilever, with the input file's node sets as interfaces and the material given:
+    frequencies, tip response and its stresses of the native body to 1e-10."""
     fe, ref = native_beam()
     labels = 1001 + 2 * np.arange(len(fe.mesh.points))
     _write_abaqus(tmp_path, fe, labels)
     model = read_abaqus(tmp_path / "beam.inp", tmp_path / "beam_MASS1.mtx",
                         tmp_path / "beam_STIF1.mtx",
                         interfaces=(InterfaceSpec("clamp"), InterfaceSpec("tip", "rbe3")))
-    got = external_body(model, n_modes=8, frame="interface:clamp")
+    got = external_body(model, n_modes=8, frame="interface:clamp", material=STEEL)
     assert_same_body(got, ref, invariants=False)
     assert got.m == pytest.approx(ref.m, rel=1e-12)
 

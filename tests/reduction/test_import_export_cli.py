@@ -64,8 +64,11 @@ def test_abaqus_import_from_the_command_line(tmp_path, capsys):
     out = tmp_path / "abq.h5"
     files = [str(tmp_path / f) for f in ("beam.inp", "beam_MASS1.mtx", "beam_STIF1.mtx")]
     assert main(["import", "abaqus", *files, "--interface", "clamp", "--interface",
-                 "tip:rbe3", "--frame", "interface:clamp", "--modes", "8", "-o", str(out)]) == 0
-    np.testing.assert_allclose(load_body(out).omega, ref.omega, rtol=1e-10, atol=0)
+                 "tip:rbe3", "--frame", "interface:clamp", "--modes", "8", "--material",
+                 "steel", "-o", str(out)]) == 0
+    got = load_body(out)
+    np.testing.assert_allclose(got.omega, ref.omega, rtol=1e-10, atol=0)
+    assert got.material["name"] == "steel" and got.provenance["stress_modes"] == "computed"
     capsys.readouterr()
     assert main(["import", "abaqus", *files[:2], "-o", str(out)]) == 2
     err = capsys.readouterr().err
@@ -73,3 +76,5 @@ def test_abaqus_import_from_the_command_line(tmp_path, capsys):
     assert err.count("\n") == 1
     assert main(["import", "abaqus", *files, "--interface", "nowhere", "-o", str(out)]) == 2
     assert "interface 'nowhere' is not a node set" in capsys.readouterr().err
+    assert main(["import", "abaqus", *files, "--material", "1,2", "-o", str(out)]) == 2
+    assert "--material: expected NAME or E,nu,rho" in capsys.readouterr().err
