@@ -35,6 +35,16 @@ def test_export_then_import_gives_the_same_frequencies(body_file, tmp_path, caps
     assert main(["export", str(out), "-o", str(tmp_path / "again")]) == 0  # cells kept
 
 
+def test_export_mistakes_exit_2_with_one_line(body_file, tmp_path, capsys):
+    for argv, message in (
+            (["export", str(tmp_path / "none.h5"), "-o", str(tmp_path / "x")], "none.h5"),
+            (["export", str(body_file), "-o", str(tmp_path / "no" / "x")], "does not exist"),
+            (["export", str(body_file), "-o", str(body_file)], "expected a folder")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
 @pytest.mark.parametrize("edit, message", [
     (lambda f: (f / "M.mtx").unlink(), "M.mtx' not found"),
     (lambda f: (f / "model.toml").write_text(
