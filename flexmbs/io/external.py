@@ -15,12 +15,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from flexmbs.errors import FlexmbsError
+from flexmbs.errors import ExternalModelError
 
-
-class ExternalModelError(FlexmbsError):
-    """Files of another FE code that cannot make a body: missing piece, wrong shape, bad
-    data.  The message names the file (or piece), what was expected and what was found."""
+__all__ = ["ExternalInterface", "ExternalModel", "ExternalModelError"]
 
 
 @dataclass(frozen=True)
