@@ -18,6 +18,12 @@ class BodyFileError(FlexmbsError):
     """A reduced-body (HDF5) file that is missing, of the wrong version or inconsistent."""
 
 
+class ExternalModelError(FlexmbsError):
+    """Another FE code's files that cannot make a body (``flexmbs import`` / ``export``):
+    a missing piece, a wrong shape, unreadable data; names the file or piece, what was
+    expected and what was found (docs/external_bodies.md)."""
+
+
 class ModelError(FlexmbsError):
     """An invalid multibody model; ``problems`` lists every problem found."""
 

@@ -20,7 +20,9 @@ from flexmbs.errors import (
 )
 from flexmbs.integrate.settings import DEFAULTS
 
-COMMANDS = ("preprocess", "info", "run", "check", "plot", "sweep")
+COMMANDS = ("preprocess", "import", "export", "info", "run", "check", "plot", "sweep")
+#: commands whose module is not named like the command (``import`` is a Python keyword)
+MODULES = {"import": "import_body"}
 #: commands whose unknown single-dash arguments are PETSc options
 PETSC_COMMANDS = ("preprocess", "run", "sweep")
 
@@ -75,9 +77,9 @@ def _parser() -> _Parser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMANDS:
         try:
-            module = importlib.import_module(f"flexmbs.cli.{name}")
+            module = importlib.import_module(f"flexmbs.cli.{MODULES.get(name, name)}")
         except ModuleNotFoundError as exc:
-            if exc.name != f"flexmbs.cli.{name}":
+            if exc.name != f"flexmbs.cli.{MODULES.get(name, name)}":
                 raise
             continue
         module.add_parser(sub)

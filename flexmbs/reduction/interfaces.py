@@ -179,26 +179,36 @@ def resolve_interface(spec: InterfaceSpec, mesh, dof_of_node: np.ndarray) -> Int
     nodes = np.unique(_node_set(mesh, spec.name))
     if len(nodes) < 3:
         raise MeshError(f"interface '{spec.name}': needs at least 3 nodes, got {len(nodes)}")
-    X = np.asarray(mesh.points, dtype=float)[nodes]
     w = None
     if spec.weights == "area":
         w = _tributary_weights(mesh, nodes, spec.name)
     if w is None:
         w = np.ones(len(nodes))
+    return interface_from_nodes(spec.name, spec.kind, nodes, w, mesh.points, dof_of_node)
+
+
+def interface_from_nodes(name: str, kind: str, nodes: np.ndarray, weights: np.ndarray,
+                         points: np.ndarray, dof_of_node: np.ndarray) -> Interface:
+    """The :class:`Interface` of the given ``nodes`` and (unnormalised) ``weights``:
+    ``R = sum w_i X_i``, ``t = sum w_i u_i``, ``theta = A^-1 sum w_i r_i x u_i`` with
+    ``A = sum w_i (|r_i|^2 E - r_i r_i^T)``, ``r_i = X_i - R``."""
+    nodes = np.asarray(nodes, dtype=np.int64)
+    X = np.asarray(points, dtype=float)[nodes]
+    w = np.asarray(weights, dtype=float)
     w = w / w.sum()
     R = w @ X
     r = X - R
     A = np.einsum("i,ij,ik->jk", w, r, r)
     A = np.trace(A) * np.eye(3) - A
     if np.linalg.cond(A) > 1e10:
-        raise MeshError(f"interface '{spec.name}': nodes are collinear, the rotation of the "
+        raise MeshError(f"interface '{name}': nodes are collinear, the rotation of the "
                         "marker is undefined")
     Ainv = np.linalg.inv(A)
     # t = sum w_i u_i ;  theta = A^-1 sum w_i r_i x u_i = A^-1 sum w_i tilde(r_i) u_i
     L = np.zeros((6, len(nodes), 3))
     L[:3] = (np.eye(3)[:, None, :] * w[None, :, None])
     L[3:] = np.einsum("jk,i,ikl->jil", Ainv, w, tilde(r))
-    return Interface(name=spec.name, kind=spec.kind, nodes=nodes, weights=w, R=R,
+    return Interface(name=name, kind=kind, nodes=nodes, weights=w, R=R,
                      dofs=np.asarray(dof_of_node)[nodes], L_local=L.reshape(6, -1))
 
 

@@ -163,7 +163,7 @@ def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
     modes = Phi[dofs]                                   # (N, 3, n_q)
     stress_modes = _stress_modes(fe, Phi, dist)
     steps.done("stress modes")
-    markers = tuple(_marker(itf, Phi, settings.frame, fe.n_dof) for itf in itfs)
+    markers = tuple(interface_marker(itf, Phi, settings.frame, fe.n_dof) for itf in itfs)
     faces = tuple(Face(**dataclasses.asdict(face_integrals(k, v, points, modes)))
                   for k, v in sorted(getattr(mesh, "facet_sets", {}).items()))
     steps.done("markers and face integrals")
@@ -245,7 +245,7 @@ def _stress_modes(fe, Phi: np.ndarray, dist=None) -> np.ndarray:
     return S / node_count(fe)[:, None, None]
 
 
-def _marker(itf, Phi: np.ndarray, frame: str, n_dof: int) -> Marker:
+def interface_marker(itf, Phi: np.ndarray, frame: str, n_dof: int) -> Marker:
     PP = itf.fit_matrix(n_dof) @ Phi                    # (6, n_q)
     if frame == f"interface:{itf.name}":
         # the basis satisfies L Phi = 0 there by construction; store exact zeros
