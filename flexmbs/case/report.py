@@ -81,7 +81,8 @@ def hotspot_line(h) -> str:
     """One hot spot (:class:`~flexmbs.post.hotspots.HotSpotHistory`): its largest von
     Mises stress [Pa], where and when, and its largest Miner damage sum."""
     k_t, k_n = np.unravel_index(np.argmax(h.von_mises), h.von_mises.shape)
-    line = (f"hot spot {h.spot.name} ({h.spot.body}, {len(h.spot.nodes)} nodes): max von "
+    n = len(h.spot.nodes)
+    line = (f"hot spot {h.spot.name} ({h.spot.body}, {n} node{'s' if n != 1 else ''}): max von "
             f"Mises {h.von_mises[k_t, k_n]:.4g} Pa at node {int(h.spot.nodes[k_n])}, "
             f"t = {h.t[k_t]:.6g} s")
     if h.damage is not None:
