@@ -47,7 +47,10 @@ def hotspots(spec, built) -> list[HotSpot]:
                                 f"\"{h['node_set']}\"; node sets: "
                                 f"{', '.join(sorted(sets)) or 'none'}")
             nodes = sets[h["node_set"]]
-        out.append(HotSpot(h["name"], h["body"], np.asarray(nodes), sn))
+        try:
+            out.append(HotSpot(h["name"], h["body"], np.asarray(nodes), sn))
+        except ValueError as exc:                    # an empty node set
+            raise CaseError(f"{where}.node_set: {exc}") from None
     return out
 
 

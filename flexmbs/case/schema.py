@@ -281,7 +281,8 @@ OUTPUT = _table(
         "file (default: `results/` in the working directory, so that a run never writes "
         "into the case's folder unless told; `flexmbs run --out` wins)"),
     Key("dt", "float", "s", None, "output interval (default: every step)", check="positive"),
-    Key("xdmf", "bool", default=True, doc="XDMF + HDF5 time series of the flexible bodies"),
+    Key("xdmf", "bool", default=True, doc="XDMF + HDF5 time series of the flexible bodies "
+        "and of the whole mechanism (`<case>_mechanism.xdmf`: every body, joint and sensor)"),
     Key("xdmf_dt", "float", "s", None, "interval of the XDMF frames (default: every output "
         "step)", check="positive"),
     Key("plots", "bool", default=True, doc="PNG plots of sensors, joints and energy"),
