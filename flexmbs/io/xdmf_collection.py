@@ -3,8 +3,9 @@
 :func:`write_collection` writes ``<path>.xdmf`` and its heavy data ``<path>.h5``: a
 temporal collection whose every time step is a spatial collection of named grids
 (:class:`Grid`: flexible meshes, rigid-body solids, point masses, joint markers,
-sensors), so that ParaView (*File > Open*, reader "XDMF Reader" or "Xdmf3 Reader T")
-or VTK's ``vtkXdmfReader`` opens the whole run in one step as a multiblock data set.
+sensors), so that ParaView (*File > Open*, reader "XDMF Reader") or VTK's
+``vtkXdmfReader`` opens the whole run in one step as a multiblock data set (XDMF 2,
+the format that reader implements).
 
 Heavy-data layout (SI units): ``/<grid>/cells`` (E, k), ``/<grid>/points`` (N, 3) [m]
 when the grid does not move, else ``/<grid>/points/<step>``; each field
