@@ -301,7 +301,8 @@ ANALYSIS = _table(
 
 # -- [[hotspots]]: stress points of flexible bodies (post-processing) ----------------------------
 HOTSPOT = _table(
-    Key("name", "name", default=REQUIRED, doc="unique hot-spot name"),
+    Key("name", "name", default=REQUIRED, doc="unique hot-spot name (its stress history is "
+        "written by time simulations, not by an `[analysis]`)"),
     Key("body", "str", default=REQUIRED, doc="name of a flexible body"),
     Key("node_set", "str", default=None, doc="named node set of the body's mesh, or one of "
         "its interfaces (give this or `point`)"),
