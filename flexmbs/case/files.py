@@ -1,9 +1,13 @@
 """The files made from the result of a case run, next to it in the output folder.
 
-``DIR/<case>_<body>.xdmf`` (+ ``.h5``) per flexible body and the PNG plots in
+``DIR/<case>_<body>.xdmf`` (+ ``.h5``) per flexible body, ``DIR/<case>_mechanism.xdmf``
+(+ ``.h5``: every body, joint marker and sensor in one file, :mod:`flexmbs.post.scene`),
+``DIR/<case>.csv`` (sensors and hot spots, :func:`write_table`) and the PNG plots in
 ``DIR/plots/<case>/``; they are listed in the result file, so that the next run of the
 case removes exactly those before it writes its own (:func:`made_from`,
-:func:`write_outputs`).  :func:`kept` says what a run that did not complete left.
+:func:`write_outputs`).  The hot-spot histories go into the result file itself
+(``/hotspots``, :func:`write_hotspots`).  :func:`kept` says what a run that did not
+complete left.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flexmbs.case.report import hotspot_line
 from flexmbs.case.signals import StopOnSignal
 from flexmbs.errors import OutputError
 from flexmbs.io.results import list_outputs, listed_outputs, status_path, steps_in
@@ -44,6 +49,87 @@ def write_xdmf(built, result, out: Path, dt: float | None, check=None) -> list[P
         paths.append(write_time_series(out / f"{built.case.name}_{name}", X, body.cells,
                                        body.cell_type, t[idx], fields))
     return paths
+
+
+def mechanism_name(name: str) -> str:
+    """The file name (without suffix) of the XDMF of the whole mechanism of case ``name``."""
+    return f"{name}_mechanism"
+
+
+def write_mechanism(spec, built, result, out: Path, dt: float | None, check=None) -> Path:
+    """The XDMF of the whole mechanism (:mod:`flexmbs.post.scene`) at the output times
+    ``dt`` [s] apart; its flexible grids carry ``von_mises_max`` [Pa] and
+    ``time_of_max`` [s], the maximum over every output step (:mod:`flexmbs.post.extrema`)."""
+    from flexmbs.case.post_items import solids
+    from flexmbs.io.xdmf_collection import write_collection
+    from flexmbs.post import scene
+    from flexmbs.post.extrema import von_mises_maximum
+    t = np.asarray(result.t)
+    idx = subsample(t, dt)
+    system = built.system
+
+    def q_of(body):
+        return result.body_q(body.name)[idx]
+    grids = []
+    shapes = solids(spec, built)
+    for b in system.bodies:
+        q = result.body_q(b.name)
+        if b.name in built.flexible:
+            body = built.flexible[b.name].body
+            peak = von_mises_maximum(body, t, q[:, 7:])
+            grids.append(scene.flexible_grid(b.name, body, q[idx], check=check, static={
+                "von_mises_max": peak.value, "time_of_max": peak.time}))
+        else:
+            grids.append(scene.body_grids(b.name, q[idx], shapes.get(b.name)))
+    if system.joints:
+        grids.append(scene.joint_grid(system.joints, q_of, len(idx)))
+    values = {k: np.asarray(v)[idx] for k, v in result.sensors.items()}
+    grids += scene.sensor_grids(system.sensors, values, q_of)
+    return write_collection(out / mechanism_name(built.case.name), t[idx], grids, check)
+
+
+def write_hotspots(spec, built, result) -> list:
+    """The stress histories of the case's hot spots
+    (:class:`~flexmbs.post.hotspots.HotSpotHistory`), written into the result file as
+    ``/hotspots/<name>/stress``, ``von_mises``, ``principal`` [Pa] (attributes ``nodes``,
+    ``body`` and, with an S-N curve, ``damage``)."""
+    from flexmbs.case.post_items import hotspots
+    from flexmbs.io.results import add_rows
+    from flexmbs.post.hotspots import stress_history
+    out = []
+    for spot in hotspots(spec, built):
+        q = result.body_q(spot.body)
+        h = stress_history(spot, built.flexible[spot.body].body, result.t, q[:, 7:])
+        attrs = {"nodes": spot.nodes, "body": spot.body}
+        if h.damage is not None:
+            attrs.update(damage=h.damage, sn_C=spot.sn_curve.C, sn_m=spot.sn_curve.m)
+        add_rows(result.path, f"hotspots/{spot.name}", {
+            "stress": (h.stress, "Pa"), "von_mises": (h.von_mises, "Pa"),
+            "principal": (h.principal, "Pa")}, attrs)
+        out.append(h)
+    return out
+
+
+def write_table(built, result, histories, out: Path) -> Path:
+    """``DIR/<case>.csv``: time [s], every sensor column in its unit, and per hot spot the
+    largest von Mises stress, the largest first and the smallest third principal stress
+    over its nodes [Pa] at each output step."""
+    from flexmbs.io.csv_table import write_csv
+    names, units, cols = ["time"], ["s"], [np.asarray(result.t)]
+    for s in built.system.sensors:
+        v = np.asarray(result.sensors[s.name]).reshape(len(result.t), -1)
+        labels = list(s.columns) if len(s.columns) == v.shape[1] else \
+            [f"{s.name}.{k}" for k in range(v.shape[1])]
+        names += labels
+        units += [s.unit or "-"] * v.shape[1]
+        cols += list(v.T)
+    for h in histories:
+        n = h.spot.name
+        names += [f"{n}.von_mises_max", f"{n}.s1_max", f"{n}.s3_min"]
+        units += ["Pa"] * 3
+        cols += [h.von_mises.max(axis=1), h.principal[..., 0].max(axis=1),
+                 h.principal[..., 2].min(axis=1)]
+    return write_csv(out / f"{built.case.name}.csv", names, units, cols)
 
 
 def subsample(t: np.ndarray, dt: float | None) -> np.ndarray:
@@ -84,8 +170,9 @@ def made_from(h5: Path, name: str, built) -> list[Path]:
     plots = out / "plots" / name
     if plots.is_dir():
         files += sorted(plots.glob("*.png"))
-    for body in built.flexible:
-        files += [out / f"{name}_{body}.xdmf", out / f"{name}_{body}.h5"]
+    for stem in [*(f"{name}_{body}" for body in built.flexible), mechanism_name(name)]:
+        files += [out / f"{stem}.xdmf", out / f"{stem}.h5"]
+    files.append(out / f"{name}.csv")
     results = {Path(status_path(h5, s)).resolve() for s in
                ("running", "complete", "interrupted", "failed", "diverged")}
     keep = []
@@ -120,6 +207,18 @@ def write_outputs(spec, built, result, out: Path, previous: list[Path], *, xdmf:
                     written.append(Path(p))
                     # named from the output folder as given, like every path the run prints
                     say("output", f"XDMF time series: {out / Path(p).name}")
+            if spec.output["xdmf"] and xdmf:
+                p = write_mechanism(spec, built, result, out, spec.output["xdmf_dt"],
+                                    stop.check)
+                written.append(p)
+                say("output", f"XDMF of the whole mechanism: {out / p.name}")
+            stop.check()
+            histories = write_hotspots(spec, built, result)
+            for h in histories:
+                say("output", hotspot_line(h))
+            p = write_table(built, result, histories, out)
+            written.append(p)
+            say("output", f"CSV of sensors and hot spots: {out / p.name}")
             stop.check()
             if spec.output["plots"] and plots:
                 from flexmbs.post.plots import plot_results
@@ -149,10 +248,12 @@ def list_made(h5: Path, name: str, built) -> list[str]:
     from flexmbs.io.xdmf import heavy_data
     out = h5.parent
     made = []
-    for body in built.flexible:
-        xdmf = out / f"{name}_{body}.xdmf"
+    for stem in [*(f"{name}_{body}" for body in built.flexible), mechanism_name(name)]:
+        xdmf = out / f"{stem}.xdmf"
         if xdmf.is_file():
             made += [xdmf.name, heavy_data(xdmf).name]
+    if (out / f"{name}.csv").is_file():
+        made.append(f"{name}.csv")
     plots = out / "plots" / name
     if plots.is_dir():
         made += [f"plots/{name}/{p.name}" for p in sorted(plots.glob("*.png"))]

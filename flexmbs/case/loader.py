@@ -34,6 +34,7 @@ class CaseSpec:
     solver: dict
     output: dict
     analysis: dict | None = None
+    hotspots: tuple = ()
     raw: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -306,12 +307,24 @@ def _options(v):
     return out
 
 
+def _sn_curve(v):
+    keys = ("S_ref", "N_ref", "m")
+    if not isinstance(v, dict) or set(v) != set(keys):
+        raise _Bad("a table {S_ref = Pa, N_ref = cycles, m = -} (Basquin N = N_ref "
+                   "(S / S_ref)^-m)", _show(v))
+    out = {k: _finite(v[k]) for k in keys}
+    if min(out.values()) <= 0:
+        raise _Bad("S_ref > 0 [Pa], N_ref > 0 and m > 0", _show(v))
+    return out
+
+
 _CHECKS = {
     "str": _str, "name": _name, "float": _finite, "int": _int, "bool": _bool, "vec3": _vec(3),
     "vec6": _vec(6), "axis": _axis, "orientation": _orientation, "inertia": _inertia,
     "ref": _ref, "markers": _markers, "interfaces": _interfaces, "material": _material,
     "floats": _floats, "value": _value, "coordinate": _coordinate, "options": _options,
     "path": _str, "path_out": _str, "function": lambda v: v,   # checked in _function
+    "sn_curve": _sn_curve,
 }
 
 
@@ -521,6 +534,8 @@ def spec_from_raw(raw: dict, path: str | Path) -> CaseSpec:
               for i, f in enumerate(lists["forces"])]
     sensors = [_item(col, s, f"sensors[{i}]", S.SENSOR_COMMON, S.SENSOR)
                for i, s in enumerate(lists["sensors"])]
+    hotspots = [_section(col, h, S.HOTSPOT, f"hotspots[{i}]") | {"path": f"hotspots[{i}]"}
+                for i, h in enumerate(lists["hotspots"])]
     if "solver" not in raw and "analysis" not in raw and not col.problems:
         col.add("solver", "missing section [solver] (needs at least t_end [s] and dt [s])")
         solver = {}
@@ -549,12 +564,13 @@ def spec_from_raw(raw: dict, path: str | Path) -> CaseSpec:
     raw_names = {sec: {t["name"] for t in lists[sec] if isinstance(t, dict)
                        and isinstance(t.get("name"), str)} for sec in ("bodies", "joints")}
     _check_references(col, bodies, joints, drives, forces, sensors, raw_names)
+    _check_hotspots(col, hotspots, bodies, raw_names)
     col.raise_if_any()
     name = model.get("name") or default_name(path)
     return CaseSpec(path=path.resolve(), name=name, model=model, bodies=tuple(bodies),
                     joints=tuple(joints), drives=tuple(drives), forces=tuple(forces),
                     sensors=tuple(sensors), solver=solver, output=output, analysis=analysis,
-                    raw=raw)
+                    hotspots=tuple(hotspots), raw=raw)
 
 
 def default_name(path: Path) -> str:
@@ -725,3 +741,26 @@ def _check_references(col, bodies, joints, drives, forces, sensors, raw_names=No
             hint = f" (did you mean '{close[0]}'?)" if close else ""
             col.add(f"{it['path']}.joint", f"unknown joint \"{jn}\"{hint}; joints: "
                     + (", ".join(joint_names) or "none"))
+
+
+def _check_hotspots(col: _Collector, hotspots: list, bodies: list, raw_names: dict) -> None:
+    """Each hot spot names a flexible body and exactly one of `node_set` or `point`;
+    names are unique among hot spots."""
+    kinds_of = {b["name"]: b["type"] for b in bodies if "name" in b and "type" in b}
+    seen: set = set()
+    for h in hotspots:
+        w = h["path"]
+        if h.get("name") in seen:
+            col.add(f"{w}.name", f"name \"{h['name']}\" already used by a hot spot")
+        seen.add(h.get("name"))
+        body = h.get("body")
+        if body is not None and kinds_of.get(body) != "flexible" and \
+                body not in raw_names["bodies"] - set(kinds_of):
+            flexible = [n for n, k in kinds_of.items() if k == "flexible"]
+            found = f"a {kinds_of[body]} body" if body in kinds_of else "no such body"
+            col.add(f"{w}.body", f"expected a flexible body ({', '.join(flexible) or 'none'}"
+                    f"), got \"{body}\" ({found})")
+        if (h.get("node_set") is None) == (h.get("point") is None) and \
+                not any(p.startswith(f"{w}.") for p in col.problems):
+            col.add(w, "expected exactly one of `node_set` (a named node set) or `point` "
+                    "[m] (snapped to the nearest node)")

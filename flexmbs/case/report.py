@@ -75,3 +75,16 @@ def summary(result, wall: float, model=None) -> str:
             lines.append(f"joint {name:<12s} max |F| = {np.linalg.norm(r[:, :3], axis=1).max():.4g} N,"
                          f" max |M| = {np.linalg.norm(r[:, 3:], axis=1).max():.4g} N m")
     return "\n".join(lines)
+
+
+def hotspot_line(h) -> str:
+    """One hot spot (:class:`~flexmbs.post.hotspots.HotSpotHistory`): its largest von
+    Mises stress [Pa], where and when, and its largest Miner damage sum."""
+    k_t, k_n = np.unravel_index(np.argmax(h.von_mises), h.von_mises.shape)
+    n = len(h.spot.nodes)
+    line = (f"hot spot {h.spot.name} ({h.spot.body}, {n} node{'s' if n != 1 else ''}): max von "
+            f"Mises {h.von_mises[k_t, k_n]:.4g} Pa at node {int(h.spot.nodes[k_n])}, "
+            f"t = {h.t[k_t]:.6g} s")
+    if h.damage is not None:
+        line += f"; Miner damage {h.damage.max():.3g} (node {int(h.spot.nodes[np.argmax(h.damage)])})"
+    return line

@@ -281,7 +281,8 @@ OUTPUT = _table(
         "file (default: `results/` in the working directory, so that a run never writes "
         "into the case's folder unless told; `flexmbs run --out` wins)"),
     Key("dt", "float", "s", None, "output interval (default: every step)", check="positive"),
-    Key("xdmf", "bool", default=True, doc="XDMF + HDF5 time series of the flexible bodies"),
+    Key("xdmf", "bool", default=True, doc="XDMF + HDF5 time series of the flexible bodies "
+        "and of the whole mechanism (`<case>_mechanism.xdmf`: every body, joint and sensor)"),
     Key("xdmf_dt", "float", "s", None, "interval of the XDMF frames (default: every output "
         "step)", check="positive"),
     Key("plots", "bool", default=True, doc="PNG plots of sensors, joints and energy"),
@@ -298,10 +299,24 @@ ANALYSIS = _table(
         choices=("initial", "steady")),
 )
 
+# -- [[hotspots]]: stress points of flexible bodies (post-processing) ----------------------------
+HOTSPOT = _table(
+    Key("name", "name", default=REQUIRED, doc="unique hot-spot name (its stress history is "
+        "written by time simulations, not by an `[analysis]`)"),
+    Key("body", "str", default=REQUIRED, doc="name of a flexible body"),
+    Key("node_set", "str", default=None, doc="named node set of the body's mesh, or one of "
+        "its interfaces (give this or `point`)"),
+    Key("point", "vec3", "m", None, "a point in the body's mesh coordinates, snapped to the "
+        "nearest mesh node (give this or `node_set`)"),
+    Key("sn_curve", "sn_curve", "Pa, -, -", None, "Basquin S-N curve `{S_ref = Pa, N_ref = "
+        "cycles, m = slope}`: N = N_ref (S / S_ref)^-m cycles to failure at stress range S "
+        "[Pa]; adds the rainflow count and Miner damage sum of each node"),
+)
+
 SECTIONS = {"model": MODEL, "bodies": None, "joints": None, "drives": None, "forces": None,
-            "sensors": None, "solver": SOLVER, "output": OUTPUT, "analysis": ANALYSIS,
+            "sensors": None, "hotspots": None, "solver": SOLVER, "output": OUTPUT, "analysis": ANALYSIS,
             "sweep": None}   # [sweep] is read by `flexmbs sweep` (flexmbs.parallel), ignored by run
-ARRAYS = ("bodies", "joints", "drives", "forces", "sensors")
+ARRAYS = ("bodies", "joints", "drives", "forces", "sensors", "hotspots")
 
 
 # -- documentation ---------------------------------------------------------------------------------
@@ -346,6 +361,7 @@ def markdown_tables() -> str:
     out += ["### `[[sensors]]`: all types", markdown_table(SENSOR_COMMON)]
     out += [s for t in SENSOR_TYPES if SENSOR[t]
             for s in (f"#### `type = \"{t}\"`", markdown_table(SENSOR[t]))]
+    out += ["### `[[hotspots]]`", markdown_table(HOTSPOT)]
     out += ["### `[solver]`", markdown_table(SOLVER), "### `[output]`", markdown_table(OUTPUT),
             "### `[analysis]`", markdown_table(ANALYSIS)]
     return "\n\n".join(out) + "\n"

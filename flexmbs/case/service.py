@@ -204,6 +204,8 @@ class _Run:
         built = build(spec, body_dir=Path(body_dir) if body_dir else None,
                       progress=lambda msg, s: say("preprocess", preprocess_line(msg, s),
                                                   stderr=True))
+        from flexmbs.case.post_items import hotspots
+        hotspots(spec, built)               # an unknown node set stops the run before it starts
         self.fields["inventory"] = inventory(built)
         say("inventory", self.fields["inventory"])
         try:

@@ -44,6 +44,10 @@ def run(args: argparse.Namespace) -> int:
     built = build(spec, body_dir=Path(args.body_dir) if args.body_dir else None,
                   progress=preprocess_printer)
     print(inventory(built))
+    from flexmbs.case.post_items import hotspots
+    for h in hotspots(spec, built):              # an unknown node set is reported here
+        print(f"  hot spot {h.name:<13s} {len(h.nodes)} node(s) of '{h.body}'"
+              + (", S-N curve" if h.sn_curve else ""))
     try:
         prepared = prepare(built.system, spec.solver.get("t0", DEFAULTS.t0))
     except ConvergenceError as exc:

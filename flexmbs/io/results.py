@@ -9,6 +9,11 @@ Layout (all SI units, stated in each dataset's ``unit`` attribute):
     /joints/<joint>/coordinates        (n, k)          joint angles [rad] / displacements [m]
     /sensors/<sensor>                  (n, k)          sensor outputs (``columns`` attribute)
     /energy/<kind>                     (n,)            J
+    /hotspots/<spot>/stress            (n, k, 6)       Pa, Voigt xx, yy, zz, yz, xz, xy, body
+                                                       frame, at the spot's k nodes (attribute
+                                                       ``nodes``; ``damage``: Miner sums)
+    /hotspots/<spot>/von_mises         (n, k)          Pa
+    /hotspots/<spot>/principal         (n, k, 3)       Pa, s1 >= s2 >= s3
     /solver/<counter>                  (n,)            Newton iterations, Jacobian evaluations
     /restart/q, qd, qdd, a, lam        (n, ...)        the integrator's state at each output
                                                        step (``flexmbs run --restart``)
@@ -136,6 +141,28 @@ def list_outputs(path: str | os.PathLike, outputs) -> None:
     try:
         with h5py.File(path, "r+") as f:
             f.attrs["outputs"] = [str(o) for o in outputs]
+    except (OSError, RuntimeError) as exc:
+        raise OutputError.from_exception(exc, path) from None
+
+
+def add_rows(path: str | os.PathLike, group: str, rows: dict, attrs: dict | None = None) -> None:
+    """Write post-processing results into a finished result file: the datasets
+    ``/<group>/<name>`` of ``rows`` ``{name: (array with one row per output step, unit)}``
+    (replacing earlier ones) and the group's ``attrs``."""
+    try:
+        with h5py.File(path, "r+") as f:
+            n = committed_rows(f)
+            for name, (value, _) in rows.items():
+                if len(value) != n:
+                    raise ValueError(f"{path}: /{group}/{name} has {len(value)} rows, the "
+                                     f"file {n} output steps")
+            if group in f:
+                del f[group]
+            g = f.create_group(group)
+            for name, (value, unit) in rows.items():
+                g.create_dataset(name, data=np.asarray(value, dtype=float)).attrs["unit"] = unit
+            for k, v in (attrs or {}).items():
+                g.attrs[k] = v
     except (OSError, RuntimeError) as exc:
         raise OutputError.from_exception(exc, path) from None
 

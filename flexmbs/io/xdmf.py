@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -41,6 +41,40 @@ def heavy_data(path: str | Path) -> Path:
     return path.with_name(path.name[:-len(".xdmf")] + ".h5")
 
 
+def xdmf_path(path: str | Path) -> Path:
+    """``path`` as an absolute ``.xdmf`` name (names may hold dots, e.g. sweep variants:
+    the suffix is appended, not substituted)."""
+    path = Path(path)
+    if path.suffix != ".xdmf":
+        path = path.with_name(path.name + ".xdmf")
+    return path.resolve()
+
+
+@contextlib.contextmanager
+def written_pair(path: Path) -> Iterator[Path]:
+    """Write the pair ``path`` (``.xdmf``) + :func:`heavy_data` in the folder yielded
+    (:func:`partial_folder`) and move both into place when the block ends without error
+    (module doc); an ``OSError`` or h5py's "errno" ``RuntimeError`` becomes
+    :class:`OutputError` naming the file."""
+    tmp = partial_folder(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(tmp, ignore_errors=True)
+        tmp.mkdir()
+        yield tmp
+        path.unlink(missing_ok=True)
+        os.replace(tmp / heavy_data(path).name, heavy_data(path))
+        os.replace(tmp / path.name, path)
+    except OSError as exc:
+        raise OutputError.from_exception(exc, _failed_file(exc, path)) from None
+    except RuntimeError as exc:            # h5py: "... errno = 28, error message = ..."
+        if "errno" not in str(exc):
+            raise
+        raise OutputError.from_exception(exc, heavy_data(path)) from None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def write_time_series(path: str | Path, points: np.ndarray, cells: np.ndarray, cell_type: str,
                       times: Sequence[float],
                       point_data: Callable[[int], dict[str, np.ndarray]]) -> Path:
@@ -48,17 +82,10 @@ def write_time_series(path: str | Path, points: np.ndarray, cells: np.ndarray, c
     ``times[i]`` (it may raise, e.g. ``KeyboardInterrupt``: nothing is then left).
     Returns the path of the ``.xdmf`` file; its ``.h5`` is :func:`heavy_data`."""
     import meshio
-    path = Path(path)
-    if path.suffix != ".xdmf":             # names may hold dots (sweep variants): append
-        path = path.with_name(path.name + ".xdmf")
-    path = path.resolve()
+    path = xdmf_path(path)
     ctype = MESHIO_TYPE.get(cell_type, cell_type)
     points = np.asarray(points, dtype=float)
-    tmp = partial_folder(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir()
+    with written_pair(path) as tmp:
         # meshio's TimeSeriesWriter creates the .h5 in the working directory: write from
         # the folder so that the pair stays together (XDMF refers to the .h5 by name).
         with contextlib.chdir(tmp), meshio.xdmf.TimeSeriesWriter(path.name) as writer:
@@ -71,17 +98,6 @@ def write_time_series(path: str | Path, points: np.ndarray, cells: np.ndarray, c
                         raise ValueError(f"write_time_series: field '{k}' has {v.shape[0]} "
                                          f"rows, the mesh {len(points)} points")
                 writer.write_data(float(t), point_data=data)
-        path.unlink(missing_ok=True)
-        os.replace(tmp / heavy_data(path).name, heavy_data(path))
-        os.replace(tmp / path.name, path)
-    except OSError as exc:
-        raise OutputError.from_exception(exc, _failed_file(exc, path)) from None
-    except RuntimeError as exc:            # h5py: "... errno = 28, error message = ..."
-        if "errno" not in str(exc):
-            raise
-        raise OutputError.from_exception(exc, heavy_data(path)) from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
     return path
 
 

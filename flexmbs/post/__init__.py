@@ -3,7 +3,10 @@
 * :mod:`~flexmbs.post.linearize`: ``linearize``, ``modes``, ``equilibrium``,
   ``steady_state`` (relative equilibrium of a steadily driven system);
 * :mod:`~flexmbs.post.campbell`: ``campbell(model_factory, values)`` and ``plot_campbell``;
-* :mod:`~flexmbs.post.recovery`: deformed positions, displacements, von Mises stress.
+* :mod:`~flexmbs.post.recovery`: deformed positions, displacements, von Mises stress;
+* :mod:`~flexmbs.post.hotspots`: stress history of named nodes, rainflow and Miner damage;
+* :mod:`~flexmbs.post.extrema`: per-node maximum over time (max von Mises and its time);
+* :mod:`~flexmbs.post.scene`: the whole mechanism as XDMF grids.
 """
 from flexmbs.post.campbell import CampbellTable, campbell, plot_campbell
 from flexmbs.post.linearize import (

@@ -108,8 +108,10 @@ def test_plots_per_model_and_stale_outputs_removed(tmp_path):
     plots = out / "plots" / "arm"
     first = sorted(p.name for p in plots.iterdir())
     assert first == ["energy.png", "joint_pin.png", "reaction_pin.png", "sensor_tip.png"]
-    with h5py.File(out / "arm.h5") as f:
-        assert sorted(f.attrs["outputs"]) == [f"plots/arm/{p}" for p in first]
+    with h5py.File(out / "arm.h5") as f:       # the mechanism XDMF, the CSV, the plots
+        assert sorted(f.attrs["outputs"]) == ["arm.csv", "arm_mechanism.h5",
+                                              "arm_mechanism.xdmf",
+                                              *(f"plots/arm/{p}" for p in first)]
     # a second model into the same folder: its own plots, the first model's untouched
     assert run(arm_case(tmp_path, name="crane"), out) == 0
     assert sorted(p.name for p in (out / "plots" / "crane").iterdir()) == \
@@ -122,7 +124,8 @@ def test_plots_per_model_and_stale_outputs_removed(tmp_path):
     assert run(arm_case(tmp_path), out, "--no-plots") == 0
     assert list(plots.iterdir()) == []
     with h5py.File(out / "arm.h5") as f:
-        assert list(f.attrs["outputs"]) == []
+        assert sorted(f.attrs["outputs"]) == ["arm.csv", "arm_mechanism.h5",
+                                              "arm_mechanism.xdmf"]
 
 
 @pytest.fixture(scope="module")
@@ -146,13 +149,16 @@ def test_no_xdmf_removes_the_models_old_series(pendulum_case, tmp_path):
     xdmf = out / "flexible_pendulum_pendulum.xdmf"
     heavy = out / "flexible_pendulum_pendulum.h5"
     assert xdmf.is_file() and heavy.is_file()
+    mech = [out / "flexible_pendulum_mechanism.xdmf", out / "flexible_pendulum_mechanism.h5"]
     with h5py.File(out / "flexible_pendulum.h5") as f:
-        assert list(f.attrs["outputs"]) == [xdmf.name, heavy.name]
+        assert list(f.attrs["outputs"]) == [xdmf.name, heavy.name, mech[0].name, mech[1].name,
+                                            "flexible_pendulum.csv"]
     with h5py.File(heavy) as f:                    # one frame per output step (5 ms)
         assert len([k for k in f if k.startswith("data")]) > 11
     assert flex_run(pendulum_case, out, "--no-xdmf") == 0
-    assert not xdmf.exists() and not heavy.exists()
-    assert sorted(os.listdir(out)) == [".flexible_pendulum.lock", "flexible_pendulum.h5"]
+    assert not xdmf.exists() and not heavy.exists() and not any(p.exists() for p in mech)
+    assert sorted(os.listdir(out)) == [".flexible_pendulum.lock", "flexible_pendulum.csv",
+                                       "flexible_pendulum.h5"]
 
 
 def test_signal_while_writing_xdmf_leaves_no_series(pendulum_case, tmp_path, capsys,

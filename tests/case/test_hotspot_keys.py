@@ -1,0 +1,74 @@
+"""``[[hotspots]]`` of a case file: every mistake is one line naming the key, what was
+expected and what was found (the CLI exits 2); a node set resolves to its mesh nodes."""
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from flexmbs.case.loader import spec_from_raw
+from flexmbs.cli.main import main
+from flexmbs.errors import CaseError
+
+CASES = Path(__file__).resolve().parents[2] / "cases"
+MAIN = CASES / "main" / "case.toml"
+
+
+def main_raw(**hotspot) -> dict:
+    raw = tomllib.loads(MAIN.read_text())
+    raw["hotspots"] = [{"name": "h", "body": "rod", **hotspot}]
+    return raw
+
+
+@pytest.mark.parametrize("hotspot, message", [
+    ({"node_set": "hole_A", "point": [0.2, 0.0, 0.0]},
+     "hotspots[0]: expected exactly one of `node_set`"),
+    ({}, "hotspots[0]: expected exactly one of `node_set`"),
+    ({"body": "crank", "point": [0.0, 0.0, 0.0]},
+     'hotspots[0].body: expected a flexible body (rod), got "crank" (a rigid body)'),
+    ({"body": "rood", "point": [0.0, 0.0, 0.0]},
+     'hotspots[0].body: expected a flexible body (rod), got "rood" (no such body)'),
+    ({"point": [0.2, 0.0]}, "hotspots[0].point: expected"),
+    ({"point": [0.2, 0.0, 0.0], "sn_curve": {"C": 1e12, "m": 3}},
+     "hotspots[0].sn_curve: expected a table {S_ref = Pa, N_ref = cycles, m = -}"),
+    ({"point": [0.2, 0.0, 0.0], "sn_curve": {"S_ref": 2e8, "N_ref": 2e6, "m": -3}},
+     "hotspots[0].sn_curve: expected S_ref > 0 [Pa], N_ref > 0 and m > 0"),
+    ({"point": [0.2, 0.0, 0.0], "nodes": [1]},
+     "hotspots[0].nodes: unknown key (did you mean 'node_set'?)"),
+])
+def test_hotspot_mistakes_are_one_line(hotspot, message):
+    with pytest.raises(CaseError) as exc:
+        spec_from_raw(main_raw(**hotspot), MAIN)
+    text = str(exc.value)
+    assert "\n" not in text and message in text, text
+
+
+def test_an_unknown_node_set_stops_check_and_run_with_exit_2(tmp_path, capsys):
+    text = MAIN.read_text().replace('point = [0.2, 0.01, 0.005]', 'node_set = "hole_C"')
+    text = text.replace("../../meshes", str(CASES.parent / "meshes"))
+    case = tmp_path / "case.toml"
+    case.write_text(text)
+    for cmd in (["check", str(case)], ["run", str(case), "--out", str(tmp_path / "o")]):
+        assert main(cmd) == 2
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert 'hotspots[0].node_set: body \'rod\' has no node set "hole_C"; node sets: ' \
+            "hole_A, hole_B" in err, err
+    assert not (tmp_path / "o" / "flexible_slider_crank.h5").exists()
+
+
+def test_a_node_set_is_the_mesh_node_set():
+    """Reference: the node set of the mesh file as meshio reads it."""
+    import meshio
+
+    from flexmbs.case.builder import build
+    from flexmbs.case.post_items import hotspots
+    spec = spec_from_raw(main_raw(node_set="hole_B"), MAIN)
+    (spot,) = [h for h in hotspots(spec, build(spec)) if h.name == "h"]
+    m = meshio.read(CASES.parent / "meshes" / "conrod_tet10.msh")
+    tag = m.field_data["hole_B"][0]
+    nodes = set()
+    for block, phys in zip(m.cells, m.cell_data["gmsh:physical"], strict=True):
+        nodes |= set(block.data[phys == tag].ravel().tolist())
+    assert set(spot.nodes.tolist()) == nodes
+    r = np.linalg.norm(m.points[spot.nodes, :2] - [0.4, 0.0], axis=1)    # around hole B
+    assert r.max() - r.min() < 1e-6 * r.max()
