@@ -3,9 +3,12 @@
 * :mod:`~flexmbs.post.linearize`: ``linearize``, ``modes``, ``equilibrium``,
   ``steady_state`` (relative equilibrium of a steadily driven system);
 * :mod:`~flexmbs.post.campbell`: ``campbell(model_factory, values)`` and ``plot_campbell``;
-* :mod:`~flexmbs.post.recovery`: deformed positions, displacements, von Mises stress.
+* :mod:`~flexmbs.post.recovery`: deformed positions, displacements, von Mises stress
+  (with the static correction of the interface loads);
+* :mod:`~flexmbs.post.interface_loads`: ``marker_wrenches``, the load at each marker.
 """
 from flexmbs.post.campbell import CampbellTable, campbell, plot_campbell
+from flexmbs.post.interface_loads import marker_wrenches
 from flexmbs.post.linearize import (
     LinearModel, ModalResult, State, elastic_indices, equilibrium, linearize, modes,
     null_space, steady_state,
@@ -16,5 +19,5 @@ from flexmbs.post.recovery import (
 
 __all__ = ["CampbellTable", "LinearModel", "ModalResult", "State", "campbell",
            "deformed_positions", "displacements", "elastic_displacements", "elastic_indices",
-           "equilibrium", "linearize", "modes", "nodal_stress", "null_space", "plot_campbell",
-           "steady_state", "von_mises_stress"]
+           "equilibrium", "linearize", "marker_wrenches", "modes", "nodal_stress", "null_space",
+           "plot_campbell", "steady_state", "von_mises_stress"]

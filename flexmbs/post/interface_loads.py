@@ -1,0 +1,65 @@
+"""Interface loads of a flexible body: the wrench every joint and force element exerts
+at each of its markers, in body-frame components (THEORY §1.5, §2.6).
+
+A joint block ``j`` acts on body ``b`` with the generalized constraint force
+``g = -G_j,b^T lam_j``, a force element with its ``Q``; on the body coordinates
+``q_b = [r, e, q_e]`` a wrench ``(f, m_P)`` (inertial) at marker ``P`` gives
+
+    g_r = f,    1/2 G(e) g_e = m_P + (p_P - r) x f,
+
+with ``p_P`` the deformed marker position.  The wrench conjugate to the marker motion
+``[t; theta]`` of the reduced body (``flexmbs.reduction.interfaces``) is its body-frame
+form ``W_P = [A^T f; A^T m_P]`` [N, N m]: the load ``L_P^T W_P`` that the static
+correction of the stresses spreads over the interface nodes
+(``flexmbs.reduction.residual``, :func:`flexmbs.post.recovery.nodal_stress`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from flexmbs.kinematics import frames as F
+from flexmbs.kinematics.rotation import A_of, G_of
+
+__all__ = ["marker_wrenches"]
+
+
+def marker_wrenches(asm, body, q, lam, t: float = 0.0, qd=None) -> dict[str, np.ndarray]:
+    """``{marker name: W (6,)}``: the summed wrench ``[F; M]`` (body frame, about the
+    deformed marker origin) [N, N m] of every joint and force element that acts on
+    ``body`` (a body of the assembled system ``asm``) through that marker, at state
+    ``(q, qd, lam, t)`` (``qd`` defaults to rest, as at a static equilibrium)."""
+    q = np.asarray(q, dtype=float)
+    qd = np.zeros_like(q) if qd is None else np.asarray(qd, dtype=float)
+    q_b = q[asm.body_slices[body.name]]
+    out: dict[str, np.ndarray] = {}
+
+    def add(markers, offsets, gen):
+        for mk, off in zip(markers, offsets):
+            if off is not None and mk.body is body:
+                g_b = gen[off:off + body.n_coords]
+                out[mk.name] = out.get(mk.name, np.zeros(6)) + _wrench(mk, q_b, g_b)
+
+    rows = asm.constraint_rows
+    lam_all = np.zeros(asm.n_rows_all)
+    lam_all[rows.active] = lam
+    for bi, blk in enumerate(asm.blocks):
+        if blk.kind == "normalization" or not any(
+                o is not None and m.body is body for m, o in zip(blk.markers, blk.offsets)):
+            continue
+        _, D, _ = rows.block_rows(bi, q, t, 1, {})
+        add(blk.markers, blk.offsets,
+            -(lam_all[asm.row_start[bi]:asm.row_start[bi + 1]] @ D[:, :-1]))
+    blocks = [fb for fb in asm.force_blocks
+              if any(o is not None and m.body is body for m, o in zip(fb.markers, fb.offsets))]
+    for fb, c in asm.force_contributions(q, qd, t, 1, blocks):
+        add(fb.markers, fb.offsets, np.asarray(c.Q)[:len(fb.idx)])
+    return out
+
+
+def _wrench(marker, q_b: np.ndarray, g_b: np.ndarray) -> np.ndarray:
+    """Body-frame ``[F; M]`` at ``marker`` of the generalized force ``g_b`` on its body."""
+    r, e = q_b[:3], q_b[3:7]
+    f = g_b[:3]
+    m_P = 0.5 * G_of(e) @ g_b[3:7] - np.cross(F.position(marker, q_b) - r, f)
+    A = A_of(e)
+    return np.concatenate([A.T @ f, A.T @ m_P])

@@ -1,0 +1,92 @@
+"""Pin-loaded lug (issue 19): peak von Mises stress at the hole of a flexible lug loaded
+through a revolute, from a flexmbs static analysis, against the full FE static solution.
+
+Model: the shipped ``meshes/lug_tet10.msh`` (steel), reduced with free--free modes and
+RBE3 markers ``hole`` and ``end`` (``method='free_free'``, ``residual_flexibility``).
+The end is fixed to ground; a rigid pin sits in the hole on a revolute (a torsion spring
+on the revolute holds its free spin) and is pulled with ``P = 1 kN`` along -x.
+
+Reference: the full FE static solution of the same mesh, ``K u = L_hole^T [-P, 0, 0, 0,
+0, 0]`` with ``L_end u = 0`` (the pin load spread over the hole as the RBE3 marker
+spreads it, the end held as the fixed joint holds its marker), solved by scipy without
+any mode.  The statics of the pin give the wrench at the hole independently of the
+multibody solve.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+import flexmbs as fm
+from flexmbs.bodies.flexible import FlexibleBody
+from flexmbs.fe.assemble import assemble
+from flexmbs.fe.material import material_from_name
+from flexmbs.fe.stress import nodal_stress_modes, von_mises
+from flexmbs.io.mesh import read_mesh
+from flexmbs.post.interface_loads import marker_wrenches
+from flexmbs.post.recovery import von_mises_stress
+from flexmbs.reduction import InterfaceSpec, ReductionSettings, reduce_model
+from flexmbs.reduction.interfaces import resolve_interface
+
+MESH = Path(__file__).resolve().parents[2] / "meshes" / "lug_tet10.msh"
+P = 1000.0                                                  # [N]
+ITFS = (InterfaceSpec("hole", "rbe3"), InterfaceSpec("end", "rbe3"))
+
+
+@lru_cache(maxsize=None)
+def lug_fe():
+    return assemble(read_mesh(MESH), material_from_name("steel"))
+
+
+@lru_cache(maxsize=None)
+def reference_hole_peak() -> float:
+    """Peak nodal von Mises stress [Pa] on the hole of the full FE static solution."""
+    fe = lug_fe()
+    L_h, L_e = (resolve_interface(s, fe.mesh, fe.dof_of_node).fit_matrix(fe.n_dof)
+                for s in ITFS)
+    A = sp.bmat([[fe.K, L_e.T], [L_e, None]], format="csc")
+    f = np.r_[L_h.T @ np.array([-P, 0.0, 0.0, 0.0, 0.0, 0.0]), np.zeros(6)]
+    u = spla.spsolve(A, f)[:fe.n_dof]
+    return hole_peak(von_mises(nodal_stress_modes(fe, u[:, None])[:, :, 0]))
+
+
+def hole_peak(s_vm: np.ndarray) -> float:
+    return float(s_vm[np.unique(lug_fe().mesh.node_set("hole"))].max())
+
+
+def pinned_lug(n_modes: int):
+    """The flexmbs model of the module doc and its static equilibrium."""
+    body = reduce_model(lug_fe(), ReductionSettings(
+        n_modes=n_modes, interfaces=ITFS, method="free_free", residual_flexibility=True,
+        stiffening=False), name="lug")
+    lug = FlexibleBody("lug", body, damping=False, stiffening=False)
+    pin = fm.RigidBody.box("pin", size=(0.016, 0.016, 0.005), rho=7850.0,
+                           r0=body.marker("hole").R)
+    model = fm.System()
+    revolute = fm.Revolute("pin_joint", pin.marker("axis"), lug["hole"], axis="z")
+    model.add(fm.Fixed("clamp", fm.ground, lug["end"]), revolute,
+              fm.RotationalSpringDamper("pin_spin", joint=revolute, k=1e3),
+              fm.ExternalForce("pull", at=pin.marker("centre"), force=(-P, 0.0, 0.0)))
+    eq = fm.static_equilibrium(model)
+    return body, lug, model.assemble(), eq
+
+
+@pytest.mark.parametrize("n_modes", [12, 24])
+def test_pin_loaded_lug_peak_stress(n_modes):
+    body, lug, asm, eq = pinned_lug(n_modes)
+    W = marker_wrenches(asm, lug, eq.q, eq.lam)
+    # statics of the pin: the lug gets the pull at its hole, no moment (pin on the axis)
+    assert W["hole"] == pytest.approx([-P, 0, 0, 0, 0, 0], abs=1e-5 * P)  # Newton tolerance
+    q_e = eq.body_q("lug")[7:]
+    ref = reference_hole_peak()
+    corrected = hole_peak(von_mises_stress(body, q_e, W))
+    modal = hole_peak(von_mises_stress(body, q_e))
+    assert abs(corrected / ref - 1.0) < 0.02            # issue 19: within 2 %
+    assert abs(corrected / ref - 1.0) < 1e-5            # MAM is exact at equilibrium
+    # the mode-only recovery misses it (by +17.7 % and -21.2 %: docs/stresses.md)
+    assert abs(modal / ref - 1.0) > 0.1
