@@ -22,25 +22,32 @@ from flexmbs.io.results import list_outputs, listed_outputs, status_path, steps_
 def write_xdmf(built, result, out: Path, dt: float | None, check=None) -> list[Path]:
     """One XDMF time series per flexible body: point fields ``displacement`` (total,
     inertial: reference geometry + displacement = current position), ``elastic_displacement``
-    (``Phi q_e``, body frame) and ``von_mises`` [Pa].  ``check()`` is called before each
-    frame (it may raise ``KeyboardInterrupt``: the series being written is dropped)."""
+    (``Phi q_e``, body frame) and ``von_mises`` [Pa] (with the static correction of the
+    interface loads for a body preprocessed with ``residual_flexibility``, docs/stresses.md).
+    ``check()`` is called before each frame (it may raise ``KeyboardInterrupt``: the
+    series being written is dropped)."""
     from flexmbs.io.xdmf import write_time_series
+    from flexmbs.post.interface_loads import corrected_markers, stress_wrenches
     from flexmbs.post.recovery import deformed_positions, elastic_displacements, von_mises_stress
     paths = []
     t = np.asarray(result.t)
     idx = subsample(t, dt)
+    asm = (built.system.assemble()
+           if any(corrected_markers(fb.body) for fb in built.flexible.values()) else None)
     for name, fb in built.flexible.items():
         body = fb.body
         q = result.body_q(name)[idx]
         X = np.asarray(body.points)
 
-        def fields(i, q=q, body=body, X=X):
+        def fields(i, q=q, body=body, X=X, fb=fb):
             if check is not None:
                 check()
             qe = q[i, 7:]
+            W = {} if asm is None else stress_wrenches(
+                asm, fb, result.q[idx[i]], result.lam[idx[i]], t[idx[i]], result.qd[idx[i]])
             return {"displacement": deformed_positions(body, q[i]) - X,
                     "elastic_displacement": elastic_displacements(body, qe),
-                    "von_mises": von_mises_stress(body, qe)}
+                    "von_mises": von_mises_stress(body, qe, W)}
         paths.append(write_time_series(out / f"{built.case.name}_{name}", X, body.cells,
                                        body.cell_type, t[idx], fields))
     return paths

@@ -20,7 +20,7 @@ import numpy as np
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics.rotation import A_of, G_of
 
-__all__ = ["marker_wrenches"]
+__all__ = ["corrected_markers", "marker_wrenches", "stress_wrenches"]
 
 
 def marker_wrenches(asm, body, q, lam, t: float = 0.0, qd=None) -> dict[str, np.ndarray]:
@@ -54,6 +54,24 @@ def marker_wrenches(asm, body, q, lam, t: float = 0.0, qd=None) -> dict[str, np.
     for fb, c in asm.force_contributions(q, qd, t, 1, blocks):
         add(fb.markers, fb.offsets, np.asarray(c.Q)[:len(fb.idx)])
     return out
+
+
+def corrected_markers(reduced) -> tuple[str, ...]:
+    """Names of the markers of the reduced body ``reduced`` that carry residual stress
+    modes (preprocessed with ``residual_flexibility``)."""
+    return tuple(mk.name for mk in reduced.markers if mk.stress_residual is not None)
+
+
+def stress_wrenches(asm, body, q, lam, t: float = 0.0, qd=None) -> dict[str, np.ndarray]:
+    """The :func:`marker_wrenches` of the flexible ``body`` at its markers that carry
+    residual stress modes, for :func:`flexmbs.post.recovery.nodal_stress`; ``{}`` (the
+    mode-only recovery) when it has none or when ``lam`` does not match the system's
+    active constraint rows."""
+    names = corrected_markers(body.body)
+    if not names or np.size(lam) != asm.n_lam:
+        return {}
+    W = marker_wrenches(asm, body, q, lam, t, qd)
+    return {k: v for k, v in W.items() if k in names}
 
 
 def _wrench(marker, q_b: np.ndarray, g_b: np.ndarray) -> np.ndarray:
