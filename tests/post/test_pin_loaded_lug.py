@@ -82,6 +82,11 @@ def test_pin_loaded_lug_peak_stress(n_modes):
     W = marker_wrenches(asm, lug, eq.q, eq.lam)
     # statics of the pin: the lug gets the pull at its hole, no moment (pin on the axis)
     assert W["hole"] == pytest.approx([-P, 0, 0, 0, 0, 0], abs=1e-5 * P)  # Newton tolerance
+    # the clamp: the joint reaction on the lug by AssembledSystem.reactions, about the
+    # same point but in the joint frame, which the end marker's elastic rotation (~1e-6
+    # rad) turns against the body frame
+    assert W["end"][:3] == pytest.approx(eq.reactions["clamp"][:3], abs=1e-5 * P)
+    assert W["end"][3:] == pytest.approx(eq.reactions["clamp"][3:], abs=1e-9 * P * 0.08)
     q_e = eq.body_q("lug")[7:]
     ref = reference_hole_peak()
     corrected = hole_peak(von_mises_stress(body, q_e, W))
@@ -92,17 +97,47 @@ def test_pin_loaded_lug_peak_stress(n_modes):
     assert abs(modal / ref - 1.0) > 0.1
 
 
+CASE = MESH.parents[1] / "cases" / "pin_loaded_lug" / "case.toml"
+
+
+def run_case(case: Path, out: Path, monkeypatch) -> None:
+    from flexmbs.cli.main import main
+    monkeypatch.setenv("FLEXMBS_BODY_CACHE", str(out / "bodies"))
+    assert main(["run", str(case), "--out", str(out), "--quiet"]) == 0
+
+
+def last_frame(xdmf: Path) -> tuple[float, dict]:
+    import meshio
+    with meshio.xdmf.TimeSeriesReader(xdmf) as r:
+        points, _ = r.read_points_cells()
+        t, point_data, _ = r.read_data(r.num_steps - 1)
+    assert np.array_equal(points, np.asarray(lug_fe().mesh.points))
+    return t, point_data
+
+
 def test_shipped_case_writes_the_corrected_stress(tmp_path, monkeypatch):
     """``cases/pin_loaded_lug`` (the model above, 12 modes, from the case file and the
     CLI): the von Mises field of its static XDMF output at the hole."""
-    import meshio
+    run_case(CASE, tmp_path, monkeypatch)
+    _, fields = last_frame(tmp_path / "pin_loaded_lug_lug_static.xdmf")
+    assert hole_peak(fields["von_mises"]) == pytest.approx(reference_hole_peak(), rel=1e-4)
 
-    from flexmbs.cli.main import main
-    monkeypatch.setenv("FLEXMBS_BODY_CACHE", str(tmp_path / "bodies"))
-    case = MESH.parents[1] / "cases" / "pin_loaded_lug" / "case.toml"
-    assert main(["run", str(case), "--out", str(tmp_path), "--quiet"]) == 0
-    with meshio.xdmf.TimeSeriesReader(tmp_path / "pin_loaded_lug_lug_static.xdmf") as r:
-        points, _ = r.read_points_cells()
-        _, point_data, _ = r.read_data(0)
-    assert np.array_equal(points, np.asarray(lug_fe().mesh.points))
-    assert hole_peak(point_data["von_mises"]) == pytest.approx(reference_hole_peak(), rel=1e-4)
+
+def test_quasi_static_time_run_writes_the_corrected_stress(tmp_path, monkeypatch):
+    """The same case as a time simulation: the pull ramped from 0 to 1 kN over 5 ms
+    (100 generalized-alpha steps, rho_inf = 0.5), far slower than the lug's lowest
+    period (0.36 ms free-free), so the last XDMF frame is quasi-static."""
+    text = CASE.read_text().replace("../../meshes/lug_tet10.msh", str(MESH))
+    text = text.replace("force = [-1000.0, 0.0, 0.0]",
+                        "force = {type = \"ramp\", rate = [-2.0e5, 0.0, 0.0]}")
+    text = text.replace('[analysis]\ntype = "static"\n',
+                        "[solver]\nt_end = 5e-3\ndt = 5e-5\nrho_inf = 0.5\n\n"
+                        "[output]\ndt = 1e-3\nplots = false\n")
+    case = tmp_path / "case.toml"
+    case.write_text(text)
+    run_case(case, tmp_path, monkeypatch)
+    t, fields = last_frame(tmp_path / "pin_loaded_lug_lug.xdmf")
+    assert t == pytest.approx(5e-3)
+    rel = hole_peak(fields["von_mises"]) / reference_hole_peak() - 1.0
+    assert abs(rel) < 0.02                  # issue 19
+    assert abs(rel) < 1e-3                  # quasi-static: 1 / (omega T) << 1
