@@ -128,3 +128,20 @@ def test_stress_correction_needs_the_residual_modes():
 def test_free_free_settings_errors(kw, msg):
     with pytest.raises(ValueError, match=msg):
         ReductionSettings(n_modes=6, **({"method": "free_free"} | kw))
+
+
+def test_cli_preprocess_free_free_with_residual_flexibility(tmp_path, capsys):
+    from flexmbs.cli.main import main
+    out = tmp_path / "lug.h5"
+    args = ["preprocess", str(MESHES / "lug_tet10.msh"), "--material", "steel", "--modes",
+            "6", "--interface", "hole:rbe3", "--interface", "end:rbe3", "--no-stiffening"]
+    assert main([*args, "--method", "free_free", "--residual-flexibility", "-o", str(out)]) == 0
+    assert "residual flexibility of the interfaces" in capsys.readouterr().err
+    body = load_body(out)
+    assert body.method == "free_free" and body.n_q == 6
+    assert all(mk.stress_residual.shape == (len(body.points), 6, 6) for mk in body.markers)
+    bad = ["preprocess", str(MESHES / "lug_tet10.msh"), "--material", "steel", "--modes", "6",
+           "--interface", "hole", "--method", "free_free", "-o", str(tmp_path / "x.h5")]
+    assert main(bad) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "got rbe2 for ['hole']" in err[0]
