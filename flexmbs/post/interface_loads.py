@@ -15,12 +15,16 @@ correction of the stresses spreads over the interface nodes
 """
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics.rotation import A_of, G_of
 
 __all__ = ["corrected_markers", "marker_wrenches", "stress_wrenches"]
+
+log = logging.getLogger(__name__)
 
 
 def marker_wrenches(asm, body, q, lam, t: float = 0.0, qd=None) -> dict[str, np.ndarray]:
@@ -68,7 +72,12 @@ def stress_wrenches(asm, body, q, lam, t: float = 0.0, qd=None) -> dict[str, np.
     mode-only recovery) when it has none or when ``lam`` does not match the system's
     active constraint rows."""
     names = corrected_markers(body.body)
-    if not names or np.size(lam) != asm.n_lam:
+    if not names:
+        return {}
+    if np.size(lam) != asm.n_lam:
+        log.warning("body '%s': %d multipliers at t = %g s, the model has %d active "
+                    "constraint rows: stresses without the interface correction",
+                    body.name, np.size(lam), t, asm.n_lam)
         return {}
     W = marker_wrenches(asm, body, q, lam, t, qd)
     return {k: v for k, v in W.items() if k in names}
