@@ -21,8 +21,9 @@ import numpy as np
 
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics.rotation import A_of, G_of
+from flexmbs.reduction.interfaces import fit_rows
 
-__all__ = ["corrected_markers", "marker_wrenches", "stress_wrenches"]
+__all__ = ["corrected_markers", "marker_wrenches", "nodal_loads", "stress_wrenches"]
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +59,23 @@ def marker_wrenches(asm, body, q, lam, t: float = 0.0, qd=None) -> dict[str, np.
     for fb, c in asm.force_contributions(q, qd, t, 1, blocks):
         add(fb.markers, fb.offsets, np.asarray(c.Q)[:len(fb.idx)])
     return out
+
+
+def nodal_loads(reduced, name: str, W) -> np.ndarray:
+    """Nodal forces (n_i, 3) [N] (or (n_t, n_i, 3)), body frame, on the nodes
+    ``reduced.marker(name).nodes`` of an RBE3 marker loaded with ``W = [F; M]`` (6,) or
+    (n_t, 6): ``f = L^T W``, i.e. ``f_i = w_i F + w_i (A^-1 M) x r_i``
+    (:func:`flexmbs.reduction.interfaces.fit_rows`); their resultant is ``F`` and their
+    moment about the marker point ``R`` is ``M``.  An RBE2 marker holds its nodes
+    rigidly, and how it spreads a load depends on the stiffness under it: ``ValueError``."""
+    mk = reduced.marker(name)
+    if mk.kind != "rbe3":
+        raise ValueError(f"body '{reduced.name}': marker '{name}' is {mk.kind}; nodal loads "
+                         "are the spread of an rbe3 marker (a rigid rbe2 spider's depends on "
+                         "the stiffness under it)")
+    L = fit_rows(np.asarray(reduced.points)[mk.nodes], mk.weights, mk.R)
+    f = np.einsum("wk,...w->...k", L, np.asarray(W, dtype=float))
+    return f.reshape(*f.shape[:-1], len(mk.nodes), 3)
 
 
 def corrected_markers(reduced) -> tuple[str, ...]:

@@ -145,3 +145,21 @@ def test_cli_preprocess_free_free_with_residual_flexibility(tmp_path, capsys):
     assert main(bad) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "got rbe2 for ['hole']" in err[0]
+
+
+def test_rbe3_nodal_loads_have_the_wrench_as_resultant():
+    """Statics: ``sum f_i = F`` and ``sum (X_i - R) x f_i = M`` for the spread of a
+    random wrench over the hole; an RBE2 marker refuses."""
+    from flexmbs.post.interface_loads import nodal_loads
+    body = lug_body("free_free", 12)
+    mk = body.marker("hole")
+    W = np.random.default_rng(7).normal(size=(2, 6)) * [1e3, 1e3, 1e3, 10.0, 10.0, 10.0]
+    f = nodal_loads(body, "hole", W)
+    assert f.shape == (2, len(mk.nodes), 3)
+    r = np.asarray(body.points)[mk.nodes] - mk.R
+    np.testing.assert_allclose(f.sum(axis=1), W[:, :3], rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(np.cross(r, f).sum(axis=1), W[:, 3:], rtol=1e-10, atol=1e-9)
+    rigid = reduce_model(lug_fe(), ReductionSettings(
+        n_modes=4, interfaces=(InterfaceSpec("hole", "rbe2"),), stiffening=False))
+    with pytest.raises(ValueError, match="marker 'hole' is rbe2"):
+        nodal_loads(rigid, "hole", W[0])
