@@ -101,6 +101,23 @@ def test_craig_bampton_basis_needs_no_correction():
     assert np.abs(resid).max() < 1e-6 * scale
 
 
+def test_interface_frame_clamps_the_frame_interface():
+    """Frame ``interface:hole``: its loads go to the frame (no residual modes), and the
+    static response to a wrench at the end, hole clamped, is a constraint mode: each unit
+    wrench's residual vanishes on its own (no inertia relief with a clamped frame)."""
+    fe = lug_fe()
+    body = reduce_model(fe, ReductionSettings(
+        n_modes=8, interfaces=(InterfaceSpec("hole", "rbe2"), InterfaceSpec("end", "rbe2")),
+        frame="interface:hole", residual_flexibility=True, stiffening=False), name="lug")
+    assert body.marker("hole").stress_residual is None
+    S_end = body.marker("end").stress_residual
+    # scale: the stress of the end wrench through the modes (Pa per N, Pa per N m)
+    modal = np.einsum("icq,qw->icw", body.stress_modes,
+                      np.linalg.solve(body.K_e, np.vstack([body.marker("end").Phi,
+                                                           body.marker("end").Psi]).T))
+    assert np.abs(S_end).max() < 1e-6 * np.abs(modal).max()
+
+
 def test_residual_stress_modes_round_trip_through_the_body_file(tmp_path):
     body = lug_body("free_free", 12)
     path = tmp_path / "lug.h5"
