@@ -157,6 +157,9 @@ def test_cli_preprocess_free_free_with_residual_flexibility(tmp_path, capsys):
     body = load_body(out)
     assert body.method == "free_free" and body.n_q == 6
     assert all(mk.stress_residual.shape == (len(body.points), 6, 6) for mk in body.markers)
+    assert main(["info", str(out)]) == 0
+    assert "marker 'hole' (rbe3" in (info := capsys.readouterr().out)
+    assert info.count(", residual stress modes") == 2
     bad = ["preprocess", str(MESHES / "lug_tet10.msh"), "--material", "steel", "--modes", "6",
            "--interface", "hole", "--method", "free_free", "-o", str(tmp_path / "x.h5")]
     assert main(bad) == 2
