@@ -141,3 +141,27 @@ def test_quasi_static_time_run_writes_the_corrected_stress(tmp_path, monkeypatch
     rel = hole_peak(fields["von_mises"]) / reference_hole_peak() - 1.0
     assert abs(rel) < 0.02                  # issue 19
     assert abs(rel) < 1e-3                  # quasi-static: 1 / (omega T) << 1
+
+
+def test_wrenches_of_a_force_element_and_of_a_joint_on_its_first_side():
+    """The pull applied straight to the hole marker (a force element, no pin) and the
+    clamp written lug-first: the same wrenches (statics) and the same corrected stress."""
+    body = reduce_model(lug_fe(), ReductionSettings(
+        n_modes=12, interfaces=ITFS, method="free_free", residual_flexibility=True,
+        stiffening=False), name="lug")
+    lug = FlexibleBody("lug", body, damping=False, stiffening=False)
+    model = fm.System()
+    model.add(fm.Fixed("clamp", lug["end"], fm.ground),
+              fm.ExternalForce("pull", at=lug["hole"], force=(-P, 0.0, 0.0)))
+    eq = fm.static_equilibrium(model)
+    W = marker_wrenches(model.assemble(), lug, eq.q, eq.lam)
+    assert W["hole"] == pytest.approx([-P, 0, 0, 0, 0, 0], abs=1e-5 * P)
+    # statics of the lug in its deformed shape (body frame, moments about the end)
+    q_e = eq.body_q("lug")[7:]
+    p = {k: body.marker(k).R + body.marker(k).Phi @ q_e for k in ("hole", "end")}
+    F_h, M_h = W["hole"][:3], W["hole"][3:]
+    assert W["end"][:3] == pytest.approx(-F_h, abs=1e-9 * P)
+    assert W["end"][3:] == pytest.approx(-M_h - np.cross(p["hole"] - p["end"], F_h),
+                                         abs=1e-9 * P * 0.08)
+    corrected = hole_peak(von_mises_stress(body, q_e, W))
+    assert corrected == pytest.approx(reference_hole_peak(), rel=1e-5)
