@@ -87,7 +87,8 @@ class ReductionSettings:
             rigid = [i.name for i in self.interfaces if i.kind != "rbe3"]
             if rigid:
                 raise ValueError(f"method 'free_free': interfaces are markers on the free "
-                                 f"body (rbe3), got rbe2 for {rigid}")
+                                 f"body and must be rbe3 (\"NAME:rbe3\"), got rbe2 for "
+                                 f"{rigid}")
         names = [i.name for i in self.interfaces]
         if len(set(names)) != len(names):
             raise ValueError(f"interfaces must have distinct names, got {names}")

@@ -134,6 +134,27 @@ def test_shipped_case_writes_the_corrected_stress(tmp_path, monkeypatch):
     assert hole_peak(fields["von_mises"]) == pytest.approx(reference_hole_peak(), rel=1e-4)
 
 
+@pytest.mark.parametrize("change,expected", [
+    (('"hole:rbe3", "end:rbe3"', '"hole", "end:rbe3"'),
+     "bodies[0]: method 'free_free': interfaces are markers on the free body and must be "
+     "rbe3 (\"NAME:rbe3\"), got rbe2 for ['hole']"),
+    (('method = "free_free"', 'method = "freefree"'),
+     "bodies[0].method: expected one of auto, free_free, got \"freefree\""),
+    (("residual_flexibility = true", "residual_flexibility = 1"),
+     "bodies[0].residual_flexibility"),
+])
+def test_case_mistakes_in_one_line(tmp_path, monkeypatch, capsys, change, expected):
+    from flexmbs.cli.main import main
+    monkeypatch.setenv("FLEXMBS_BODY_CACHE", str(tmp_path / "bodies"))
+    text = CASE.read_text().replace("../../meshes/lug_tet10.msh", str(MESH))
+    assert change[0] in text
+    case = tmp_path / "case.toml"
+    case.write_text(text.replace(*change))
+    assert main(["run", str(case), "--out", str(tmp_path), "--quiet"]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+    assert len(err) == 1 and expected in err[0]
+
+
 def test_quasi_static_time_run_writes_the_corrected_stress(tmp_path, monkeypatch):
     """The same case as a time simulation: the pull ramped from 0 to 1 kN over 5 ms
     (100 generalized-alpha steps, rho_inf = 0.5), far slower than the lug's lowest
