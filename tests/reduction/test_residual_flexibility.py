@@ -183,3 +183,34 @@ def test_rbe3_nodal_loads_have_the_wrench_as_resultant():
         n_modes=4, interfaces=(InterfaceSpec("hole", "rbe2"),), stiffening=False))
     with pytest.raises(ValueError, match="marker 'hole' is rbe2"):
         nodal_loads(rigid, "hole", W[0])
+
+
+def test_craig_bampton_rbe2_hole_stresses_at_the_interface_nodes():
+    """An RBE2 hole (rigid spider): the reference enforces ``u_i = t + theta x r_i`` on
+    the hole nodes with multipliers and loads the spider's own coordinates ``(t,
+    theta)`` with the wrench, a second formulation of what the reduction does by
+    eliminating the hole dofs (``u = T z``).  The Craig--Bampton stresses, at the hole
+    nodes too, are the FE ones without any correction."""
+    fe = lug_fe()
+    itfs = (InterfaceSpec("hole", "rbe2"), InterfaceSpec("end", "rbe3"))
+    body = reduce_model(fe, ReductionSettings(n_modes=12, interfaces=itfs, stiffening=False),
+                        name="lug")
+    hole, end = (resolve_interface(s, fe.mesh, fe.dof_of_node) for s in itfs)
+    C = sp.csr_matrix((np.ones(hole.dofs.size), (np.arange(hole.dofs.size),
+                                                  hole.dofs.ravel())),
+                      shape=(hole.dofs.size, fe.n_dof))
+    G = sp.csr_matrix(hole.rigid_rows(np.asarray(fe.mesh.points)))
+    L_e = end.fit_matrix(fe.n_dof)
+    k = fe.K.diagonal().mean()              # constraint rows scaled like K (conditioning)
+    C, G, L_e = k * C, k * G, k * L_e
+    A = sp.bmat([[fe.K, None, C.T, L_e.T], [None, sp.csr_matrix((6, 6)), -G.T, None],
+                 [C, -G, None, None], [L_e, None, None, None]], format="csc")
+    W = wrenches()
+    rhs = np.zeros(A.shape[0])
+    rhs[fe.n_dof:fe.n_dof + 6] = W["hole"]
+    u = spla.spsolve(A, rhs)[:fe.n_dof]
+    ref = nodal_stress_modes(fe, u[:, None])[:, :, 0]
+    Q = sum(body.marker(k).Phi.T @ W[k][:3] + body.marker(k).Psi.T @ W[k][3:] for k in W)
+    sig = nodal_stress(body, np.linalg.solve(body.K_e, Q))
+    assert np.abs(sig - ref).max() < 1e-6 * np.abs(ref).max()
+    assert hole_peak(sig) == pytest.approx(hole_peak(ref), rel=1e-6)
