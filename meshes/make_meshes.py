@@ -144,6 +144,54 @@ def conrod(filename: str, size: float) -> None:
     _finish(filename)
 
 
+#: pin-loaded lug [m]: hole centre (0, 0), hole radius, outer radius of the rounded
+#: head, plate width, length from the hole centre to the loaded end, thickness
+LUG = {"r_hole": 0.008, "r_head": 0.02, "width": 0.04, "length": 0.08, "t": 0.005}
+
+
+def lug(filename: str, size: float, hole_size: float) -> None:
+    """Pin-loaded lug, tet10: a plate of width 0.04 m from the hole centre (0, 0) to the
+    loaded end x = 0.08 m, its head rounded with radius 0.02 m about the hole of radius
+    0.008 m, thickness 0.005 m (z from 0 to 0.005).  Element size ``size`` and
+    ``hole_size`` on the hole.
+
+    Physical groups: "hole" (the cylindrical hole surface, where the pin bears), "end"
+    (the face x = 0.08 m, clamped or loaded) and "volume".
+    """
+    g = LUG
+    _start(filename)
+    occ = gmsh.model.occ
+    head = occ.addDisk(0.0, 0.0, 0.0, g["r_head"], g["r_head"])
+    shank = occ.addRectangle(0.0, -g["width"] / 2, 0.0, g["length"], g["width"])
+    outline, _ = occ.fuse([(2, head)], [(2, shank)])
+    hole = occ.addDisk(0.0, 0.0, 0.0, g["r_hole"], g["r_hole"])
+    plate, _ = occ.cut(outline, [(2, hole)])
+    ext = occ.extrude(plate, 0.0, 0.0, g["t"])
+    occ.synchronize()
+    vols = [tag for dim, tag in ext if dim == 3]
+    hole_faces = []
+    for _, s in gmsh.model.getEntities(2):
+        bb = gmsh.model.getBoundingBox(2, s)
+        radius = 0.5 * max(bb[3] - bb[0], bb[4] - bb[1])
+        if abs(radius - g["r_hole"]) < 1e-6 and bb[5] - bb[2] > 0.5 * g["t"]:
+            hole_faces.append(s)
+    end = _faces_at(gmsh.model.getEntities(2), 0, g["length"])
+    if not hole_faces or len(end) != 1:
+        raise RuntimeError(f"lug: found hole surfaces {hole_faces} and end faces {end}")
+    gmsh.model.addPhysicalGroup(2, hole_faces, name="hole")
+    gmsh.model.addPhysicalGroup(2, end, name="end")
+    gmsh.model.addPhysicalGroup(3, vols, name="volume")
+    gmsh.model.mesh.setSize(gmsh.model.getBoundary([(2, s) for s in hole_faces],
+                                                   recursive=True), hole_size)
+    gmsh.option.setNumber("Mesh.MeshSizeMax", size)
+    gmsh.option.setNumber("Mesh.MeshSizeMin", hole_size)
+    gmsh.option.setNumber("Mesh.MeshSizeExtendFromBoundary", 1)
+    gmsh.option.setNumber("Mesh.ElementOrder", 2)
+    gmsh.option.setNumber("Mesh.HighOrderOptimize", 1)
+    gmsh.model.mesh.generate(3)
+    _finish(filename)
+
+
 BEAM = (1.0, 0.1, 0.1)  # cantilever L x b x h [m]
 
 
@@ -197,6 +245,7 @@ def all_meshes():
                                   (40, 1, 1), "hex27")))
     jobs.append(("conrod_tet10.msh", lambda: conrod("conrod_tet10.msh", 0.011)))
     jobs.append(("conrod_tet10_fine.msh", lambda: conrod("conrod_tet10_fine.msh", 0.004)))
+    jobs.append(("lug_tet10.msh", lambda: lug("lug_tet10.msh", 0.008, 0.0025)))
     return jobs
 
 

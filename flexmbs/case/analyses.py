@@ -75,18 +75,22 @@ def static(built, spec, out: Path, prepared, say: Callable[..., None]):
     say("output", f"reactions: {csv}")
     if spec.output["xdmf"] and built.flexible:
         from flexmbs.io.xdmf import write_time_series
+        from flexmbs.post.interface_loads import corrected_markers, stress_wrenches
         from flexmbs.post.recovery import (
             deformed_positions, elastic_displacements, von_mises_stress,
         )
         for name, fb in built.flexible.items():
             body, q = fb.body, eq.body_q(name)
             X = np.asarray(body.points)
+            W = (stress_wrenches(prepared.asm if prepared is not None
+                                 else built.system.assemble(), fb, eq.q, eq.lam, t0)
+                 if corrected_markers(body) else {})
             path = write_time_series(
                 out / f"{spec.name}_{name}_static", X, body.cells, body.cell_type, [t0],
-                lambda i, body=body, q=q, X=X: {
+                lambda i, body=body, q=q, X=X, W=W: {
                     "displacement": deformed_positions(body, q) - X,
                     "elastic_displacement": elastic_displacements(body, q[7:]),
-                    "von_mises": von_mises_stress(body, q[7:])})
+                    "von_mises": von_mises_stress(body, q[7:], W)})
             say("output", f"deformed state of '{name}': {path}")
     return eq
 

@@ -35,6 +35,8 @@ def reduction_settings(b: dict):
             frame=b["frame"], static_modes=b["static_modes"], damping=b["damping"],
             eigensolver=b["eigensolver"], stiffening=b["stiffening"],
             modal_derivatives=b.get("modal_derivatives", 0),
+            method=b.get("method", "auto"),
+            residual_flexibility=b.get("residual_flexibility", False),
             derivative_axis={"": None, "x": 0, "y": 1, "z": 2}[b.get("derivative_axis", "")])
     except ValueError as exc:
         raise CaseError(f"{b['path']}: {exc}") from None

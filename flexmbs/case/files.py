@@ -27,8 +27,10 @@ from flexmbs.io.results import list_outputs, listed_outputs, status_path, steps_
 def write_xdmf(built, result, out: Path, dt: float | None, check=None) -> list[Path]:
     """One XDMF time series per flexible body: point fields ``displacement`` (total,
     inertial: reference geometry + displacement = current position), ``elastic_displacement``
-    (``Phi q_e``, body frame) and ``von_mises`` [Pa].  ``check()`` is called before each
-    frame (it may raise ``KeyboardInterrupt``: the series being written is dropped)."""
+    (``Phi q_e``, body frame) and ``von_mises`` [Pa] (with the static correction of the
+    interface loads for a body preprocessed with ``residual_flexibility``, docs/stresses.md).
+    ``check()`` is called before each frame (it may raise ``KeyboardInterrupt``: the
+    series being written is dropped)."""
     from flexmbs.io.xdmf import write_time_series
     from flexmbs.post.recovery import deformed_positions, elastic_displacements, von_mises_stress
     paths = []
@@ -38,17 +40,38 @@ def write_xdmf(built, result, out: Path, dt: float | None, check=None) -> list[P
         body = fb.body
         q = result.body_q(name)[idx]
         X = np.asarray(body.points)
+        W = wrench_history(built, result, name, idx)
 
-        def fields(i, q=q, body=body, X=X):
+        def fields(i, q=q, body=body, X=X, W=W):
             if check is not None:
                 check()
             qe = q[i, 7:]
             return {"displacement": deformed_positions(body, q[i]) - X,
                     "elastic_displacement": elastic_displacements(body, qe),
-                    "von_mises": von_mises_stress(body, qe)}
+                    "von_mises": von_mises_stress(body, qe, {k: v[i] for k, v in W.items()})}
         paths.append(write_time_series(out / f"{built.case.name}_{name}", X, body.cells,
                                        body.cell_type, t[idx], fields))
     return paths
+
+
+def wrench_history(built, result, name: str, rows=None) -> dict[str, np.ndarray]:
+    """``{marker: W (n, 6)}`` [N, N m]: the body-frame interface loads at the markers of
+    flexible body ``name`` that carry residual stress modes, at the result rows ``rows``
+    (default all), for the static correction of its stresses
+    (:func:`flexmbs.post.interface_loads.stress_wrenches`, docs/stresses.md); ``{}``
+    for a body without such markers."""
+    from flexmbs.post.interface_loads import corrected_markers, stress_wrenches
+    fb = built.flexible[name]
+    if not corrected_markers(fb.body):
+        return {}
+    asm = built.system.assemble()
+    rows = np.arange(len(result.t)) if rows is None else np.asarray(rows)
+    per_row = [stress_wrenches(asm, fb, result.q[k], result.lam[k], result.t[k],
+                               result.qd[k]) for k in rows]
+    names = set().union(*per_row) if per_row else set()
+    if any(set(W) != names for W in per_row):
+        return {}                         # some rows could not be corrected: none is
+    return {m: np.array([W[m] for W in per_row]) for m in sorted(names)}
 
 
 def mechanism_name(name: str) -> str:
@@ -76,9 +99,12 @@ def write_mechanism(spec, built, result, out: Path, dt: float | None, check=None
         q = result.body_q(b.name)
         if b.name in built.flexible:
             body = built.flexible[b.name].body
-            peak = von_mises_maximum(body, t, q[:, 7:])
-            grids.append(scene.flexible_grid(b.name, body, q[idx], check=check, static={
-                "von_mises_max": peak.value, "time_of_max": peak.time}))
+            W = wrench_history(built, result, b.name)
+            peak = von_mises_maximum(body, t, q[:, 7:], W)
+            grids.append(scene.flexible_grid(
+                b.name, body, q[idx], check=check, static={
+                    "von_mises_max": peak.value, "time_of_max": peak.time},
+                wrenches={k: v[idx] for k, v in W.items()}))
         else:
             grids.append(scene.body_grids(b.name, q[idx], shapes.get(b.name)))
     if system.joints:
@@ -99,7 +125,8 @@ def write_hotspots(spec, built, result) -> list:
     out = []
     for spot in hotspots(spec, built):
         q = result.body_q(spot.body)
-        h = stress_history(spot, built.flexible[spot.body].body, result.t, q[:, 7:])
+        h = stress_history(spot, built.flexible[spot.body].body, result.t, q[:, 7:],
+                           wrench_history(built, result, spot.body))
         attrs = {"nodes": spot.nodes, "body": spot.body}
         if h.damage is not None:
             attrs.update(damage=h.damage, sn_C=spot.sn_curve.C, sn_m=spot.sn_curve.m)

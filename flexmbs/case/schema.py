@@ -110,6 +110,13 @@ BODY = {
             "\"NAME\" or \"NAME:rbe2\" / \"NAME:rbe3\" (Craig-Bampton when given)"),
         Key("frame", "str", default="mean_axis", doc="reference-frame condition: mean_axis "
             "or interface:NAME"),
+        Key("method", "str", default="auto", doc="auto: free-free modes without interfaces, "
+            "Craig-Bampton with them; free_free: free-free modes also with interfaces, "
+            "which are then rbe3 markers on the free body (mean_axis frame only)",
+            choices=("auto", "free_free")),
+        Key("residual_flexibility", "bool", default=False, doc="store the residual stress "
+            "modes of every interface: the von Mises output then adds the static correction "
+            "of the joint and force loads at the interfaces (docs/stresses.md)"),
         Key("static_modes", "bool", default=False, doc="add the inertial static modes "
             "(for geometric stiffening under large rotation rates)"),
         Key("modal_derivatives", "int", default=0, doc="add the static modal derivatives of "

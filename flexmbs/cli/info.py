@@ -37,7 +37,8 @@ def summary(body: ReducedBody) -> str:
         lines.append("      " + "  ".join(f"{x:10.4f}" for x in f[i:i + 6]))
     for mk in body.markers:
         lines.append(f"  marker '{mk.name}' ({mk.kind}, {len(mk.nodes)} nodes) at R = "
-                     f"{np.array2string(mk.R, precision=6, suppress_small=True)} m")
+                     f"{np.array2string(mk.R, precision=6, suppress_small=True)} m"
+                     + (", residual stress modes" if mk.stress_residual is not None else ""))
     if body.faces:
         lines.append("  faces: " + ", ".join(fc.name for fc in body.faces))
     return "\n".join(lines)

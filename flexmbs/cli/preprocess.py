@@ -39,6 +39,12 @@ def add_parser(subparsers) -> None:
                    help="add the static modal derivatives of the lowest N basis vectors")
     p.add_argument("--derivative-axis", choices=["x", "y", "z"], default=None,
                    help="take the N vectors that move mainly along this axis")
+    p.add_argument("--method", choices=["auto", "free_free"], default="auto",
+                   help="free_free: free-free modes also with interfaces (rbe3 markers on the "
+                        "free body, mean_axis frame)")
+    p.add_argument("--residual-flexibility", action="store_true",
+                   help="store the residual stress modes of every interface (static "
+                        "correction of the stresses near loaded interfaces)")
     p.add_argument("--no-stiffening", action="store_true",
                    help="skip the geometric-stiffening tensors K2, K3")
     p.add_argument("-o", "--output", required=True, help="reduced-body file to write (.h5)")
@@ -181,7 +187,8 @@ def _run(args: argparse.Namespace, comm) -> int:
             derivative_axis=(None if args.derivative_axis is None
                              else "xyz".index(args.derivative_axis)),
             damping=args.damping, eigensolver=args.eigensolver,
-            stiffening=not args.no_stiffening)
+            stiffening=not args.no_stiffening, method=args.method,
+            residual_flexibility=args.residual_flexibility)
     except ValueError as exc:
         raise PreprocessError(str(exc)) from None
     _check_frame(settings)

@@ -42,7 +42,10 @@ def _ro(a, dtype=float) -> np.ndarray:
 class Marker:
     """Interface marker: ``kind`` 'rbe2'/'rbe3', reference point ``R`` (3,) [m] in the body
     frame, elastic translation ``Phi q`` (Phi (3, n_q) [m]) and rotation ``Psi q``
-    (Psi (3, n_q) [rad]); ``nodes`` (n_i,) mesh node ids, ``weights`` (n_i,)."""
+    (Psi (3, n_q) [rad]); ``nodes`` (n_i,) mesh node ids, ``weights`` (n_i,);
+    ``stress_residual`` (N, 6, 6) [Pa/N, Pa/(N m)]: nodal stress of the residual
+    flexibility per unit wrench ``[F; M]`` at the marker (body frame), or None
+    (``flexmbs.reduction.residual``)."""
 
     name: str
     kind: str
@@ -51,10 +54,13 @@ class Marker:
     Psi: np.ndarray
     nodes: np.ndarray
     weights: np.ndarray
+    stress_residual: np.ndarray | None = None
 
     def __post_init__(self):
         for k in ("R", "Phi", "Psi", "weights"):
             object.__setattr__(self, k, _ro(getattr(self, k)))
+        if self.stress_residual is not None:
+            object.__setattr__(self, "stress_residual", _ro(self.stress_residual))
         object.__setattr__(self, "nodes", _ro(self.nodes, np.int64))
 
 
@@ -200,6 +206,8 @@ def save_body(path: str | Path, body: ReducedBody) -> None:
             h.attrs["kind"], h.attrs["order"] = mk.kind, i
             for k in ("R", "Phi", "Psi", "nodes", "weights"):
                 _dataset(h, k, getattr(mk, k))
+            if mk.stress_residual is not None:
+                _dataset(h, "stress_residual", mk.stress_residual, compression="gzip")
         g = f.create_group("faces")
         for i, fc in enumerate(body.faces):
             h = g.create_group(fc.name)
@@ -384,6 +392,10 @@ def _read_body(f, path: Path) -> ReducedBody:
         if mk["weights"].shape != nodes.shape:
             raise BodyFileError(f"body file '{path}': dataset '/{where}/weights' must have "
                                 f"shape {nodes.shape}, got {mk['weights'].shape}")
+        if "stress_residual" in h:
+            mk["stress_residual"] = _read(h, path, "stress_residual")
+            _check_shape(path, f"{where}/stress_residual", mk["stress_residual"],
+                         ("N", 6, 6), dims)
         kind = str(_attr(h, path, f"/{where}/", "kind"))
         if kind not in ("rbe2", "rbe3"):
             raise BodyFileError(f"body file '{path}': attribute '/{where}/kind' must be "

@@ -59,8 +59,12 @@ def max_over_time(t, field: Callable[[slice], np.ndarray]) -> FieldMaximum:
     return FieldMaximum(value, time)
 
 
-def von_mises_maximum(body, t, q_e) -> FieldMaximum:
+def von_mises_maximum(body, t, q_e, wrenches=None) -> FieldMaximum:
     """``max_k sig_vM(t_k)`` per node [Pa] and its time [s] of a reduced flexible body
-    (:class:`~flexmbs.io.bodyfile.ReducedBody`) with elastic coordinates ``q_e`` (n, n_q)."""
+    (:class:`~flexmbs.io.bodyfile.ReducedBody`) with elastic coordinates ``q_e`` (n, n_q);
+    ``wrenches`` ``{marker: (n, 6)}``: the interface loads of the static correction
+    (:func:`flexmbs.post.recovery.nodal_stress`)."""
     q_e = np.atleast_2d(np.asarray(q_e, dtype=float))
-    return max_over_time(t, lambda block: von_mises_stress(body, q_e[block]))
+    W = wrenches or {}
+    return max_over_time(t, lambda block: von_mises_stress(
+        body, q_e[block], {k: np.asarray(v)[block] for k, v in W.items()}))

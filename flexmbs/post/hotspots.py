@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexmbs.fe.stress import VOIGT, von_mises
+from flexmbs.post.recovery import residual_stress_modes
 
 __all__ = ["HotSpot", "HotSpotHistory", "SNCurve", "miner_damage", "nearest_node",
            "principal_stresses", "rainflow_cycles", "signed_von_mises", "stress_history"]
@@ -143,10 +144,12 @@ def miner_damage(signal, sn_curve: SNCurve) -> float:
     return float(np.sum(n / sn_curve.cycles_to_failure(S)))
 
 
-def stress_history(spot: HotSpot, body, t, q_e) -> HotSpotHistory:
+def stress_history(spot: HotSpot, body, t, q_e, wrenches=None) -> HotSpotHistory:
     """The stress history of ``spot`` on ``body`` (a
     :class:`~flexmbs.io.bodyfile.ReducedBody`) at times ``t`` (n,) [s] with elastic
-    coordinates ``q_e`` (n, n_q)."""
+    coordinates ``q_e`` (n, n_q); ``wrenches`` ``{marker: (n, 6)}`` adds the static
+    correction of the interface loads, ``sum_I S_I W_I``
+    (:func:`flexmbs.post.recovery.nodal_stress`)."""
     nodes = spot.nodes
     n_points = len(body.points)
     if nodes.min() < 0 or nodes.max() >= n_points:
@@ -154,6 +157,9 @@ def stress_history(spot: HotSpot, body, t, q_e) -> HotSpotHistory:
                          f"(body '{spot.body}'), got {nodes.min()}..{nodes.max()}")
     q_e = np.atleast_2d(np.asarray(q_e, dtype=float))
     sig = np.einsum("icq,tq->tic", np.asarray(body.stress_modes)[nodes], q_e)  # S_i q_e
+    for name, W in (wrenches or {}).items():
+        sig = sig + np.einsum("icw,tw->tic", residual_stress_modes(body, name)[nodes],
+                              np.atleast_2d(np.asarray(W, dtype=float)))
     damage = None
     if spot.sn_curve is not None:
         signed = signed_von_mises(sig)

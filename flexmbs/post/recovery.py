@@ -7,17 +7,19 @@ modes ``Phi`` (N, 3, n_q) and stress modes ``S`` (N, 6, n_q):
 
     u_i   = Phi_i q_e                          elastic displacement, body frame (THEORY §2.1)
     r_i   = r + A(e) (X_i + u_i)               deformed node position, inertial
-    sig_i = S_i q_e                            small-strain Cauchy stress, Voigt (xx..xy)
+    sig_i = S_i q_e + sum_I S_I,i W_I          small-strain Cauchy stress, Voigt (xx..xy)
     sig_vM = von_mises(sig_i)
 
-Interface forces: the wrench that a joint transmits at an interface marker of a flexible
-body is the joint reaction, already recorded by ``AssembledSystem.reactions`` (its
-Jacobian rows contain the marker's ``Phi``/``Psi``, so the reaction is the interface
-load of the RBE2/RBE3 coupling).  Recovering the distributed load over the interface
-nodes from the reduced model is not done: with a Craig–Bampton basis it would need the
-interface constraint modes' static reactions, which the body file does not store.
+Interface loads: ``W_I = [F; M]`` (body frame) is the wrench at interface marker ``I``
+(:func:`flexmbs.post.interface_loads.marker_wrenches`, from the joint multipliers and
+the force elements).  ``S_I`` (N, 6, 6) are the marker's residual stress modes, the
+stresses of the part of the static response to ``L_I^T W_I`` that the modes lack
+(modal acceleration method, ``flexmbs.reduction.residual``; stored when the body is
+preprocessed with ``residual_flexibility``).  Without wrenches the recovery is mode-only.
 """
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -25,7 +27,7 @@ from flexmbs.fe.stress import von_mises
 from flexmbs.kinematics.rotation import A_of
 
 __all__ = ["deformed_positions", "displacements", "elastic_displacements", "nodal_stress",
-           "von_mises_stress"]
+           "residual_stress_modes", "von_mises_stress"]
 
 
 def _split(body, q_b) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -67,12 +69,30 @@ def displacements(body, q_b, q_b_ref=None) -> np.ndarray:
     return deformed_positions(body, q_b) - deformed_positions(body, q_b_ref)
 
 
-def nodal_stress(body, q_e) -> np.ndarray:
+def nodal_stress(body, q_e, wrenches: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
     """``S q_e`` (N, 6) [Pa], Voigt xx, yy, zz, yz, xz, xy in the body frame
-    (small strain, linear in ``q_e``)."""
-    return np.einsum("icq,...q->...ic", body.stress_modes, np.asarray(q_e, dtype=float))
+    (small strain, linear in ``q_e``); ``q_e`` (n_q,) or (n_t, n_q) -> (n_t, N, 6).
+
+    ``wrenches``: ``{marker: W}`` with ``W = [F; M]`` (6,) or (n_t, 6) [N, N m], body
+    frame: adds the static correction ``sum_I S_I W_I`` of those interfaces (module
+    doc); ``ValueError`` naming the marker if the body holds no residual stress modes
+    for it."""
+    sig = np.einsum("icq,...q->...ic", body.stress_modes, np.asarray(q_e, dtype=float))
+    for name, W in (wrenches or {}).items():
+        sig = sig + np.einsum("icw,...w->...ic", residual_stress_modes(body, name),
+                              np.asarray(W, dtype=float))
+    return sig
 
 
-def von_mises_stress(body, q_e) -> np.ndarray:
-    """Nodal von Mises stress (N,) [Pa] (or (n_t, N))."""
-    return von_mises(nodal_stress(body, q_e))
+def residual_stress_modes(body, name: str) -> np.ndarray:
+    """The residual stress modes ``S_I`` (N, 6, 6) [Pa/N, Pa/(N m)] of marker ``name``."""
+    mk = body.marker(name)
+    if mk.stress_residual is None:
+        raise ValueError(f"body '{body.name}': marker '{name}' has no residual stress modes; "
+                         "preprocess the body with residual_flexibility = true")
+    return mk.stress_residual
+
+
+def von_mises_stress(body, q_e, wrenches: Mapping[str, np.ndarray] | None = None) -> np.ndarray:
+    """Nodal von Mises stress (N,) [Pa] (or (n_t, N)) of :func:`nodal_stress`."""
+    return von_mises(nodal_stress(body, q_e, wrenches))

@@ -84,10 +84,13 @@ def solid_cells(solid: Solid) -> tuple[np.ndarray, np.ndarray, str]:
 
 
 def flexible_grid(name: str, body, q: np.ndarray, static: dict | None = None,
-                  check=None) -> Grid:
+                  check=None, wrenches=None) -> Grid:
     """The grid of a flexible body (:class:`~flexmbs.io.bodyfile.ReducedBody`) with body
-    coordinates ``q`` (n, 7 + n_q) at the steps (module doc)."""
+    coordinates ``q`` (n, 7 + n_q) at the steps (module doc); ``wrenches`` ``{marker:
+    (n, 6)}``: the interface loads of the stress correction
+    (:func:`flexmbs.post.recovery.nodal_stress`)."""
     X = np.asarray(body.points)
+    W = wrenches or {}
 
     def at(i):
         if check is not None:
@@ -97,7 +100,9 @@ def flexible_grid(name: str, body, q: np.ndarray, static: dict | None = None,
     return Grid(name, body.cell_type, body.cells, at, fields={
         "displacement": lambda i: at(i) - X,
         "elastic_displacement": lambda i: elastic_displacements(body, q[i, 7:]),
-        "von_mises": lambda i: von_mises_stress(body, q[i, 7:])}, static=static or {})
+        "von_mises": lambda i: von_mises_stress(body, q[i, 7:],
+                                                {k: v[i] for k, v in W.items()})},
+        static=static or {})
 
 
 def body_grids(name: str, q: np.ndarray, solid: Solid | None) -> Grid:

@@ -80,9 +80,11 @@ def budget(fe, settings) -> Budget:
     n_dof = int(fe.n_dof)
     n_nodes = int(fe.mesh.n_nodes)
     n_i = len(settings.interfaces)
-    max_modes = free_dofs(fe, settings.interfaces) - _EIGEN_MARGIN
-    n_q = int(settings.n_modes) + (6 * n_i - 6 if n_i else 0) + (12 if settings.static_modes
-                                                               else 0)
+    free_free = settings.method == "free_free"
+    boundary = () if free_free else settings.interfaces     # interfaces as markers only
+    max_modes = free_dofs(fe, boundary) - _EIGEN_MARGIN
+    n_q = int(settings.n_modes) + (6 * n_i - 6 if boundary else 0) + (12 if settings.static_modes
+                                                                     else 0)
     n_d = int(settings.modal_derivatives)
     n_q += n_d * (n_d + 1) // 2
     q = float(min(n_q, 10**100))         # astronomically large: no float overflow
@@ -91,6 +93,9 @@ def budget(fe, settings) -> Budget:
         "mode shapes and stress modes": 8.0 * n_nodes * 9 * q,
         "invariants": 8.0 * 40 * q * q,
     }
+    if settings.residual_flexibility:
+        # static responses, their loads and modal parts (n_dof x 6 n_i each), stress modes
+        parts["residual flexibility"] = 8.0 * n_i * (3 * 6 * n_dof + 36 * n_nodes)
     if settings.stiffening and n_q <= settings.max_q_stiffening:
         parts["K2, K3"] = 8.0 * (q ** 3 + 2 * q ** 4)
     return Budget(n_dof=n_dof, n_q=n_q, max_modes=max_modes,

@@ -197,19 +197,31 @@ def interface_from_nodes(name: str, kind: str, nodes: np.ndarray, weights: np.nd
     w = np.asarray(weights, dtype=float)
     w = w / w.sum()
     R = w @ X
-    r = X - R
+    try:
+        L = fit_rows(X, w, R)
+    except ValueError:
+        raise MeshError(f"interface '{name}': nodes are collinear, the rotation of the "
+                        "marker is undefined") from None
+    return Interface(name=name, kind=kind, nodes=nodes, weights=w, R=R,
+                     dofs=np.asarray(dof_of_node)[nodes], L_local=L)
+
+
+def fit_rows(X: np.ndarray, w: np.ndarray, R: np.ndarray) -> np.ndarray:
+    """Fit matrix ``L_local`` (6, 3 n_i) of nodes ``X`` (n_i, 3) [m] with weights ``w``
+    (sum 1) about ``R`` (3,): ``t = sum w_i u_i``, ``theta = A^-1 sum w_i r_i x u_i``,
+    ``r_i = X_i - R``, ``A = sum w_i (r_i.r_i E - r_i r_i^T)``.  ``L_local^T W`` spreads a
+    wrench ``W = [F; M]`` over the nodes (RBE3): ``f_i = w_i F + w_i (A^-1 M) x r_i``.
+    ``ValueError`` if the nodes are collinear (``A`` singular)."""
+    w = np.asarray(w, dtype=float)
+    r = np.asarray(X, dtype=float) - np.asarray(R, dtype=float)
     A = np.einsum("i,ij,ik->jk", w, r, r)
     A = np.trace(A) * np.eye(3) - A
     if np.linalg.cond(A) > 1e10:
-        raise MeshError(f"interface '{name}': nodes are collinear, the rotation of the "
-                        "marker is undefined")
-    Ainv = np.linalg.inv(A)
-    # t = sum w_i u_i ;  theta = A^-1 sum w_i r_i x u_i = A^-1 sum w_i tilde(r_i) u_i
-    L = np.zeros((6, len(nodes), 3))
+        raise ValueError("nodes are collinear: the rotation of the fit is undefined")
+    L = np.zeros((6, len(w), 3))
     L[:3] = (np.eye(3)[:, None, :] * w[None, :, None])
-    L[3:] = np.einsum("jk,i,ikl->jil", Ainv, w, tilde(r))
-    return Interface(name=name, kind=kind, nodes=nodes, weights=w, R=R,
-                     dofs=np.asarray(dof_of_node)[nodes], L_local=L.reshape(6, -1))
+    L[3:] = np.einsum("jk,i,ikl->jil", np.linalg.inv(A), w, tilde(r))
+    return L.reshape(6, -1)
 
 
 @dataclass(frozen=True)

@@ -265,7 +265,8 @@ def static_basis(S: np.ndarray, M, K, against: np.ndarray | None = None, *,
 
 
 def compute_basis(fe, interfaces: tuple, n_modes: int, frame: str = "mean_axis", *,
-                  static_modes: bool = False, backend: str = "auto") -> ModalBasis:
+                  static_modes: bool = False, backend: str = "auto",
+                  method: str = "auto") -> ModalBasis:
     """The reduction basis of ``fe`` (see module docstring).
 
     Without interfaces and with ``frame='mean_axis'``: the ``n_modes`` lowest free--free
@@ -274,6 +275,12 @@ def compute_basis(fe, interfaces: tuple, n_modes: int, frame: str = "mean_axis",
     static modes (THEORY §8.1) computed with the frame condition, those of the 12 whose
     new content exceeds :data:`STATIC_DROP_TOL` of their energy norm
     (:func:`static_basis`), then re-diagonalises.
+
+    ``method='free_free'`` keeps the free--free modes even with interfaces (mean axis
+    only): the interfaces are then markers on the free body (``zbar = L u``, the RBE3
+    fit), not Craig--Bampton boundaries, and the basis holds no constraint modes.  Their
+    loads then need the residual flexibility (``flexmbs.reduction.residual``) for the
+    stresses near them.
     """
     from flexmbs.reduction.interfaces import interface_transformation, rigid_modes
     points, dofs = np.asarray(fe.mesh.points), np.asarray(fe.dof_of_node)
@@ -284,10 +291,15 @@ def compute_basis(fe, interfaces: tuple, n_modes: int, frame: str = "mean_axis",
     names = [i.name for i in interfaces]
     if frame.startswith("interface:") and frame.split(":", 1)[1] not in names:
         raise ValueError(f"frame {frame!r}: no such interface among {names}")
-    tr = interface_transformation(n_dof, points, tuple(interfaces))
+    if method not in ("auto", "free_free"):
+        raise ValueError(f"method must be 'auto' or 'free_free', got {method!r}")
+    if method == "free_free" and frame != "mean_axis":
+        raise ValueError(f"method 'free_free' needs frame 'mean_axis', got {frame!r}")
+    cb = bool(interfaces) and method != "free_free"
+    tr = interface_transformation(n_dof, points, tuple(interfaces) if cb else ())
     rigid = rigid_modes(points, dofs, n_dof)
     Rn = m_orthonormalize(rigid, M)
-    if not interfaces:
+    if not cb:
         method = "free_free"
         _, V = free_free_modes(K, M, rigid, n_modes, backend=backend)
     else:
@@ -301,7 +313,7 @@ def compute_basis(fe, interfaces: tuple, n_modes: int, frame: str = "mean_axis",
     n_static = 0
     if static_modes:
         F = inertial_loads(points, dofs, M)
-        if interfaces:
+        if cb:
             Kz, Mz = tr.project(K), tr.project(M)
             Z = static_modes_z(Kz, Mz, tr.T.T @ F, tr, frame, rigid_modes_z(tr, rigid),
                                backend=backend)
@@ -318,7 +330,7 @@ def compute_basis(fe, interfaces: tuple, n_modes: int, frame: str = "mean_axis",
     # Ritz values by 5e-8 relative under round-off
     V = m_orthonormalize(V, M, against=Rn if frame == "mean_axis" else None)
     lam, Phi = ritz(V, K, M)
-    expected = (n_modes + (6 * len(interfaces) - 6 if interfaces else 0)) + n_static
+    expected = (n_modes + (6 * len(interfaces) - 6 if cb else 0)) + n_static
     if Phi.shape[1] != expected:
         log.warning("basis has %d vectors, expected %d", Phi.shape[1], expected)
     if np.any(lam <= 0):

@@ -25,6 +25,7 @@ from flexmbs.reduction.invariants import invariants_from_shape_integrals
 from flexmbs.reduction.loads import face_integrals
 from flexmbs.reduction.modes import compute_basis
 from flexmbs.reduction.quadrature import shape_integrals
+from flexmbs.reduction.residual import residual_flexibility, residual_stress_modes
 from flexmbs.reduction.stiffening import stiffening_tensors
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,12 @@ class ReductionSettings:
         bending of slender bodies (docs/stiffening.md)
     derivative_axis : None: the first ``n`` vectors; 0/1/2: the first ``n`` vectors that
         move mainly along x/y/z (e.g. the in-plane bending vectors of a strip)
+    method : 'auto' (free--free without interfaces, Craig--Bampton with them) or
+        'free_free' (free--free modes also with interfaces, which are then RBE3 markers
+        on the free body; mean axis only)
+    residual_flexibility : store with every interface marker the residual stress modes
+        of its loads (``flexmbs.reduction.residual``), for the static correction of the
+        stresses near loaded interfaces (docs/stresses.md)
     """
 
     n_modes: int
@@ -59,6 +66,8 @@ class ReductionSettings:
     max_q_stiffening: int = 80
     modal_derivatives: int = 0
     derivative_axis: int | None = None
+    method: str = "auto"
+    residual_flexibility: bool = False
 
     def __post_init__(self):
         if self.n_modes < 1:
@@ -69,6 +78,17 @@ class ReductionSettings:
             raise ValueError(f"derivative_axis must be None, 0, 1 or 2, got {self.derivative_axis}")
         if not 0.0 <= self.damping < 1.0:
             raise ValueError(f"damping ratio must be in [0, 1), got {self.damping}")
+        if self.method not in ("auto", "free_free"):
+            raise ValueError(f"method must be 'auto' or 'free_free', got {self.method!r}")
+        if self.method == "free_free":
+            if self.frame != "mean_axis":
+                raise ValueError(f"method 'free_free' needs frame 'mean_axis', got "
+                                 f"{self.frame!r}")
+            rigid = [i.name for i in self.interfaces if i.kind != "rbe3"]
+            if rigid:
+                raise ValueError(f"method 'free_free': interfaces are markers on the free "
+                                 f"body and must be rbe3 (\"NAME:rbe3\"), got rbe2 for "
+                                 f"{rigid}")
         names = [i.name for i in self.interfaces]
         if len(set(names)) != len(names):
             raise ValueError(f"interfaces must have distinct names, got {names}")
@@ -139,7 +159,8 @@ def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
         local, total = fe.basis.restricted(dist.part.elements), dist.sum
     else:
         basis = compute_basis(fe, itfs, settings.n_modes, settings.frame,
-                              static_modes=settings.static_modes, backend=settings.eigensolver)
+                              static_modes=settings.static_modes, backend=settings.eigensolver,
+                              method=settings.method)
         if settings.modal_derivatives:
             basis = _with_modal_derivatives(fe, basis, itfs, settings)
         K_e = basis.Phi.T @ (fe.K @ basis.Phi)
@@ -163,7 +184,15 @@ def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
     modes = Phi[dofs]                                   # (N, 3, n_q)
     stress_modes = _stress_modes(fe, Phi, dist)
     steps.done("stress modes")
-    markers = tuple(interface_marker(itf, Phi, settings.frame, fe.n_dof) for itf in itfs)
+    residual = {}
+    if settings.residual_flexibility:
+        residual = residual_stress_modes(fe, residual_flexibility(
+            fe, itfs, Phi, K_e, settings.frame, craig_bampton=basis.method == "craig_bampton",
+            backend=settings.eigensolver))
+        steps.done("residual flexibility of the interfaces")
+    markers = tuple(interface_marker(itf, Phi, settings.frame, fe.n_dof,
+                                     residual.get(itf.name))
+                    for itf in itfs)
     faces = tuple(Face(**dataclasses.asdict(face_integrals(k, v, points, modes)))
                   for k, v in sorted(getattr(mesh, "facet_sets", {}).items()))
     steps.done("markers and face integrals")
@@ -198,6 +227,10 @@ def _check_distributable(settings: ReductionSettings) -> None:
         raise DistributedError(
             f"distributed preprocessing: eigensolver must be 'auto' or 'slepc' (SLEPc with "
             f"parallel MUMPS), got {settings.eigensolver!r}")
+    if settings.method != "auto" or settings.residual_flexibility:
+        raise DistributedError(
+            "distributed preprocessing: method 'free_free' and residual_flexibility are "
+            "serial only; run on one rank")
 
 
 def _distributed_basis(fe, itfs, settings, dist):
@@ -245,7 +278,8 @@ def _stress_modes(fe, Phi: np.ndarray, dist=None) -> np.ndarray:
     return S / node_count(fe)[:, None, None]
 
 
-def interface_marker(itf, Phi: np.ndarray, frame: str, n_dof: int) -> Marker:
+def interface_marker(itf, Phi: np.ndarray, frame: str, n_dof: int,
+                     stress_residual: np.ndarray | None = None) -> Marker:
     PP = itf.fit_matrix(n_dof) @ Phi                    # (6, n_q)
     if frame == f"interface:{itf.name}":
         # the basis satisfies L Phi = 0 there by construction; store exact zeros
@@ -254,7 +288,7 @@ def interface_marker(itf, Phi: np.ndarray, frame: str, n_dof: int) -> Marker:
                         np.abs(PP[:3]).max())
         PP = np.zeros_like(PP)
     return Marker(name=itf.name, kind=itf.kind, R=itf.R, Phi=PP[:3], Psi=PP[3:],
-                  nodes=itf.nodes, weights=itf.weights)
+                  nodes=itf.nodes, weights=itf.weights, stress_residual=stress_residual)
 
 
 def _with_modal_derivatives(fe, basis, itfs, settings, ops: dict | None = None):

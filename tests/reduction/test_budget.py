@@ -98,3 +98,14 @@ def test_unknown_interface_is_a_mesh_error():
     fe = beam_fe("hex8", (10, 1, 1))
     with pytest.raises(MeshError, match="no node set named 'nope'"):
         reduce_model(fe, _settings(2, "nope"))
+
+
+def test_free_free_interfaces_are_not_boundaries():
+    """method='free_free': the free-free eigenproblem (6 rigid modes out), n_q = n_modes."""
+    from flexmbs.reduction.budget import budget
+    fe = beam_fe("hex8", (10, 1, 1))
+    s = ReductionSettings(n_modes=4, method="free_free", residual_flexibility=True,
+                          interfaces=(InterfaceSpec("clamp", "rbe3"), InterfaceSpec("tip", "rbe3")))
+    b = budget(fe, s)
+    assert b.n_q == 4 and b.max_modes == 132 - 6 - 2
+    assert "residual flexibility" in b.parts
