@@ -19,19 +19,21 @@ from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
-from skfem import (BilinearForm, CellBasis, ElementHex1, ElementHex2, ElementTetP1,
-                   ElementTetP2, ElementVector, asm)
+from skfem import (BilinearForm, CellBasis, ElementHex1, ElementHex2, ElementHexS2,
+                   ElementTetP1, ElementTetP2, ElementVector, ElementWedge1, asm)
 from skfem.helpers import dot
 from skfem.models.elasticity import linear_elasticity
-from skfem.quadrature import get_quadrature
 
 from flexmbs.fe.material import Material
 from flexmbs.fe.model import FEModel
+from flexmbs.io.cell_types import quadrature as cell_quadrature
 from flexmbs.io.mesh import Mesh, skfem_local_order
 
-#: cell type -> (scalar element, polynomial degree per direction)
+#: cell type -> (scalar element, polynomial degree per direction); hex20 is the
+#: serendipity hexahedron, wedge6 the linear prism (triangle x line)
 ELEMENTS = {"tet4": (ElementTetP1, 1), "tet10": (ElementTetP2, 2),
-            "hex8": (ElementHex1, 1), "hex27": (ElementHex2, 2)}
+            "hex8": (ElementHex1, 1), "hex20": (ElementHexS2, 2),
+            "hex27": (ElementHex2, 2), "wedge6": (ElementWedge1, 1)}
 #: floats per chunk temporary (about 64 MB); bounds every element loop
 CHUNK_FLOATS = 8_000_000
 
@@ -41,7 +43,8 @@ def intorder(cell_type: str) -> int:
 
     For hexahedra scikit-fem's rule is a tensor Gauss rule exact to degree ``intorder``
     in each coordinate, so ``2 p`` integrates the (tri-)quadratic products of hex27
-    (per-direction degree 4) exactly with 3 x 3 x 3 points.
+    and hex20 (per-direction degree 4) exactly with 3 x 3 x 3 points; for the wedge
+    it is a triangle rule times a line rule, each exact to degree ``2 p``.
     """
     return 2 * ELEMENTS[cell_type][1]
 
@@ -89,7 +92,7 @@ class ElementBasis:
         self.elements = None if elements is None else np.asarray(elements, dtype=np.int64)
         self.cell_type = mesh.cell_type
         self.elem = _vector_element(mesh.cell_type)
-        self.Xq, self.Wq = (get_quadrature(self.elem.elem.refdom, intorder(mesh.cell_type))
+        self.Xq, self.Wq = (cell_quadrature(mesh.cell_type, intorder(mesh.cell_type))
                             if quadrature is None else quadrature)
         scalar = self.elem.elem
         n_loc = scalar.doflocs.shape[0]
@@ -190,7 +193,8 @@ def _vector_element(cell_type: str) -> ElementVector:
 def vector_basis(mesh: Mesh) -> CellBasis:
     """3-component scikit-fem basis over ``mesh.skfem()`` with the mass-exact quadrature."""
     elem = ELEMENTS[mesh.cell_type][0]()
-    return CellBasis(mesh.skfem(), ElementVector(elem), intorder=intorder(mesh.cell_type))
+    return CellBasis(mesh.skfem(), ElementVector(elem),
+                     quadrature=cell_quadrature(mesh.cell_type, intorder(mesh.cell_type)))
 
 
 def dof_of_node(mesh: Mesh, basis: CellBasis) -> np.ndarray:

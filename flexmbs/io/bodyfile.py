@@ -15,6 +15,7 @@ import h5py
 import numpy as np
 
 from flexmbs.errors import BodyFileError
+from flexmbs.io.cell_types import NODES
 
 FORMAT = "flexmbs-body"
 VERSION = 1
@@ -359,7 +360,7 @@ def _read_body(f, path: Path) -> ReducedBody:
         raise BodyFileError(f"body file '{path}': dataset '/mesh/cells' must index the "
                             f"{n_points} points, found node ids {cells.min()}..{cells.max()}")
     cell_type = str(_attr(_group(f, path, "mesh"), path, "/mesh/", "cell_type"))
-    k_nodes = {"tet4": 4, "tet10": 10, "hex8": 8, "hex27": 27}
+    k_nodes = NODES
     if k_nodes.get(cell_type) != cells.shape[1]:
         raise BodyFileError(f"body file '{path}': attribute '/mesh/cell_type' must be one of "
                             f"{sorted(k_nodes)} matching the {cells.shape[1]} nodes per cell "

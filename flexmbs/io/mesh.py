@@ -1,7 +1,7 @@
 """Volume meshes with named node and facet sets, read through meshio.
 
-A :class:`Mesh` holds one kind of solid element (``tet4``, ``tet10``, ``hex8`` or
-``hex27``) in the node ordering of meshio (VTK), points in metres, and the named
+A :class:`Mesh` holds one kind of solid element (``tet4``, ``tet10``, ``hex8``, ``hex20``,
+``hex27`` or ``wedge6``; :mod:`flexmbs.io.cell_types`) in the node ordering of meshio (VTK), points in metres, and the named
 groups of the file:
 
 * gmsh ``.msh``: every physical group becomes a node set; 2D groups also a facet set
@@ -22,7 +22,7 @@ import io
 import logging
 import warnings
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 
 import meshio
@@ -31,13 +31,14 @@ from scipy.spatial import cKDTree
 
 from flexmbs.errors import MeshError
 from flexmbs.io.abaqus_surface import AbaqusSurfaces, read_surfaces
+from flexmbs.io.cell_types import (CELL_TYPE, MESHIO_TYPE, NODES, NOT_IN_SKFEM,
+                                   orientation_sign, quadrature, skfem_local_order, skfem_mesh,
+                                   unsupported_message)
 
 logger = logging.getLogger(__name__)
 
-#: flexmbs cell type -> meshio cell type
-MESHIO_TYPE = {"tet4": "tetra", "tet10": "tetra10", "hex8": "hexahedron",
-               "hex27": "hexahedron27"}
-CELL_TYPE = {v: k for k, v in MESHIO_TYPE.items()}
+__all__ = ["CELL_TYPE", "MESHIO_TYPE", "Mesh", "check_jacobians", "mesh_from_meshio",
+           "read_mesh", "skfem_local_order", "unit_warning"]
 #: meshio types of 3D cells (any other volume type is unsupported)
 VOLUME_TYPES = {"tetra", "tetra10", "hexahedron", "hexahedron27", "hexahedron20",
                 "hexahedron24", "wedge", "wedge12", "wedge15", "wedge18", "pyramid",
@@ -67,9 +68,9 @@ class Mesh:
     points : ndarray, (N, 3)
         Node coordinates [m].
     cells : ndarray[int], (E, k)
-        Element connectivity in meshio (VTK) node order, k = 4, 10, 8 or 27.
+        Element connectivity in meshio (VTK) node order, k = 4, 10, 8, 20, 27 or 6.
     cell_type : str
-        ``"tet4"``, ``"tet10"``, ``"hex8"`` or ``"hex27"``.
+        ``"tet4"``, ``"tet10"``, ``"hex8"``, ``"hex20"``, ``"hex27"`` or ``"wedge6"``.
     node_sets : dict[str, ndarray[int]]
         Named node sets (sorted node indices).
     facet_sets : dict[str, ndarray[int]]
@@ -140,9 +141,7 @@ class Mesh:
 
     @cached_property
     def _skfem_and_map(self):
-        from skfem.io.meshio import from_meshio
-
-        m = from_meshio(self.to_meshio())
+        m = skfem_mesh(self.cell_type, self.points, self.cells)
         # skfem renumbers the nodes (vertices first); local node a of element e
         # is skfem node m.dofs.element_dofs[a, e] and flexmbs node cells_skfem[e, a].
         # The adapter places the input's higher-order nodes in that same local order,
@@ -153,23 +152,13 @@ class Mesh:
         return m, skfem_node
 
     def skfem(self):
-        """The matching scikit-fem mesh (MeshTet1, MeshTet2, MeshHex1 or MeshHex2)."""
+        """The matching scikit-fem mesh (MeshTet1, MeshTet2, MeshHex1, MeshHex2, MeshWedge1,
+        or for hex20 a MeshHex2 carrying the serendipity element)."""
         return self._skfem_and_map[0]
 
     def skfem_node_index(self) -> np.ndarray:
         """``idx[i]`` = column of ``self.skfem().doflocs`` holding flexmbs node i."""
         return self._skfem_and_map[1]
-
-
-def skfem_local_order(cell_type: str, cells: np.ndarray) -> np.ndarray:
-    """Cells reordered from meshio node order to scikit-fem local node order."""
-    from skfem.io.meshio import INV_HEX_MAPPING
-
-    if cell_type == "hex8":
-        return cells[:, INV_HEX_MAPPING[:8]]
-    if cell_type == "hex27":
-        return cells[:, INV_HEX_MAPPING]
-    return cells
 
 
 # ----------------------------------------------------------------------------- reading
@@ -355,6 +344,9 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
     if not volume:
         raise MeshError(f"mesh '{source}': expected 3D cells of one of the types "
                         f"{supported}, found only {sorted(set(found))}")
+    missing = [t for t in volume if t in NOT_IN_SKFEM]
+    if missing:
+        raise MeshError(f"mesh '{source}': {unsupported_message(missing[0])}")
     bad = [t for t in volume if t not in CELL_TYPE]
     if bad:
         raise MeshError(f"mesh '{source}': unsupported element type(s) {bad}; "
@@ -369,7 +361,7 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
     except (ValueError, TypeError) as exc:
         raise MeshError(f"mesh '{source}': {vtype} cells of inconsistent sizes ({exc})"
                         ) from None
-    k = {"tetra": 4, "tetra10": 10, "hexahedron": 8, "hexahedron27": 27}[vtype]
+    k = NODES[CELL_TYPE[vtype]]
     if cells.ndim != 2 or cells.shape[1] != k or cells.shape[0] == 0:
         raise MeshError(f"mesh '{source}': expected {vtype} cells of shape (E, {k}), got "
                         f"{cells.shape}")
@@ -542,27 +534,6 @@ def _check_duplicates(points: np.ndarray, source: str) -> None:
                         f"size), e.g. nodes {i} and {j} at {points[i].tolist()}")
 
 
-@lru_cache(maxsize=None)
-def _orientation_sign(cell_type: str) -> float:
-    """+1 or -1: sign of scikit-fem's ``detDF`` for a right-handed meshio (VTK) element.
-
-    scikit-fem's reference hexahedron is left-handed, its tetrahedron right-handed;
-    found by converting scikit-fem's own unit meshes to meshio and comparing with the
-    VTK corner triple product ``((x1-x0) x (x_a-x0)) . (x_b-x0)``.
-    """
-    import skfem
-    from skfem.io.meshio import to_meshio
-
-    m = {"tet4": skfem.MeshTet1, "tet10": skfem.MeshTet2, "hex8": skfem.MeshHex1,
-         "hex27": skfem.MeshHex2}[cell_type]()
-    mio = to_meshio(m)
-    c, p = mio.cells[0].data[0], mio.points
-    a, b = (3, 4) if cell_type.startswith("hex") else (2, 3)
-    triple = np.dot(np.cross(p[c[1]] - p[c[0]], p[c[a]] - p[c[0]]), p[c[b]] - p[c[0]])
-    det = m.mapping().detDF(m.elem.doflocs.T)[0, 0]
-    return float(np.sign(det * triple))
-
-
 def check_jacobians(mesh: Mesh) -> None:
     """MeshError if any element is degenerate (zero volume) or inverted.
 
@@ -571,14 +542,12 @@ def check_jacobians(mesh: Mesh) -> None:
     ``|det| <= DEGENERATE_TOL * h_e^3`` at any of these points (h_e the element's
     bounding-box diagonal), inverted means ``det < 0`` somewhere.
     """
-    from skfem.quadrature import get_quadrature
-
     m = mesh.skfem()
     X_nodes = m.elem.doflocs.T
-    X_quad, _ = get_quadrature(m.elem.refdom, 4)
+    X_quad, _ = quadrature(mesh.cell_type, 4)
     X = np.hstack([X_nodes, X_quad])
     with np.errstate(all="ignore"):  # degenerate cells make skfem's inverse mapping warn
-        det = _orientation_sign(mesh.cell_type) * m.mapping().detDF(X)  # (E, n_points)
+        det = orientation_sign(mesh.cell_type) * m.mapping().detDF(X)  # (E, n_points)
     xe = mesh.points[mesh.cells]  # (E, k, 3)
     h = np.linalg.norm(xe.max(1) - xe.min(1), axis=1)
     small = np.abs(det) <= DEGENERATE_TOL * h[:, None] ** 3

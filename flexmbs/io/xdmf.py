@@ -23,10 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from flexmbs.errors import OutputError
-
-#: flexmbs cell type -> meshio/XDMF cell type
-MESHIO_TYPE = {"tet4": "tetra", "tet10": "tetra10", "hex8": "hexahedron",
-               "hex27": "hexahedron27"}
+from flexmbs.io.cell_types import MESHIO_TYPE  # flexmbs cell type -> meshio/XDMF type
 
 
 def partial_folder(path: str | Path) -> Path:
