@@ -60,6 +60,7 @@ def reduced_body_file(b: dict, body_dir: Path, *, progress=None) -> tuple[Path, 
     """Path of the (possibly new) reduced-body file of body spec ``b`` and ``"cached"`` or
     ``"new"``.  Preprocesses when the file is missing or unreadable."""
     from flexmbs.fe.assemble import assemble
+    from flexmbs.fe.material import resolve_material
     from flexmbs.io.bodyfile import load_body, save_body
     from flexmbs.io.mesh import read_mesh
     from flexmbs.io.paths import writable_dir
@@ -95,6 +96,10 @@ def reduced_body_file(b: dict, body_dir: Path, *, progress=None) -> tuple[Path, 
     if progress:
         progress(f"{b['name']}: read mesh ({mesh.cell_type}, {mesh.n_nodes} nodes)",
                  time.perf_counter() - t)
+    try:   # an Abaqus *MATERIAL must agree with the case's material
+        resolve_material(b["material"], mesh.material, mesh.source, f"{where}.material")
+    except ValueError as exc:
+        raise CaseError(str(exc)) from None
     missing = [i.name for i in settings.interfaces if i.name not in mesh.node_sets]
     if missing:
         raise CaseError(f"{where}.interfaces: expected node sets (physical groups) of the mesh "

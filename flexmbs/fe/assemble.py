@@ -214,19 +214,43 @@ def _unit_mass(u, v, w):
     return dot(u, v)
 
 
-def assemble(mesh: Mesh, material: Material) -> FEModel:
-    """Assemble the consistent mass ``M`` and the linear stiffness ``K`` (both CSR).
+#: mass matrices :func:`assemble` offers
+MASS_KINDS = ("consistent", "lumped")
+#: cell types whose row-sum lumped mass is positive (first-order elements)
+LUMPABLE = ("tet4", "hex8", "wedge6")
+
+
+def assemble(mesh: Mesh, material: Material, *, mass: str = "consistent") -> FEModel:
+    """Assemble the mass ``M`` and the linear stiffness ``K`` (both CSR).
 
     ``M_e[a i, b j] = rho delta_ij int N_a N_b dV``,
-    ``K_e[a i, b j] = int lam N_a,i N_b,j + mu (delta_ij N_a,k N_b,k + N_a,j N_b,i) dV``,
-    element chunk by element chunk into the node-block pattern (:func:`block_pattern`).
-    The same quadrature as the scikit-fem forms of :func:`assemble_forms` (a test
-    checks both agree).
+    ``K_e[a i, b j] = int lam N_a,i N_b,j + mu (delta_ij N_a,k N_b,k + N_a,j N_b,i) dV``
+    (B-bar: :func:`element_blocks`), element chunk by element chunk into the node-block
+    pattern (:func:`block_pattern`).  The same quadrature as the scikit-fem forms of
+    :func:`assemble_forms` (a test checks both agree).
+
+    ``mass="lumped"``: the row-sum lumped mass ``M_aa = sum_b M_ab`` (diagonal), what
+    Abaqus/Standard uses for first-order elements (tet4, hex8, wedge6 only: the row
+    sums of quadratic elements are zero or negative at the corners).
     """
+    if mass not in MASS_KINDS:
+        raise ValueError(f"assemble: mass must be one of {MASS_KINDS}, got {mass!r}")
+    if mass == "lumped" and mesh.cell_type not in LUMPABLE:
+        raise ValueError(f"mesh '{mesh.source}': a lumped (row-sum) mass needs first-order "
+                         f"elements {LUMPABLE}, got {mesh.cell_type} (its corner row sums "
+                         f"are not positive); use the consistent mass")
     basis = ElementBasis(mesh)
     M, K = assemble_blocks(basis, material)
+    if mass == "lumped":
+        M = lumped(M)
     return FEModel(mesh=mesh, material=material, basis=basis, M=M, K=K,
                    dof_of_node=basis.dof_of_node)
+
+
+def lumped(M: sp.csr_matrix) -> sp.csr_matrix:
+    """Row-sum lumped mass ``diag(M 1)`` (CSR): keeps the total mass and the first
+    moments ``sum_a M_aa x_a`` of every rigid translation."""
+    return sp.diags(np.asarray(M.sum(axis=1)).ravel(), format="csr")
 
 
 def fe_model_unassembled(mesh: Mesh, material: Material) -> FEModel:
@@ -262,7 +286,14 @@ def block_pattern(block: np.ndarray, n_blocks: int):
 
 def element_blocks(basis: ElementBasis, elems: np.ndarray, material: Material):
     """Scalar element mass ``m`` (n_e, n, n) and stiffness blocks ``k`` (n_e, n, n, 3, 3)
-    (``k[e, a, b, i, j] = K_e[a i, b j]``)."""
+    (``k[e, a, b, i, j] = K_e[a i, b j]``).
+
+    With the B-bar formulation (``mesh.formulation == "bbar"``, Hughes 1980) the
+    volumetric strain ``N_a,i`` of the B matrix is replaced by its element mean
+    ``gbar_ai = int N_a,i dV / V_e``.  Since ``tr eps_bar = gbar`` and the deviatoric
+    part is unchanged, ``K_bar = K + kappa (V_e gbar_ai gbar_bj - int N_a,i N_b,j dV)``
+    with the bulk modulus ``kappa = lam + 2 mu / 3`` (see :func:`bbar_correction`).
+    """
     geo = basis.geometry(elems)
     n_e, n = len(elems), basis.n_loc
     m = material.rho * np.einsum("ga,gb,eg->eab", basis.N, basis.N, geo.dx, optimize=True)
@@ -272,7 +303,21 @@ def element_blocks(basis: ElementBasis, elems: np.ndarray, material: Material):
     tr = np.einsum("eakbk->eab", P)
     for i in range(3):
         k[:, :, :, i, i] += material.mu * tr
+    if basis.mesh.formulation == "bbar":
+        k += bbar_correction(geo, P, material)
     return m, k
+
+
+def bbar_correction(geo: ElementGeometry, P: np.ndarray, material: Material) -> np.ndarray:
+    """``kappa (V_e gbar_ai gbar_bj - P_aibj)`` as blocks (n_e, n, n, 3, 3): the change
+    of the element stiffness from the full to the mean-dilatation volumetric strain;
+    ``P_aibj = int N_a,i N_b,j dV`` (n_e, n, 3, n, 3), ``V_e = sum dx``,
+    ``gbar_ai = int N_a,i dV / V_e``."""
+    kappa = material.lam + 2.0 * material.mu / 3.0
+    V = geo.dx.sum(axis=1)                                          # (n_e,)
+    gbar = np.einsum("egai,eg->eai", geo.G, geo.dx) / V[:, None, None]
+    mean = V[:, None, None, None, None] * np.einsum("eai,ebj->eabij", gbar, gbar)
+    return kappa * (mean - P.transpose(0, 1, 3, 2, 4))
 
 
 def assemble_blocks(basis: ElementBasis, material: Material

@@ -30,8 +30,8 @@ Labels are mapped to meshio's numbering the way meshio numbers them: points in t
 order of the ``*NODE`` lines, cells block by block (one block per ``*ELEMENT``) in line
 order. The mapping is checked against meshio's block types and sizes. ``*INCLUDE`` is
 not followed; a surface that refers to elements or sets of an included file gets a
-:class:`~flexmbs.errors.MeshError` that says so. C3D27 is not read by meshio, C3D20 and
-wedges are not supported by flexmbs.
+:class:`~flexmbs.errors.MeshError` that says so. C3D27 is not read by meshio; surfaces
+on C3D20 and C3D6 faces are not read (the elements are: :mod:`flexmbs.io.abaqus_deck`).
 """
 from __future__ import annotations
 
@@ -87,7 +87,7 @@ class AbaqusSurfaces:
 
 
 @dataclass
-class _Card:
+class Card:
     """One keyword line (``*KEYWORD, PARAM=value, ...``) and its data lines."""
 
     keyword: str
@@ -104,12 +104,12 @@ def _unquote(s: str) -> str:
     return s.strip().strip('"')
 
 
-def _cards(text: str) -> list[_Card]:
+def keyword_cards(text: str) -> list[Card]:
     """Keyword cards of an input file: ``**`` comment and blank lines skipped, keyword
     lines ending in ``,`` continued on the next line, keywords and parameter names
     upper case (Abaqus is case-insensitive)."""
     lines = text.splitlines()
-    cards: list[_Card] = []
+    cards: list[Card] = []
     i = 0
     while i < len(lines):
         s = lines[i].strip()
@@ -130,14 +130,14 @@ def _cards(text: str) -> list[_Card]:
             key, _, value = p.partition("=")
             if key.strip():
                 params[" ".join(key.split()).upper()] = _unquote(value) if value else None
-        cards.append(_Card(" ".join(head.split()).upper(), params, start))
+        cards.append(Card(" ".join(head.split()).upper(), params, start))
     return cards
 
 
 class _Inp:
     """Sets and labels of one input file, mapped to the meshio mesh read from it."""
 
-    def __init__(self, path: Path, cards: list[_Card], m: meshio.Mesh):
+    def __init__(self, path: Path, cards: list[Card], m: meshio.Mesh):
         self.src, self.cards, self.m = str(path), cards, m
         self.includes = [c.line for c in cards if c.keyword == "INCLUDE"]
         self.sets = {"ELSET": {}, "NSET": {}}  # kind -> NAME -> [cards]
@@ -266,7 +266,7 @@ class _Inp:
         return np.concatenate(out).astype(np.int64) if out else np.zeros(0, np.int64)
 
 
-def _element_surface(inp: _Inp, card: _Card, where: str) -> np.ndarray:
+def _element_surface(inp: _Inp, card: Card, where: str) -> np.ndarray:
     """Faces (F, n_face_nodes) of an element-based surface, meshio point indices."""
     faces = []
     for ln, text, f in card.fields():
@@ -308,7 +308,7 @@ def _element_surface(inp: _Inp, card: _Card, where: str) -> np.ndarray:
     return faces[np.sort(first)]  # a face listed twice counts once
 
 
-def _node_surface(inp: _Inp, card: _Card, where: str) -> np.ndarray:
+def _node_surface(inp: _Inp, card: Card, where: str) -> np.ndarray:
     """Sorted meshio point indices of a node-based surface."""
     nodes = []
     for ln, text, f in card.fields():
@@ -344,7 +344,7 @@ def read_surfaces(path: str | Path, m: meshio.Mesh) -> AbaqusSurfaces:
     text = path.read_text(encoding="utf-8", errors="replace")
     if not _HAS_SURFACE.search(text):
         return AbaqusSurfaces()
-    inp = _Inp(path, _cards(text), m)
+    inp = _Inp(path, keyword_cards(text), m)
     facet_sets, node_sets, lines = {}, {}, {}
     for card in inp.cards:
         if card.keyword != "SURFACE":

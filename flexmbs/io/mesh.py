@@ -9,7 +9,9 @@ groups of the file:
 * Abaqus ``.inp``: ``*NSET`` become node sets, ``*ELSET`` of solid elements cell sets;
   each ``*SURFACE`` (element faces ``S1``..``S6`` of C3D4, C3D10, C3D8) a facet set and
   a node set of its name, laid out and oriented as gmsh's (read by
-  :mod:`flexmbs.io.abaqus_surface`, as meshio skips surfaces);
+  :mod:`flexmbs.io.abaqus_surface`, as meshio skips surfaces); the element names give
+  the formulation (C3D8: B-bar) or are refused by name, and ``*MATERIAL`` becomes
+  :attr:`Mesh.material` (:mod:`flexmbs.io.abaqus_deck`);
 * ``.vtu``: no groups.
 
 :func:`read_mesh` validates the mesh and raises :class:`~flexmbs.errors.MeshError`
@@ -18,6 +20,7 @@ with one clear message naming the file, what was expected and what was found.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import logging
 import warnings
@@ -30,6 +33,7 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from flexmbs.errors import MeshError
+from flexmbs.io.abaqus_deck import AbaqusDeck, DeckMaterial, read_deck
 from flexmbs.io.abaqus_surface import AbaqusSurfaces, read_surfaces
 from flexmbs.io.cell_types import (CELL_TYPE, MESHIO_TYPE, NODES, NOT_IN_SKFEM,
                                    orientation_sign, quadrature, skfem_local_order, skfem_mesh,
@@ -46,6 +50,8 @@ VOLUME_TYPES = {"tetra", "tetra10", "hexahedron", "hexahedron27", "hexahedron20"
                 "hexahedron64", "hexahedron125", "wedge40", "polyhedron"}
 #: meshio types of 2D cells (faces of named boundary groups)
 FACE_TYPES = {"triangle", "triangle6", "triangle7", "quad", "quad8", "quad9"}
+#: element formulations each cell type offers ("full": displacement, full integration)
+FORMULATIONS = {t: ("full", "bbar") if t == "hex8" else ("full",) for t in MESHIO_TYPE}
 #: relative tolerances: coincident nodes, zero Jacobian
 DUPLICATE_TOL = 1e-12
 DEGENERATE_TOL = 1e-10
@@ -81,6 +87,11 @@ class Mesh:
         Length factor applied to the file's coordinates (0.001 for mm).
     cell_sets : dict[str, ndarray[int]]
         Named element sets (indices into ``cells``).
+    formulation : str
+        ``"full"`` (displacement element, full integration) or ``"bbar"`` (hex8 with the
+        mean-dilatation B-bar, Abaqus's C3D8; :mod:`flexmbs.io.abaqus_deck`).
+    material : DeckMaterial or None
+        The material the file defines (Abaqus ``*MATERIAL``), in SI units.
     """
 
     points: np.ndarray
@@ -91,11 +102,17 @@ class Mesh:
     source: str = ""
     scale: float = 1.0
     cell_sets: dict = field(default_factory=dict)
+    formulation: str = "full"
+    material: DeckMaterial | None = None
 
     def __post_init__(self):
         if self.cell_type not in MESHIO_TYPE:
             raise MeshError(f"mesh '{self.source}': cell_type must be one of "
                             f"{sorted(MESHIO_TYPE)}, got {self.cell_type!r}")
+        if self.formulation not in FORMULATIONS[self.cell_type]:
+            raise MeshError(f"mesh '{self.source}': formulation must be one of "
+                            f"{FORMULATIONS[self.cell_type]} for {self.cell_type} elements, "
+                            f"got {self.formulation!r}")
         object.__setattr__(self, "points", _frozen(self.points, float))
         object.__setattr__(self, "cells", _frozen(self.cells, np.int64))
         for name in ("node_sets", "facet_sets", "cell_sets"):
@@ -131,8 +148,9 @@ class Mesh:
                 or np.linalg.det(R) < 0:
             raise ValueError(f"translated_rotated: R must be a proper 3x3 rotation, got {R}")
         points = self.points @ R.T + np.asarray(t, float).reshape(1, 3)
-        return Mesh(points, self.cells, self.cell_type, dict(self.node_sets),
-                    dict(self.facet_sets), self.source, self.scale, dict(self.cell_sets))
+        return dataclasses.replace(self, points=points, node_sets=dict(self.node_sets),
+                                   facet_sets=dict(self.facet_sets),
+                                   cell_sets=dict(self.cell_sets))
 
     def to_meshio(self) -> meshio.Mesh:
         """The mesh as a ``meshio.Mesh`` (volume cells only)."""
@@ -191,9 +209,12 @@ def read_mesh(path: str | Path, *, scale: float = 1.0) -> Mesh:
         raise MeshError(f"mesh file '{src}' does not exist")
     if not scale > 0:
         raise ValueError(f"read_mesh('{src}'): scale must be > 0, got {scale}")
+    deck = None
+    if path.suffix.lower() == ".inp":
+        deck = read_deck(path, scale=scale)             # refuses C3D8R ... by name
     m = _read_meshio(path)
     surfaces = None
-    if path.suffix.lower() == ".inp":
+    if deck is not None:
         try:
             surfaces = read_surfaces(path, m)
         except MeshError:
@@ -203,7 +224,7 @@ def read_mesh(path: str | Path, *, scale: float = 1.0) -> Mesh:
                             f"file's elements and nodes, reading them failed with "
                             f"{type(exc).__name__}: {exc}") from None
     try:
-        return mesh_from_meshio(m, source=src, scale=scale, surfaces=surfaces)
+        return mesh_from_meshio(m, source=src, scale=scale, surfaces=surfaces, deck=deck)
     except (ValueError, IndexError, KeyError, TypeError) as exc:   # a structure not foreseen
         raise MeshError(f"mesh '{src}': expected a solid mesh of one element type, reading "
                         f"its content failed with {type(exc).__name__}: {exc}") from None
@@ -335,9 +356,11 @@ def _read_meshio(path: Path) -> meshio.Mesh:
 
 
 def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
-                     surfaces: AbaqusSurfaces | None = None) -> Mesh:
+                     surfaces: AbaqusSurfaces | None = None,
+                     deck: AbaqusDeck | None = None) -> Mesh:
     """Build and validate a :class:`Mesh` from a ``meshio.Mesh`` (see :func:`read_mesh`);
-    ``surfaces`` (Abaqus, in the point numbering of ``m``) add or replace named sets."""
+    ``surfaces`` (Abaqus, in the point numbering of ``m``) add or replace named sets;
+    ``deck`` (Abaqus) gives the element formulation and the file's material."""
     found = [c.type for c in m.cells]
     volume = sorted({t for t in found if t in VOLUME_TYPES})
     supported = sorted(CELL_TYPE)
@@ -456,7 +479,9 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
         points, cells, node_sets, facet_sets, source)
     _check_duplicates(points, source)
     mesh = Mesh(points, cells, CELL_TYPE[vtype], node_sets, facet_sets, source,
-                float(scale), cell_sets)
+                float(scale), cell_sets,
+                formulation=("full" if deck is None else deck.formulation),
+                material=None if deck is None else deck.material)
     try:
         check_jacobians(mesh)
     except MeshError:

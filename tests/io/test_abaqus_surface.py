@@ -20,7 +20,7 @@ from flexmbs.reduction.interfaces import InterfaceSpec, resolve_interface
 from flexmbs.reduction.loads import face_integrals
 
 MESHES = Path(__file__).resolve().parents[2] / "meshes"
-ABAQUS_TYPE = {"tetra": "C3D4", "tetra10": "C3D10", "hexahedron": "C3D8R"}
+ABAQUS_TYPE = {"tetra": "C3D4", "tetra10": "C3D10", "hexahedron": "C3D8"}
 #: Abaqus Analysis User's Guide, solid element library, face numbering (corner nodes)
 MANUAL = {"tet": ["1-2-3", "1-4-2", "2-4-3", "3-4-1"],
           "hex": ["1-2-3-4", "5-8-7-6", "1-5-6-2", "2-6-7-3", "3-7-8-4", "4-8-5-1"]}
@@ -274,7 +274,7 @@ CAE = """*Heading
       6,           0.,           0.,           1.
       7,           0.,           1.,           0.
       8,           0.,           0.,           0.
-*Element, type=C3D8R
+*Element, type=C3D8
 1, 5, 6, 8, 7, 1, 2, 4, 3
 *End Part
 *Assembly, name=Assembly
