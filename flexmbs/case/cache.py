@@ -53,6 +53,9 @@ def cache_key(b: dict) -> str:
                "material": {"E": mat.E, "nu": mat.nu, "rho": mat.rho},
                "settings": settings, "body_file_version": VERSION,
                "flexmbs": __version__}
+    if Path(b["mesh"]).suffix.lower() == ".inp":   # how decks are read (C3D8: B-bar)
+        from flexmbs.io.abaqus_deck import DECK_READING
+        payload["abaqus_deck_reading"] = DECK_READING
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 

@@ -79,13 +79,14 @@ class ElementBasis:
     Attributes: ``N`` (n_qp, n_loc) and ``dN`` (n_qp, n_loc, 3) reference values at the
     quadrature points ``Xq`` (3, n_qp) with weights ``Wq``; ``nodes`` (E, n_loc) mesh
     nodes of each element in scikit-fem local order; ``dofs`` (E, n_loc, 3) their global
-    dofs (``3 b + k``, node-blocked, the numbering of scikit-fem's ``ElementVector``).
+    dofs (``3 b + k``, node-blocked, the numbering of scikit-fem's ``ElementVector``, or
+    with ``numbering="mesh"`` ``b`` = the mesh node, as for the blocks of a mixed mesh).
     Any other attribute (``interpolate``, ``doflocs``, ...) is looked up on the
     scikit-fem ``CellBasis``, built once on first use (:attr:`skfem`).
     """
 
     def __init__(self, mesh: Mesh, *, quadrature: tuple[np.ndarray, np.ndarray] | None = None,
-                 elements: np.ndarray | None = None):
+                 elements: np.ndarray | None = None, numbering: str = "skfem"):
         self.mesh = mesh
         #: the elements this basis loops over (``None``: all); a distributed run gives
         #: each rank its own part, so that element sums become partial sums
@@ -100,7 +101,10 @@ class ElementBasis:
         self.N = np.stack([v[0] for v in vals], axis=1)                  # (n_qp, n_loc)
         self.dN = np.stack([v[1] for v in vals], axis=1).transpose(2, 1, 0).copy()
         self.nodes = skfem_local_order(mesh.cell_type, np.asarray(mesh.cells))
-        block = np.asarray(mesh.skfem_node_index())
+        # dof block of each mesh node: scikit-fem's numbering, or the mesh's own (``3 i +
+        # k``, shared by the blocks of a mixed mesh)
+        block = (np.asarray(mesh.skfem_node_index()) if numbering == "skfem"
+                 else np.arange(mesh.n_nodes))
         self.block = block[self.nodes]                                    # (E, n_loc)
         self.dof_of_node = 3 * block[:, None] + np.arange(3)[None, :]
         self.dof_of_node.flags.writeable = False
@@ -232,19 +236,32 @@ def assemble(mesh: Mesh, material: Material, *, mass: str = "consistent") -> FEM
     ``mass="lumped"``: the row-sum lumped mass ``M_aa = sum_b M_ab`` (diagonal), what
     Abaqus/Standard uses for first-order elements (tet4, hex8, wedge6 only: the row
     sums of quadratic elements are zero or negative at the corners).
+
+    A :class:`~flexmbs.io.mixed_mesh.MixedMesh` is assembled block by block,
+    ``M = sum_b M_b``, ``K = sum_b K_b``, in its own numbering (dof ``3 i + k`` of node
+    ``i``); ``fe.basis`` is then the tuple of the blocks' :class:`ElementBasis`.
     """
     if mass not in MASS_KINDS:
         raise ValueError(f"assemble: mass must be one of {MASS_KINDS}, got {mass!r}")
-    if mass == "lumped" and mesh.cell_type not in LUMPABLE:
+    mixed = hasattr(mesh, "blocks")               # a MixedMesh
+    kinds = mesh.cell_types if mixed else (mesh.cell_type,)
+    if mass == "lumped" and not set(kinds) <= set(LUMPABLE):
         raise ValueError(f"mesh '{mesh.source}': a lumped (row-sum) mass needs first-order "
-                         f"elements {LUMPABLE}, got {mesh.cell_type} (its corner row sums "
+                         f"elements {LUMPABLE}, got {'+'.join(kinds)} (its corner row sums "
                          f"are not positive); use the consistent mass")
-    basis = ElementBasis(mesh)
-    M, K = assemble_blocks(basis, material)
+    if mixed:
+        basis = tuple(ElementBasis(b, numbering="mesh") for b in mesh.blocks)
+        parts = [assemble_blocks(b, material) for b in basis]
+        M, K = sum(p[0] for p in parts), sum(p[1] for p in parts)
+        dof_of_node = 3 * np.arange(mesh.n_nodes)[:, None] + np.arange(3)
+    else:
+        basis = ElementBasis(mesh)
+        M, K = assemble_blocks(basis, material)
+        dof_of_node = basis.dof_of_node
     if mass == "lumped":
         M = lumped(M)
     return FEModel(mesh=mesh, material=material, basis=basis, M=M, K=K,
-                   dof_of_node=basis.dof_of_node)
+                   dof_of_node=dof_of_node)
 
 
 def lumped(M: sp.csr_matrix) -> sp.csr_matrix:

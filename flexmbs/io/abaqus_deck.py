@@ -35,6 +35,9 @@ from pathlib import Path
 from flexmbs.errors import MeshError
 from flexmbs.io.abaqus_surface import Card, keyword_cards
 
+#: revision of how a deck is read (1: element formulations and *MATERIAL); part of the
+#: case body-cache key of ``.inp`` meshes, so bodies made before are not reused
+DECK_READING = 1
 #: Abaqus solid element -> (flexmbs cell type, formulation)
 ABAQUS_ELEMENTS = {"C3D4": ("tet4", "full"), "C3D10": ("tet10", "full"),
                    "C3D8": ("hex8", "bbar"), "C3D20": ("hex20", "full"),

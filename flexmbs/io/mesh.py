@@ -181,13 +181,15 @@ class Mesh:
 
 # ----------------------------------------------------------------------------- reading
 
-def read_mesh(path: str | Path, *, scale: float = 1.0) -> Mesh:
+def read_mesh(path: str | Path, *, scale: float = 1.0, mixed: bool = False) -> Mesh:
     """Read and validate a solid mesh (gmsh ``.msh``, ``.vtu``, Abaqus ``.inp``, ...).
 
     Parameters
     ----------
     path : file readable by meshio
     scale : length factor from file units to metres (0.001 for a mesh in mm)
+    mixed : accept several element types (a :class:`~flexmbs.io.mixed_mesh.MixedMesh`
+        for :func:`flexmbs.fe.assemble.assemble`; not yet for the reduction)
 
     Raises
     ------
@@ -224,7 +226,8 @@ def read_mesh(path: str | Path, *, scale: float = 1.0) -> Mesh:
                             f"file's elements and nodes, reading them failed with "
                             f"{type(exc).__name__}: {exc}") from None
     try:
-        return mesh_from_meshio(m, source=src, scale=scale, surfaces=surfaces, deck=deck)
+        return mesh_from_meshio(m, source=src, scale=scale, surfaces=surfaces, deck=deck,
+                                mixed=mixed)
     except (ValueError, IndexError, KeyError, TypeError) as exc:   # a structure not foreseen
         raise MeshError(f"mesh '{src}': expected a solid mesh of one element type, reading "
                         f"its content failed with {type(exc).__name__}: {exc}") from None
@@ -357,10 +360,15 @@ def _read_meshio(path: Path) -> meshio.Mesh:
 
 def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
                      surfaces: AbaqusSurfaces | None = None,
-                     deck: AbaqusDeck | None = None) -> Mesh:
+                     deck: AbaqusDeck | None = None, mixed: bool = False) -> Mesh:
     """Build and validate a :class:`Mesh` from a ``meshio.Mesh`` (see :func:`read_mesh`);
     ``surfaces`` (Abaqus, in the point numbering of ``m``) add or replace named sets;
-    ``deck`` (Abaqus) gives the element formulation and the file's material."""
+    ``deck`` (Abaqus) gives the element formulation and the file's material.
+
+    ``mixed=True``: several volume element types are allowed and give a
+    :class:`~flexmbs.io.mixed_mesh.MixedMesh` (one :class:`Mesh` block per type over the
+    shared nodes); a facet set mixing face kinds (quadrangles and triangles) is then
+    kept as a node set only."""
     found = [c.type for c in m.cells]
     volume = sorted({t for t in found if t in VOLUME_TYPES})
     supported = sorted(CELL_TYPE)
@@ -374,26 +382,21 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
     if bad:
         raise MeshError(f"mesh '{source}': unsupported element type(s) {bad}; "
                         f"supported: {supported} (found cell types {sorted(set(found))})")
-    if len(volume) > 1:
+    if len(volume) > 1 and not mixed:
         raise MeshError(f"mesh '{source}': expected a single volume element type, "
-                        f"found {volume}")
-    vtype = volume[0]
-    try:
-        cells = np.concatenate([np.asarray(c.data) for c in m.cells if c.type == vtype]
-                               ).astype(np.int64)
-    except (ValueError, TypeError) as exc:
-        raise MeshError(f"mesh '{source}': {vtype} cells of inconsistent sizes ({exc})"
-                        ) from None
-    k = NODES[CELL_TYPE[vtype]]
-    if cells.ndim != 2 or cells.shape[1] != k or cells.shape[0] == 0:
-        raise MeshError(f"mesh '{source}': expected {vtype} cells of shape (E, {k}), got "
-                        f"{cells.shape}")
-    # cell offsets of every block of the volume type, to map cell sets
-    offsets, n = {}, 0
-    for ib, c in enumerate(m.cells):
-        if c.type == vtype:
-            offsets[ib] = n
-            n += len(c.data)
+                        f"found {volume} (mixed-element meshes are assembled by "
+                        f"flexmbs.fe but not yet reduced to a body)")
+    if len(volume) > 1:
+        from flexmbs.io.mixed_mesh import check_kinds
+        check_kinds([CELL_TYPE[t] for t in volume], source)
+    cells_of, offsets = {}, {}
+    for vtype in volume:
+        cells_of[vtype] = _volume_cells(m, vtype, source)
+        n = 0       # cell offsets of every block of the volume type, to map cell sets
+        for ib, c in enumerate(m.cells):
+            if c.type == vtype:
+                offsets[ib] = (vtype, n)
+                n += len(c.data)
 
     try:
         points = np.asarray(m.points, float)
@@ -410,16 +413,8 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
         raise MeshError(f"mesh '{source}': expected finite node coordinates, found "
                         f"{bad.size} node(s) with NaN or inf, e.g. node {bad[0]} at "
                         f"{points[bad[0]].tolist()}")
-    if cells.min() < 0 or cells.max() >= len(points):
-        raise MeshError(f"mesh '{source}': expected node ids 0..{len(points) - 1} in the "
-                        f"{vtype} cells, found {cells.min()}..{cells.max()}")
-    srt = np.sort(cells, axis=1)
-    rep = np.flatnonzero((srt[:, 1:] == srt[:, :-1]).any(axis=1))
-    if rep.size:
-        e = int(rep[0])
-        raise MeshError(f"mesh '{source}': expected distinct nodes in each element, found "
-                        f"{rep.size} element(s) naming a node twice, e.g. element {e} with "
-                        f"nodes {cells[e].tolist()}")
+    for vtype, cells in cells_of.items():
+        _check_connectivity(cells, vtype, len(points), source)
     big = float(np.abs(points).max(initial=0.0)) * float(scale)
     if big > MAX_COORDINATE:
         i = int(np.abs(points).max(axis=1).argmax())
@@ -429,7 +424,7 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
 
     node_sets: dict[str, np.ndarray] = {}
     facet_sets: dict[str, np.ndarray] = {}
-    cell_sets: dict[str, np.ndarray] = {}
+    cell_sets: dict[str, dict[str, np.ndarray]] = {t: {} for t in volume}
     for name, idx in (m.point_sets or {}).items():
         idx = np.unique(np.asarray(idx, np.int64))
         if idx.size and (idx[0] < 0 or idx[-1] >= len(points)):
@@ -441,7 +436,8 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
     if not cell_sets_in:
         cell_sets_in = _gmsh_physical_sets(m, source)
     for name, blocks in cell_sets_in.items():
-        nodes, faces, vcells = [], [], []
+        nodes, faces = [], []
+        vcells = {t: [] for t in volume}
         if len(blocks) > len(m.cells):
             raise MeshError(f"mesh '{source}': set {name!r} refers to {len(blocks)} cell "
                             f"blocks, the file has {len(m.cells)}")
@@ -461,36 +457,78 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
             if block.type in FACE_TYPES:
                 faces.append(conn)
             elif ib in offsets:
-                vcells.append(offsets[ib] + np.asarray(sel, np.int64))
+                vtype, start = offsets[ib]
+                vcells[vtype].append(start + np.asarray(sel, np.int64))
         if nodes:
             node_sets[name] = np.unique(np.concatenate(nodes)).astype(np.int64)
         if faces:
             if len({f.shape[1] for f in faces}) > 1:
-                raise MeshError(f"mesh '{source}': facet set {name!r} mixes face types "
-                                f"with {sorted({f.shape[1] for f in faces})} nodes")
-            facet_sets[name] = np.concatenate(faces).astype(np.int64)
-        if vcells:
-            cell_sets[name] = np.concatenate(vcells)
+                if not mixed:
+                    raise MeshError(f"mesh '{source}': facet set {name!r} mixes face "
+                                    f"types with {sorted({f.shape[1] for f in faces})} "
+                                    "nodes")
+                logger.warning("mesh '%s': facet set %r mixes face kinds; kept as a node "
+                               "set only", source, name)
+            else:
+                facet_sets[name] = np.concatenate(faces).astype(np.int64)
+        for vtype, parts in vcells.items():
+            if parts:
+                cell_sets[vtype][name] = np.concatenate(parts)
     if surfaces is not None:
         node_sets.update(surfaces.node_sets)
         facet_sets.update(surfaces.facet_sets)
 
-    points, cells, node_sets, facet_sets = _drop_unused(
-        points, cells, node_sets, facet_sets, source)
+    points, new_cells, node_sets, facet_sets = _drop_unused(
+        points, list(cells_of.values()), node_sets, facet_sets, source)
     _check_duplicates(points, source)
-    mesh = Mesh(points, cells, CELL_TYPE[vtype], node_sets, facet_sets, source,
-                float(scale), cell_sets,
-                formulation=("full" if deck is None else deck.formulation),
-                material=None if deck is None else deck.material)
+    form = "full" if deck is None else deck.formulation
+    blocks = [Mesh(points, cells, CELL_TYPE[vtype], node_sets, facet_sets, source,
+                   float(scale), cell_sets[vtype],
+                   formulation=form if CELL_TYPE[vtype] == "hex8" else "full",
+                   material=None if deck is None else deck.material)
+              for vtype, cells in zip(cells_of, new_cells)]
+    for mesh in blocks:
+        try:
+            check_jacobians(mesh)
+        except MeshError:
+            raise
+        except Exception as exc:  # scikit-fem: bare Exception, IndexError on bad connectivity
+            raise MeshError(f"mesh '{source}': expected {mesh.cell_type} elements with valid "
+                            f"connectivity and non-zero volume, scikit-fem reports "
+                            f"{type(exc).__name__}: {exc}") from None
+    if len(blocks) == 1:
+        return blocks[0]
+    from flexmbs.io.mixed_mesh import MixedMesh
+    return MixedMesh.of(blocks)
+
+
+def _volume_cells(m: meshio.Mesh, vtype: str, source: str) -> np.ndarray:
+    """All cells of meshio type ``vtype`` (E, k), in block order."""
     try:
-        check_jacobians(mesh)
-    except MeshError:
-        raise
-    except Exception as exc:  # scikit-fem: bare Exception, IndexError on bad connectivity
-        raise MeshError(f"mesh '{source}': expected {CELL_TYPE[vtype]} elements with valid "
-                        f"connectivity and non-zero volume, scikit-fem reports "
-                        f"{type(exc).__name__}: {exc}") from None
-    return mesh
+        cells = np.concatenate([np.asarray(c.data) for c in m.cells if c.type == vtype]
+                               ).astype(np.int64)
+    except (ValueError, TypeError) as exc:
+        raise MeshError(f"mesh '{source}': {vtype} cells of inconsistent sizes ({exc})"
+                        ) from None
+    k = NODES[CELL_TYPE[vtype]]
+    if cells.ndim != 2 or cells.shape[1] != k or cells.shape[0] == 0:
+        raise MeshError(f"mesh '{source}': expected {vtype} cells of shape (E, {k}), got "
+                        f"{cells.shape}")
+    return cells
+
+
+def _check_connectivity(cells: np.ndarray, vtype: str, n_points: int, source: str) -> None:
+    """Node ids in range and distinct within each element."""
+    if cells.min() < 0 or cells.max() >= n_points:
+        raise MeshError(f"mesh '{source}': expected node ids 0..{n_points - 1} in the "
+                        f"{vtype} cells, found {cells.min()}..{cells.max()}")
+    srt = np.sort(cells, axis=1)
+    rep = np.flatnonzero((srt[:, 1:] == srt[:, :-1]).any(axis=1))
+    if rep.size:
+        e = int(rep[0])
+        raise MeshError(f"mesh '{source}': expected distinct nodes in each element, found "
+                        f"{rep.size} element(s) naming a node twice, e.g. element {e} with "
+                        f"nodes {cells[e].tolist()}")
 
 
 #: topological dimension of the meshio cell types gmsh writes
@@ -527,9 +565,11 @@ def _gmsh_physical_sets(m: meshio.Mesh, source: str) -> dict[str, list]:
     return out
 
 
-def _drop_unused(points, cells, node_sets, facet_sets, source):
+def _drop_unused(points, cells: list[np.ndarray], node_sets, facet_sets, source):
+    """Points used by no cell (of any block) removed, and every index renumbered."""
     used = np.zeros(len(points), bool)
-    used[cells.ravel()] = True
+    for c in cells:
+        used[c.ravel()] = True
     if used.all():
         return points, cells, node_sets, facet_sets
     n_unused = int((~used).sum())
@@ -543,7 +583,7 @@ def _drop_unused(points, cells, node_sets, facet_sets, source):
             raise MeshError(f"mesh '{source}': facet set {k!r} has nodes that belong "
                             f"to no volume element")
     facet_sets = {k: new[f] for k, f in facet_sets.items()}
-    return points[used], new[cells], node_sets, facet_sets
+    return points[used], [new[c] for c in cells], node_sets, facet_sets
 
 
 def _check_duplicates(points: np.ndarray, source: str) -> None:

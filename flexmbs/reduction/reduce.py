@@ -128,6 +128,10 @@ def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
     from flexmbs.reduction.distributed import Distributed, is_distributed
     steps = _Steps(progress)
     mesh = fe.mesh
+    if hasattr(mesh, "blocks"):            # flexmbs.io.mixed_mesh.MixedMesh
+        raise ValueError(f"mesh '{mesh.source}': a mixed-element mesh "
+                         f"({' + '.join(mesh.cell_types)}) is assembled but not reduced "
+                         f"yet; expected one element type")
     points = np.asarray(mesh.points)
     itfs = tuple(resolve_interface(s, mesh, fe.dof_of_node) for s in settings.interfaces)
     dist = Distributed.create(fe, comm) if is_distributed(comm) else None

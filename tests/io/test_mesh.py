@@ -212,3 +212,16 @@ def test_quadratic_node_order(name):
             mid = sk.p[:, sk.t[list(face)]].mean(axis=1)
             assert np.abs(sk.doflocs[:, ed[nv + n_e + i]] - mid).max() < 1e-12
         assert np.abs(sk.doflocs[:, ed[-1]] - sk.p[:, sk.t].mean(axis=1)).max() < 1e-12
+
+
+def test_mixed_quadratic_kinds_refused():
+    """Quadratic kinds cannot be joined without wedge15/pyramid13: one line, by name."""
+    rng = np.random.default_rng(0)
+    m = meshio.Mesh(rng.random((30, 3)), [("hexahedron20", np.arange(20)[None]),
+                                          ("tetra10", np.arange(20, 30)[None])])
+    with pytest.raises(MeshError) as err:
+        mesh_from_meshio(m, source="part.msh", mixed=True)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert ("mesh 'part.msh': a mixed-element mesh of hex20 + tet10 is not supported: "
+            "hex20, tet10 would need a 15-node wedge or 13-node pyramid") in msg
