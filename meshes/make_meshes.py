@@ -195,8 +195,10 @@ def element_meshes():
     for n in ((40, 4, 4), (80, 8, 8)):
         name = f"beam_wedge6_{n[0]}x{n[1]}x{n[2]}.msh"
         jobs.append((name, lambda name=name, n=n: swept_beam(name, BEAM, n)))
-    name = "beam_hex8_wedge6_80x8x8.msh"
-    jobs.append((name, lambda: swept_beam(name, BEAM, (80, 8, 8), quads_below=0.5)))
+    for n in ((20, 2, 2), (80, 8, 8)):
+        name = f"beam_hex8_wedge6_{n[0]}x{n[1]}x{n[2]}.msh"
+        jobs.append((name, lambda name=name, n=n: swept_beam(name, BEAM, n,
+                                                            quads_below=0.5)))
     return jobs
 
 

@@ -93,7 +93,7 @@ def reduced_body_file(b: dict, body_dir: Path, *, progress=None) -> tuple[Path, 
     settings = reduction_settings(b)
     t = time.perf_counter()
     try:
-        mesh = read_mesh(b["mesh"], scale=1e-3 if b["unit"] == "mm" else 1.0)
+        mesh = read_mesh(b["mesh"], scale=1e-3 if b["unit"] == "mm" else 1.0, mixed=True)
     except MeshError as exc:
         raise CaseError(f"{where}.mesh: {exc}") from None
     if progress:

@@ -201,7 +201,10 @@ def _run(args: argparse.Namespace, comm) -> int:
         ranks = "" if comm is None else f" on {comm.getSize()} MPI ranks"
         print(f"flexmbs preprocess {args.mesh}{ranks}", file=sys.stderr)
     t = time.perf_counter()
-    mesh = read_mesh(args.mesh, scale=1e-3 if args.unit == "mm" else 1.0)
+    mesh = read_mesh(args.mesh, scale=1e-3 if args.unit == "mm" else 1.0, mixed=True)
+    if comm is not None and hasattr(mesh, "blocks"):
+        raise PreprocessError(f"{args.mesh}: a mixed-element mesh ({mesh.cell_type}) is "
+                              f"preprocessed on one rank only, got {comm.getSize()} ranks")
     step(f"read mesh ({mesh.cell_type}, {mesh.n_nodes} nodes)", time.perf_counter() - t)
     try:
         material = resolve_material(given, mesh.material, mesh.source)

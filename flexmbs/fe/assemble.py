@@ -13,6 +13,7 @@ meshes of the tests and the reference path :func:`assemble_forms`.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -103,6 +104,7 @@ class ElementBasis:
         self.nodes = skfem_local_order(mesh.cell_type, np.asarray(mesh.cells))
         # dof block of each mesh node: scikit-fem's numbering, or the mesh's own (``3 i +
         # k``, shared by the blocks of a mixed mesh)
+        self.numbering = numbering
         block = (np.asarray(mesh.skfem_node_index()) if numbering == "skfem"
                  else np.arange(mesh.n_nodes))
         self.block = block[self.nodes]                                    # (E, n_loc)
@@ -172,6 +174,31 @@ class ElementBasis:
         if name.startswith("__") or name in ("mesh", "elem", "Xq", "Wq"):
             raise AttributeError(name)
         return getattr(self.skfem, name)
+
+
+def element_bases(basis) -> tuple:
+    """The :class:`ElementBasis` of each element block: ``fe.basis`` itself, or the tuple
+    of a mixed mesh's blocks (:func:`assemble`)."""
+    return basis if isinstance(basis, tuple) else (basis,)
+
+
+def summed_over_blocks(f, basis, *args):
+    """``f(basis, *args)``, for a mixed mesh the sum over its blocks,
+    ``sum_b f(basis_b, *args)``: element integrals add up over disjoint element sets.
+    Results may be numbers, arrays, tuples or dataclasses of them."""
+    parts = [f(b, *args) for b in element_bases(basis)]
+    return parts[0] if len(parts) == 1 else _added(parts)
+
+
+def _added(parts):
+    first = parts[0]
+    if dataclasses.is_dataclass(first):
+        return dataclasses.replace(first, **{
+            f.name: _added([getattr(p, f.name) for p in parts])
+            for f in dataclasses.fields(first)})
+    if isinstance(first, tuple):
+        return tuple(_added(list(z)) for z in zip(*parts))
+    return sum(parts[1:], first)
 
 
 def det_inv3(J: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

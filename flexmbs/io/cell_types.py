@@ -163,3 +163,45 @@ def quadrature(cell_type: str, order: int) -> tuple[np.ndarray, np.ndarray]:
     refdom = (ElementTetP1 if cell_type.startswith("tet") else ElementHex1).refdom
     return get_quadrature(refdom, order)
 
+
+def joined_blocks(blocks) -> tuple[str, np.ndarray]:
+    """``(cell_type, cells)`` of several ``(kind, cells)`` blocks in one array: the kinds
+    joined by ``+`` (``"hex8+wedge6"``) and the cells one block after the other, padded
+    with -1 to the widest kind (the body-file and XDMF layout of a mixed mesh)."""
+    blocks = [(t, np.asarray(c, dtype=np.int64)) for t, c in blocks]
+    if len(blocks) == 1:
+        return blocks[0]
+    width = max(NODES[t] for t, _ in blocks)
+    rows = [np.hstack([c, np.full((len(c), width - c.shape[1]), -1, np.int64)])
+            for _, c in blocks]
+    return "+".join(t for t, _ in blocks), np.vstack(rows)
+
+
+def cell_blocks(cell_type: str, cells: np.ndarray) -> list[tuple[str, np.ndarray]]:
+    """The ``(kind, cells)`` blocks of :func:`joined_blocks`'s layout (one block for a
+    single kind); ValueError if the rows do not form one block per kind, in order."""
+    kinds = cell_type.split("+")
+    cells = np.asarray(cells)
+    if len(kinds) == 1:
+        return [(cell_type, cells)]
+    unknown = [k for k in kinds if k not in NODES]
+    if unknown:
+        raise ValueError(f"unknown cell type(s) {unknown} in {cell_type!r}")
+    count = (cells >= 0).sum(axis=1)
+    out, start = [], 0
+    for kind in kinds:
+        k = NODES[kind]
+        stop = start
+        while stop < len(cells) and count[stop] == k:
+            stop += 1
+        block = cells[start:stop]
+        if stop == start or (block[:, :k] < 0).any():
+            raise ValueError(f"cells of {cell_type!r}: expected a block of {kind} cells "
+                             f"({k} node ids, then -1) at row {start}")
+        out.append((kind, block[:, :k]))
+        start = stop
+    if start != len(cells):
+        raise ValueError(f"cells of {cell_type!r}: row {start} has {count[start]} node ids, "
+                         f"expected one block per kind {kinds}")
+    return out
+

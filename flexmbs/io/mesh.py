@@ -188,8 +188,8 @@ def read_mesh(path: str | Path, *, scale: float = 1.0, mixed: bool = False) -> M
     ----------
     path : file readable by meshio
     scale : length factor from file units to metres (0.001 for a mesh in mm)
-    mixed : accept several element types (a :class:`~flexmbs.io.mixed_mesh.MixedMesh`
-        for :func:`flexmbs.fe.assemble.assemble`; not yet for the reduction)
+    mixed : accept several first-order element types (a
+        :class:`~flexmbs.io.mixed_mesh.MixedMesh`); the command line and case files do
 
     Raises
     ------
@@ -384,8 +384,8 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
                         f"supported: {supported} (found cell types {sorted(set(found))})")
     if len(volume) > 1 and not mixed:
         raise MeshError(f"mesh '{source}': expected a single volume element type, "
-                        f"found {volume} (mixed-element meshes are assembled by "
-                        f"flexmbs.fe but not yet reduced to a body)")
+                        f"found {volume} (a mixed-element mesh is read with "
+                        f"read_mesh(..., mixed=True))")
     if len(volume) > 1:
         from flexmbs.io.mixed_mesh import check_kinds
         check_kinds([CELL_TYPE[t] for t in volume], source)

@@ -5,8 +5,10 @@ Each kind is one :class:`~flexmbs.io.mesh.Mesh` block over the *same* ``points``
 block's unused nodes simply belong to no element of it), so node indices, node sets and
 facet sets are those of the whole mesh.  :func:`flexmbs.fe.assemble.assemble` sums the
 blocks' mass and stiffness, ``M = sum_blocks M_b``, ``K = sum_blocks K_b``, in the
-mesh's own dof numbering ``3 i + k``.  The reduction and the body file take one element
-kind for now (:func:`~flexmbs.io.mesh.read_mesh` refuses mixed meshes unless asked).
+mesh's own dof numbering ``3 i + k``; the reduction sums its element integrals block by
+block, and the body file and XDMF output hold the blocks in one padded array
+(:func:`~flexmbs.io.cell_types.joined_blocks`).  :func:`~flexmbs.io.mesh.read_mesh`
+returns a mixed mesh only when asked (``mixed=True``).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from flexmbs.errors import MeshError
+from flexmbs.io.cell_types import joined_blocks
 
 
 #: element kinds that may share a mesh: the first-order ones, whose faces (triangles of
@@ -68,6 +71,21 @@ class MixedMesh:
     @property
     def cell_types(self) -> tuple[str, ...]:
         return tuple(b.cell_type for b in self.blocks)
+
+    @property
+    def material(self):
+        """The material the file defines (Abaqus ``*MATERIAL``), or None."""
+        return self.blocks[0].material
+
+    @property
+    def cell_type(self) -> str:
+        """The kinds joined by ``+`` (``"hex8+wedge6"``), the layout of :attr:`cells`."""
+        return joined_blocks([(b.cell_type, b.cells[:0]) for b in self.blocks])[0]
+
+    @property
+    def cells(self) -> np.ndarray:
+        """All cells, block after block, padded with -1 (``cell_types.joined_blocks``)."""
+        return joined_blocks([(b.cell_type, b.cells) for b in self.blocks])[1]
 
     @property
     def n_nodes(self) -> int:

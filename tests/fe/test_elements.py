@@ -163,12 +163,13 @@ def test_mixed_mesh_patch_test():
 
 
 def test_mixed_mesh_refused_where_not_supported():
-    """Without mixed=True (the command line, case files) and in the reduction: one line."""
+    """Without mixed=True, and in a reduction with modal derivatives (their St. Venant-
+    Kirchhoff force takes one element kind): one line."""
     with pytest.raises(MeshError, match=r"expected a single volume element type, found "
-                                         r"\['hexahedron', 'wedge'\] \(mixed-element"):
-        read_mesh(MESHES / MIXED)
+                                         r"\['hexahedron', 'wedge'\] \(a mixed-element"):
+        read_mesh(MESHES / "beam_hex8_wedge6_20x2x2.msh")
     from flexmbs.reduction import ReductionSettings, reduce_model
-    fe = assemble(read_mesh(MESHES / MIXED, mixed=True), STEEL)
-    with pytest.raises(ValueError, match=r"mixed-element mesh \(hex8 \+ wedge6\) is "
-                                         "assembled but not reduced yet"):
-        reduce_model(fe, ReductionSettings(n_modes=2))
+    fe = assemble(read_mesh(MESHES / "beam_hex8_wedge6_20x2x2.msh", mixed=True), STEEL)
+    with pytest.raises(ValueError, match=r"mixed-element mesh \(hex8\+wedge6\) is reduced "
+                                         "on one rank without modal derivatives only"):
+        reduce_model(fe, ReductionSettings(n_modes=2, modal_derivatives=1))
