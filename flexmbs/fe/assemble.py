@@ -35,6 +35,8 @@ from flexmbs.io.mesh import Mesh, skfem_local_order
 ELEMENTS = {"tet4": (ElementTetP1, 1), "tet10": (ElementTetP2, 2),
             "hex8": (ElementHex1, 1), "hex20": (ElementHexS2, 2),
             "hex27": (ElementHex2, 2), "wedge6": (ElementWedge1, 1)}
+#: quadrature order of the reduced-integration stiffness: 2 x 2 x 2 Gauss points on hex20
+REDUCED_ORDER = {"hex20": 3}
 #: floats per chunk temporary (about 64 MB); bounds every element loop
 CHUNK_FLOATS = 8_000_000
 
@@ -137,9 +139,22 @@ class ElementBasis:
     def restricted(self, elements: np.ndarray) -> ElementBasis:
         """The same basis looping only over ``elements`` (shares all arrays)."""
         out = object.__new__(ElementBasis)
-        out.__dict__.update({k: v for k, v in self.__dict__.items() if k != "skfem"})
+        out.__dict__.update({k: v for k, v in self.__dict__.items()
+                             if k not in ("skfem", "_stiffness")})
         out.elements = np.asarray(elements, dtype=np.int64)
         return out
+
+    def stiffness_basis(self) -> ElementBasis:
+        """The basis whose quadrature integrates the stiffness: this one, or for the
+        reduced-integration formulation (``mesh.formulation == "reduced"``, Abaqus's
+        C3D20R) the same elements with the :data:`REDUCED_ORDER` rule."""
+        if self.mesh.formulation != "reduced":
+            return self
+        if "_stiffness" not in self.__dict__:
+            rule = cell_quadrature(self.cell_type, REDUCED_ORDER[self.cell_type])
+            self._stiffness = ElementBasis(self.mesh, quadrature=rule,
+                                           elements=self.elements, numbering=self.numbering)
+        return self._stiffness
 
     def dofs(self, elems: np.ndarray) -> np.ndarray:
         """(n_e, n_loc, 3) global dofs of the element nodes."""
@@ -332,6 +347,8 @@ def element_blocks(basis: ElementBasis, elems: np.ndarray, material: Material):
     """Scalar element mass ``m`` (n_e, n, n) and stiffness blocks ``k`` (n_e, n, n, 3, 3)
     (``k[e, a, b, i, j] = K_e[a i, b j]``).
 
+    The reduced formulation (``"reduced"``, Abaqus's C3D20R) integrates ``k`` with the
+    2 x 2 x 2 Gauss rule and ``m`` with the full one.
     With the B-bar formulation (``mesh.formulation == "bbar"``, Hughes 1980) the
     volumetric strain ``N_a,i`` of the B matrix is replaced by its element mean
     ``gbar_ai = int N_a,i dV / V_e``.  Since ``tr eps_bar = gbar`` and the deviatoric
@@ -341,6 +358,8 @@ def element_blocks(basis: ElementBasis, elems: np.ndarray, material: Material):
     geo = basis.geometry(elems)
     n_e, n = len(elems), basis.n_loc
     m = material.rho * np.einsum("ga,gb,eg->eab", basis.N, basis.N, geo.dx, optimize=True)
+    kb = basis.stiffness_basis()                  # reduced integration: its own rule
+    geo = geo if kb is basis else kb.geometry(elems)
     Gt = geo.G.transpose(0, 2, 3, 1).reshape(n_e, 3 * n, -1)     # (e, (a i), g)
     P = np.matmul(Gt * geo.dx[:, None, :], Gt.transpose(0, 2, 1)).reshape(n_e, n, 3, n, 3)
     k = material.lam * P.transpose(0, 1, 3, 2, 4) + material.mu * P.transpose(0, 1, 3, 4, 2)

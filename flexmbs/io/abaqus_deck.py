@@ -14,11 +14,15 @@ both from the keyword lines so that the part is analysed as Abaqus means it:
   C3D8     hex8      selectively reduced integration: B-bar, mean dilatation (Hughes
                      1980; Abaqus Theory Manual 3.2.4), ``formulation = "bbar"``
   C3D20    hex20     serendipity hexahedron, full (3 x 3 x 3) integration
+  C3D20R   hex20     reduced integration: K with 2 x 2 x 2 Gauss points, M with the
+                     full rule, no hourglass control (as Abaqus/Standard, whose
+                     second-order reduced elements need none), ``formulation =
+                     "reduced"``
   C3D6     wedge6    linear wedge, full integration
   =======  ========  ===================================================================
 
   Every other solid type is refused in one line with its Abaqus name and the reason
-  (:data:`REFUSED`): reduced integration with hourglass control (C3D8R, C3D20R),
+  (:data:`REFUSED`): reduced integration with hourglass control (C3D8R),
   incompatible modes (C3D8I), hybrid u-p elements (``...H``), the modified tetrahedron
   (C3D10M), and the wedge15/pyramid shapes (C3D15, C3D5) scikit-fem does not provide.
 * **Material**: ``*MATERIAL, NAME=..`` with ``*ELASTIC`` (isotropic ``E, nu``) and
@@ -41,11 +45,10 @@ DECK_READING = 1
 #: Abaqus solid element -> (flexmbs cell type, formulation)
 ABAQUS_ELEMENTS = {"C3D4": ("tet4", "full"), "C3D10": ("tet10", "full"),
                    "C3D8": ("hex8", "bbar"), "C3D20": ("hex20", "full"),
-                   "C3D6": ("wedge6", "full")}
+                   "C3D20R": ("hex20", "reduced"), "C3D6": ("wedge6", "full")}
 #: Abaqus solid elements flexmbs does not provide -> why
 REFUSED = {
     "C3D8R": "reduced integration with hourglass control is not implemented",
-    "C3D20R": "reduced (2 x 2 x 2) integration is not implemented",
     "C3D8I": "incompatible modes are not implemented",
     "C3D10M": "the modified tetrahedron is not implemented",
     "C3D15": "the 15-node wedge is not provided by scikit-fem",
@@ -71,10 +74,11 @@ class DeckMaterial:
 
 @dataclass(frozen=True)
 class AbaqusDeck:
-    """Element types (Abaqus names, in file order), their formulation and the material."""
+    """Element types (Abaqus names, in file order), the formulation of each flexmbs cell
+    type (``{"hex8": "bbar"}``) and the material."""
 
     element_types: tuple[str, ...]
-    formulation: str
+    formulations: dict
     material: DeckMaterial | None
 
 
@@ -104,16 +108,21 @@ def read_deck(path: str | Path, *, scale: float = 1.0) -> AbaqusDeck:
     path = Path(path)
     src = f"mesh '{path}'"
     cards = keyword_cards(path.read_text(encoding="utf-8", errors="replace"))
-    types, forms = [], set()
+    types, forms, named = [], {}, {}
     for c in cards:
         if c.keyword == "ELEMENT":
             t = (c.params.get("TYPE") or "").upper()
+            where = f"{src}, *ELEMENT (line {c.line})"
             if not t:
-                raise MeshError(f"{src}, *ELEMENT (line {c.line}): expected TYPE=, e.g. "
-                                f"TYPE=C3D10")
+                raise MeshError(f"{where}: expected TYPE=, e.g. TYPE=C3D10")
             if not t.startswith(("C3D", "DC3D")) and t not in ABAQUS_ELEMENTS:
                 continue                        # beams, shells, springs ... are meshio's
-            forms.add(element_formulation(t, f"{src}, *ELEMENT (line {c.line})")[1])
+            kind, form = element_formulation(t, where)
+            if forms.setdefault(kind, form) != form:
+                raise MeshError(f"{where}: element type {t} and {named[kind]} are both "
+                                f"{kind} with different formulations; expected one of "
+                                f"them per part")
+            named.setdefault(kind, t)
             types.append(t)
     materials = _materials(cards, src, scale)
     used = {c.params.get("MATERIAL", "").upper() for c in cards
@@ -129,8 +138,7 @@ def read_deck(path: str | Path, *, scale: float = 1.0) -> AbaqusDeck:
         raise MeshError(f"{src}: {len(materials)} materials {sorted(materials)} and no "
                         f"*SOLID SECTION choosing one; expected one material per part")
     name = next(iter(used), next(iter(materials), None))
-    form = "bbar" if "bbar" in forms else "full"
-    return AbaqusDeck(tuple(types), form, None if name is None else materials[name])
+    return AbaqusDeck(tuple(types), forms, None if name is None else materials[name])
 
 
 def _materials(cards: list[Card], src: str, scale: float) -> dict[str, DeckMaterial]:

@@ -51,7 +51,8 @@ VOLUME_TYPES = {"tetra", "tetra10", "hexahedron", "hexahedron27", "hexahedron20"
 #: meshio types of 2D cells (faces of named boundary groups)
 FACE_TYPES = {"triangle", "triangle6", "triangle7", "quad", "quad8", "quad9"}
 #: element formulations each cell type offers ("full": displacement, full integration)
-FORMULATIONS = {t: ("full", "bbar") if t == "hex8" else ("full",) for t in MESHIO_TYPE}
+FORMULATIONS = {t: {"hex8": ("full", "bbar"), "hex20": ("full", "reduced")}.get(t, ("full",))
+                for t in MESHIO_TYPE}
 #: relative tolerances: coincident nodes, zero Jacobian
 DUPLICATE_TOL = 1e-12
 DEGENERATE_TOL = 1e-10
@@ -88,8 +89,9 @@ class Mesh:
     cell_sets : dict[str, ndarray[int]]
         Named element sets (indices into ``cells``).
     formulation : str
-        ``"full"`` (displacement element, full integration) or ``"bbar"`` (hex8 with the
-        mean-dilatation B-bar, Abaqus's C3D8; :mod:`flexmbs.io.abaqus_deck`).
+        ``"full"`` (displacement element, full integration), ``"bbar"`` (hex8 with the
+        mean-dilatation B-bar, Abaqus's C3D8) or ``"reduced"`` (hex20 with a 2 x 2 x 2
+        stiffness rule, Abaqus's C3D20R; :mod:`flexmbs.io.abaqus_deck`).
     material : DeckMaterial or None
         The material the file defines (Abaqus ``*MATERIAL``), in SI units.
     """
@@ -481,10 +483,10 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
     points, new_cells, node_sets, facet_sets = _drop_unused(
         points, list(cells_of.values()), node_sets, facet_sets, source)
     _check_duplicates(points, source)
-    form = "full" if deck is None else deck.formulation
+    forms = {} if deck is None else deck.formulations
     blocks = [Mesh(points, cells, CELL_TYPE[vtype], node_sets, facet_sets, source,
                    float(scale), cell_sets[vtype],
-                   formulation=form if CELL_TYPE[vtype] == "hex8" else "full",
+                   formulation=forms.get(CELL_TYPE[vtype], "full"),
                    material=None if deck is None else deck.material)
               for vtype, cells in zip(cells_of, new_cells)]
     for mesh in blocks:

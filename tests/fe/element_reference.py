@@ -7,6 +7,10 @@
   *Int. J. Numer. Meth. Eng.* 15, 1413; Abaqus Theory Manual 3.2.4) replaces the
   volumetric part: ``B_bar = B + m (b_bar - b)^T / 3``, ``m = (1, 1, 1, 0, 0, 0)``,
   ``b_{3a+i} = N_a,i``, ``b_bar = int b dV / V``.
+* hex20 (C3D20 order: corners, then mid-edges 12 23 34 41 56 67 78 85 15 26 37 48):
+  serendipity functions (Zienkiewicz & Taylor vol. 1, ch. 6), 3 x 3 x 3 Gauss, or for
+  C3D20R ``K`` with 2 x 2 x 2 and ``M`` with 3 x 3 x 3 (Abaqus: reduced integration forms
+  the stiffness only; mass and loads use full integration).
 * tet4: constant-strain tetrahedron, ``K = V B^T C B``, ``M_ab = rho V (1 + delta_ab) / 20``
   (Zienkiewicz & Taylor vol. 1, 6th ed., ch. 6).
 * tet10 (Abaqus C3D10 order: corners, then mid-edges 12 23 31 14 24 34): ``N = L(2L - 1)``
@@ -21,6 +25,8 @@ import numpy as np
 HEX_CORNERS = np.array([[-1, -1, -1], [1, -1, -1], [1, 1, -1], [-1, 1, -1],
                         [-1, -1, 1], [1, -1, 1], [1, 1, 1], [-1, 1, 1]], float)
 TET10_EDGES = ((0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3))
+HEX20_EDGES = ((0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 4),
+               (0, 4), (1, 5), (2, 6), (3, 7))
 
 
 def elasticity(E: float, nu: float) -> np.ndarray:
@@ -53,27 +59,73 @@ def hex8_shape(xi: np.ndarray):
     return N, dN
 
 
-def hex8(X: np.ndarray, E: float, nu: float, rho: float, bbar: bool = False):
-    """``(K, M)`` (24 x 24) of the hex8 element with corner coordinates ``X`` (8, 3)."""
+def hex20_shape(xi: np.ndarray):
+    """Serendipity shape functions (C3D20 order: corners, then mid-edges 12 23 34 41 56
+    67 78 85 15 26 37 48): corner ``(1 + x)(1 + y)(1 + z)(x + y + z - 2) / 8`` and
+    mid-edge ``(1 - s^2)(1 + y)(1 + z) / 4`` with ``x = xi xi_a`` ..., ``s`` the
+    coordinate along the edge."""
+    N, dN = np.empty(20), np.empty((20, 3))
+    for a, c in enumerate(HEX_CORNERS):
+        t = 1 + c * xi
+        N[a] = np.prod(t) * (c @ xi - 2) / 8
+        for d in range(3):
+            o = [k for k in range(3) if k != d]
+            dN[a, d] = c[d] * np.prod(t[o]) * (t[d] * 1 + (c @ xi - 2)) / 8
+    for b, (i, j) in enumerate(HEX20_EDGES):
+        mid = (HEX_CORNERS[i] + HEX_CORNERS[j]) / 2
+        d_along = int(np.flatnonzero(mid == 0)[0])
+        t = 1 + mid * xi
+        t[d_along] = 1 - xi[d_along] ** 2
+        N[8 + b] = np.prod(t) / 4
+        for d in range(3):
+            o = [k for k in range(3) if k != d]
+            dt = -2 * xi[d] if d == d_along else mid[d]
+            dN[8 + b, d] = dt * np.prod(t[o]) / 4
+    return N, dN
+
+
+def _gauss3(n: int):
+    x, w = np.polynomial.legendre.leggauss(n)
+    return [(np.array([a, b, c]), wa * wb * wc) for a, wa in zip(x, w)
+            for b, wb in zip(x, w) for c, wc in zip(x, w)]
+
+
+def hexahedron(X: np.ndarray, E: float, nu: float, rho: float, *, shape=hex8_shape,
+               n_k: int = 2, n_m: int = 2, bbar: bool = False):
+    """``(K, M)`` of an isoparametric hexahedron with nodes ``X`` (n, 3): ``K`` with the
+    ``n_k``-point Gauss rule per direction (B-bar if ``bbar``), ``M`` with ``n_m``."""
     C = elasticity(E, nu)
-    g = np.array([-1, 1]) / np.sqrt(3)
-    points = [np.array([a, b, c]) for a in g for b in g for c in g]
-    data = []
-    for xi in points:
-        N, dN = hex8_shape(xi)
-        J = dN.T @ X                                 # dX/dxi (3, 3): J[j, i] = dx_i/dxi_j
-        dNdx = dN @ np.linalg.inv(J).T
-        data.append((N, strain_matrix(dNdx), np.linalg.det(J)))
-    V = sum(d for _, _, d in data)
-    bmean = sum(B[:3].sum(axis=0) * d for _, B, d in data) / V
-    K, M = np.zeros((24, 24)), np.zeros((8, 8))
+    n = len(X)
+
+    def at(xi):
+        N, dN = shape(xi)
+        J = dN.T @ X                                 # J[j, i] = dx_i / dxi_j
+        return N, strain_matrix(dN @ np.linalg.inv(J).T), np.linalg.det(J)
+
+    data = [(at(xi), w) for xi, w in _gauss3(n_k)]
+    V = sum(d * w for (_, _, d), w in data)
+    bmean = sum(B[:3].sum(axis=0) * d * w for (_, B, d), w in data) / V
     m = np.array([1, 1, 1, 0, 0, 0.0])
-    for N, B, d in data:
+    K = np.zeros((3 * n, 3 * n))
+    for (_, B, d), w in data:
         if bbar:
             B = B + np.outer(m, bmean - B[:3].sum(axis=0)) / 3
-        K += B.T @ C @ B * d
-        M += rho * np.outer(N, N) * d
+        K += B.T @ C @ B * d * w
+    M = np.zeros((n, n))
+    for xi, w in _gauss3(n_m):
+        N, _, d = at(xi)
+        M += rho * np.outer(N, N) * d * w
     return K, np.kron(M, np.eye(3))
+
+
+def hex8(X: np.ndarray, E: float, nu: float, rho: float, bbar: bool = False):
+    """``(K, M)`` (24 x 24) of the hex8 element (2 x 2 x 2 Gauss), B-bar if ``bbar``."""
+    return hexahedron(X, E, nu, rho, bbar=bbar)
+
+
+def hex20(X: np.ndarray, E: float, nu: float, rho: float, reduced: bool = False):
+    """``(K, M)`` (60 x 60) of C3D20 (3 x 3 x 3 Gauss) or C3D20R (``K`` 2 x 2 x 2)."""
+    return hexahedron(X, E, nu, rho, shape=hex20_shape, n_k=2 if reduced else 3, n_m=3)
 
 
 def tet4(X: np.ndarray, E: float, nu: float, rho: float):

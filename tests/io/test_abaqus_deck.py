@@ -40,18 +40,17 @@ def _one_line(msg: str, *needles: str) -> None:
 @pytest.mark.parametrize("abaqus_type, why", [
     ("C3D8R", "reduced integration with hourglass control"),
     ("C3D8I", "incompatible modes"), ("C3D8H", "hybrid"), ("C3D10M", "modified tetrahedron"),
-    ("C3D20R", "reduced (2 x 2 x 2) integration"),
     ("C3D15", "15-node wedge is not provided by scikit-fem"),
     ("C3D5", "pyramid is not provided by scikit-fem")])
 def test_unsupported_abaqus_elements_refused_by_name(tmp_path, abaqus_type, why):
     """Refused in one line naming the file, the line, the Abaqus element and why; meshio
     would have read C3D8R and C3D8I as plain hexahedra."""
-    k = {"C3D15": 15, "C3D5": 5, "C3D10M": 10, "C3D20R": 20}.get(abaqus_type, 8)
+    k = {"C3D15": 15, "C3D5": 5, "C3D10M": 10}.get(abaqus_type, 8)
     X = np.random.default_rng(0).random((k, 3))
     with pytest.raises(MeshError) as err:
         read_mesh(deck(tmp_path, X, abaqus_type))
     _one_line(str(err.value), "part.inp", "*ELEMENT (line", f"element type {abaqus_type} is "
-              "not supported", why, "expected one of C3D4, C3D10, C3D8, C3D20, C3D6")
+              "not supported", why, "expected one of C3D4, C3D10, C3D8, C3D20, C3D20R, C3D6")
 
 
 def test_c3d20_and_c3d6_read_as_hex20_and_wedge6(tmp_path):
@@ -73,7 +72,7 @@ def test_material_in_units_of_the_mesh(tmp_path):
     deck in metres keeps the numbers."""
     path = deck(tmp_path, HEX, "C3D8")
     d = read_deck(path, scale=1e-3)
-    assert d.element_types == ("C3D8",) and d.formulation == "bbar"
+    assert d.element_types == ("C3D8",) and d.formulations == {"hex8": "bbar"}
     assert (d.material.name, d.material.nu) == ("STEEL", 0.3)
     assert d.material.E == pytest.approx(2.1e11, rel=1e-15)
     assert d.material.rho == pytest.approx(7850.0, rel=1e-12)
@@ -136,3 +135,17 @@ def test_cli_uses_the_deck_material_and_refuses_a_conflict(tmp_path, capsys):
     assert "steel" in cap.out.lower() and "7850" in cap.out
     rc, cap = _cli(base + ["--material", "steel", "-o", str(tmp_path / "c.h5")], capsys)
     assert rc == 0, cap.err
+
+
+def test_two_formulations_of_one_kind_refused(tmp_path):
+    """C3D20 and C3D20R in one part would be one hex20 block with two stiffness rules."""
+    X = np.vstack([HEX] + [0.5 * (HEX[a] + HEX[b]) for a, b in HEX20_EDGES])
+    lines = ["*NODE"] + [f"{i + 1}, {x}, {y}, {z}" for i, (x, y, z) in enumerate(X)]
+    lines += ["*ELEMENT, TYPE=C3D20, ELSET=A", "1, " + ", ".join(map(str, range(1, 21))),
+              "*ELEMENT, TYPE=C3D20R, ELSET=B", "2, " + ", ".join(map(str, range(1, 21)))]
+    path = tmp_path / "part.inp"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(MeshError) as err:
+        read_deck(path)
+    _one_line(str(err.value), "part.inp", "*ELEMENT (line", "element type C3D20R and C3D20 "
+              "are both hex20 with different formulations")
