@@ -22,7 +22,9 @@ def _nodal_B(fe: FEModel, elements: np.ndarray | None = None):
 
     The gradients at the element nodes come from the reference element evaluated at its
     own nodes (an :class:`~flexmbs.fe.assemble.ElementBasis` with that "quadrature"), so
-    no second per-element basis is stored.
+    no second per-element basis is stored.  B-bar elements (Abaqus C3D8) take the strain
+    of their stiffness, ``B_bar = B + m (gbar - g)^T / 3`` with the element-mean
+    ``gbar = int g dV / V_e``.
     """
     from flexmbs.fe.assemble import ElementBasis, element_bases
     for basis in element_bases(fe.basis):     # the blocks of a mixed mesh one by one
@@ -30,6 +32,7 @@ def _nodal_B(fe: FEModel, elements: np.ndarray | None = None):
         nb = ElementBasis(basis.mesh, quadrature=(X, np.ones(X.shape[1])),
                           elements=elements, numbering=basis.numbering)
         n = nb.n_loc
+        bbar = basis.mesh.formulation == "bbar"
         for e in nb.chunks(n * n * 18 * 3):
             G = nb.geometry(e).G               # (n_e, q, a, 3): dN_a / dX_j at node q
             B = np.zeros((len(e), n, 6, n, 3))
@@ -37,6 +40,11 @@ def _nodal_B(fe: FEModel, elements: np.ndarray | None = None):
                 B[:, :, c, :, i] += G[..., j]
                 if i != j:
                     B[:, :, c, :, j] += G[..., i]
+            if bbar:                           # B-bar: volumetric strain = element mean
+                geo = basis.geometry(e)
+                gbar = np.einsum("egai,eg->eai", geo.G, geo.dx) / geo.dx.sum(1)[:, None, None]
+                for c in range(3):
+                    B[:, :, c] += (gbar[:, None] - G) / 3.0
             yield e, nb.nodes[e], B, nb.dofs(e)
 
 

@@ -118,6 +118,23 @@ def hexahedron(X: np.ndarray, E: float, nu: float, rho: float, *, shape=hex8_sha
     return K, np.kron(M, np.eye(3))
 
 
+def hex8_gradients(X: np.ndarray, xi: np.ndarray) -> np.ndarray:
+    """Physical gradients ``dN_a / dx`` (8, 3) of the hex8 with corners ``X`` at ``xi``."""
+    _, dN = hex8_shape(xi)
+    return dN @ np.linalg.inv(dN.T @ X).T
+
+
+def hex8_bmean(X: np.ndarray) -> np.ndarray:
+    """``b_bar`` (24,): the element mean of ``b_{3a+i} = N_a,i`` (2 x 2 x 2 Gauss)."""
+    num, V = np.zeros(24), 0.0
+    for xi, w in _gauss3(2):
+        _, dN = hex8_shape(xi)
+        d = np.linalg.det(dN.T @ X) * w
+        num += strain_matrix(hex8_gradients(X, xi))[:3].sum(axis=0) * d
+        V += d
+    return num / V
+
+
 def hex8(X: np.ndarray, E: float, nu: float, rho: float, bbar: bool = False):
     """``(K, M)`` (24 x 24) of the hex8 element (2 x 2 x 2 Gauss), B-bar if ``bbar``."""
     return hexahedron(X, E, nu, rho, bbar=bbar)

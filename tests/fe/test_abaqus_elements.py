@@ -164,3 +164,25 @@ def test_c3d20r_cantilever():
     assert f_red[0] == pytest.approx(f_red[1], rel=1e-8)            # the bending pair
     assert f_red[0] == pytest.approx(f1_euler_bernoulli(E, RHO, 1.0, 0.1, 0.1), rel=0.01)
 
+
+
+def test_c3d8_nodal_stress_uses_the_bbar_strain(tmp_path):
+    """The nodal stress of a B-bar element is ``C B_bar(X_node) u`` (one element: no
+    averaging), with B_bar from the reference implementation; for the same random ``u``
+    the plain strain would differ (a volumetric part that varies over the element)."""
+    from flexmbs.fe.stress import nodal_stress_operator
+
+    X = _hex8_nodes(np.random.default_rng(11))
+    mesh = read_mesh(write_deck(tmp_path / "e.inp", X, "C3D8"), scale=1e-3)
+    fe = assemble(mesh, Material(E, NU, RHO))
+    u = 1e-4 * np.random.default_rng(12).normal(size=24)          # dofs 3 a + i
+    U = np.zeros(fe.n_dof)
+    U[fe.dof_of_node.ravel()] = u
+    s = (nodal_stress_operator(fe) @ U).reshape(8, 6)
+    C = ref.elasticity(E, NU)
+    bmean = ref.hex8_bmean(X)
+    for a, xi in enumerate(ref.HEX_CORNERS):
+        B = ref.strain_matrix(ref.hex8_gradients(X, xi))
+        B_bar = B + np.outer([1, 1, 1, 0, 0, 0.0], bmean - B[:3].sum(axis=0)) / 3
+        np.testing.assert_allclose(s[a], C @ B_bar @ u, rtol=0, atol=1e-10 * np.abs(s).max())
+        assert np.abs(C @ B @ u - s[a]).max() > 1e-3 * np.abs(s).max()
