@@ -124,8 +124,9 @@ def test_mixed_mesh_cantilever():
     """hex8 in the lower half of the section, wedge6 in the upper (one sweep, shared
     nodes), assembled block by block: f1 within 1% of Euler-Bernoulli; the mass is
     rho V = 78.5 kg.  Measured: 83.750 Hz (+0.24%) (all-hex8 80x8x8: 83.699 Hz, all-wedge6:
-    83.806 Hz); sag 0.989 x EB.  Slow (15 s): SuperLU factors the file's node numbering
-    of this two-volume sweep 8x slower than the single-volume wedge mesh's."""
+    83.806 Hz); sag 0.989 x EB.  Slow (10-15 s): SuperLU's factor of this K with the
+    MMD ordering of the eigen backend takes 9.5 s (1.4 s after a reverse Cuthill-McKee
+    preorder of the dofs; 0.7 s for the all-wedge mesh)."""
     mesh = read_mesh(MESHES / MIXED, mixed=True)
     assert mesh.cell_types == ("hex8", "wedge6")
     assert [b.n_cells for b in mesh.blocks] == [80 * 8 * 4, 2 * 80 * 8 * 4]
