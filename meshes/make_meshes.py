@@ -73,7 +73,7 @@ def box_beam(filename: str | Path, size: tuple[float, float, float], n: tuple[in
     """Structured (transfinite) beam ``[0, L] x [0, b] x [0, h]``.
 
     ``cell`` is tet4, tet10 (each hexahedral cell split into tetrahedra by gmsh),
-    hex8 or hex27; ``n`` the number of cells along x, y, z. Physical groups: the two
+    hex8, hex20 (serendipity: ``Mesh.SecondOrderIncomplete``, edge nodes only) or hex27; ``n`` the number of cells along x, y, z. Physical groups: the two
     end faces (x = 0 and x = L) and "volume".
     """
     L, b, h = size
@@ -96,9 +96,9 @@ def box_beam(filename: str | Path, size: tuple[float, float, float], n: tuple[in
     gmsh.model.addPhysicalGroup(2, _faces_at(surfaces, 0, 0.0), name=faces[0])
     gmsh.model.addPhysicalGroup(2, _faces_at(surfaces, 0, L), name=faces[1])
     gmsh.model.addPhysicalGroup(3, [vol], name="volume")
-    order = 2 if cell in ("tet10", "hex27") else 1
+    order = 2 if cell in ("tet10", "hex20", "hex27") else 1
     gmsh.option.setNumber("Mesh.ElementOrder", order)
-    gmsh.option.setNumber("Mesh.SecondOrderIncomplete", 0)
+    gmsh.option.setNumber("Mesh.SecondOrderIncomplete", int(cell == "hex20"))
     gmsh.model.mesh.generate(3)
     _finish(filename)
 
@@ -192,6 +192,64 @@ def lug(filename: str, size: float, hole_size: float) -> None:
     _finish(filename)
 
 
+def swept_beam(filename: str | Path, size: tuple[float, float, float],
+               n: tuple[int, int, int], quads_below: float = 0.0) -> None:
+    """Beam ``[0, L] x [0, b] x [0, h]`` swept along x from a structured mesh of its
+    cross-section at x = 0 (``n[1] x n[2]`` squares): every square with centre
+    ``z < quads_below * h`` stays a quadrangle (hex8 after the sweep), the others are
+    split into two triangles (wedge6).  ``quads_below = 0``: all wedges; ``0.5``: hex8
+    in the lower half, wedge6 in the upper (a mixed mesh).  ``n[0]`` layers along x.
+    Physical groups: "clamp" (x = 0), "tip" (x = L) and "volume"."""
+    L, b, h = size
+    _start(Path(filename).name)
+    geo = gmsh.model.geo
+    ny, nz = n[1], n[2]
+    nq = int(round(quads_below * nz))
+    corners = [[geo.addPoint(0.0, y, h * k / nz) for y in (0.0, b)] for k in (0, nq, nz)]
+    surfaces = []
+    for (lo, hi), layers, quads in (((0, 1), nq, True), ((1, 2), nz - nq, False)):
+        if layers == 0:
+            continue
+        a, c = corners[lo], corners[hi]
+        lines = [geo.addLine(a[0], a[1]), geo.addLine(a[1], c[1]),
+                 geo.addLine(c[1], c[0]), geo.addLine(c[0], a[0])]
+        s = geo.addPlaneSurface([geo.addCurveLoop(lines)])
+        for line, m in zip(lines, (ny, layers, ny, layers)):
+            geo.mesh.setTransfiniteCurve(line, m + 1)
+        geo.mesh.setTransfiniteSurface(s)
+        if quads:
+            geo.mesh.setRecombine(2, s)
+        surfaces.append(s)
+    geo.synchronize()
+    ext = geo.extrude([(2, s) for s in surfaces], L, 0.0, 0.0, [n[0]], recombine=True)
+    geo.synchronize()
+    vols = [t for d, t in ext if d == 3]
+    tips = [ext[i - 1][1] for i, (d, _) in enumerate(ext) if d == 3]
+    gmsh.model.addPhysicalGroup(2, surfaces, name="clamp")
+    gmsh.model.addPhysicalGroup(2, tips, name="tip")
+    gmsh.model.addPhysicalGroup(3, vols, name="volume")
+    gmsh.model.mesh.generate(3)
+    gmsh.model.mesh.removeDuplicateNodes()
+    _finish(filename)
+
+
+def element_meshes():
+    """(filename, generator) of the cantilevers of the hex20, wedge6 and mixed
+    hex8 + wedge6 elements (the beam of :data:`BEAM`)."""
+    jobs = []
+    for n in ((10, 1, 1), (20, 2, 2)):
+        name = f"beam_hex20_{n[0]}x{n[1]}x{n[2]}.msh"
+        jobs.append((name, lambda name=name, n=n: box_beam(name, BEAM, n, "hex20")))
+    for n in ((40, 4, 4), (80, 8, 8)):
+        name = f"beam_wedge6_{n[0]}x{n[1]}x{n[2]}.msh"
+        jobs.append((name, lambda name=name, n=n: swept_beam(name, BEAM, n)))
+    for n in ((20, 2, 2), (80, 8, 8)):
+        name = f"beam_hex8_wedge6_{n[0]}x{n[1]}x{n[2]}.msh"
+        jobs.append((name, lambda name=name, n=n: swept_beam(name, BEAM, n,
+                                                            quads_below=0.5)))
+    return jobs
+
+
 BEAM = (1.0, 0.1, 0.1)  # cantilever L x b x h [m]
 
 
@@ -246,7 +304,7 @@ def all_meshes():
     jobs.append(("conrod_tet10.msh", lambda: conrod("conrod_tet10.msh", 0.011)))
     jobs.append(("conrod_tet10_fine.msh", lambda: conrod("conrod_tet10_fine.msh", 0.004)))
     jobs.append(("lug_tet10.msh", lambda: lug("lug_tet10.msh", 0.008, 0.0025)))
-    return jobs
+    return jobs + element_meshes()
 
 
 def main(argv: list[str]) -> None:

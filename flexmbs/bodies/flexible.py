@@ -386,21 +386,24 @@ def nodal_rotation_modes(body) -> np.ndarray:
     from skfem import CellBasis
 
     from flexmbs.fe.assemble import ELEMENTS
+    from flexmbs.io.cell_types import cell_blocks
     from flexmbs.io.mesh import Mesh, skfem_local_order
 
-    mesh = Mesh(points=body.points, cells=body.cells, cell_type=body.cell_type)
-    elem = ELEMENTS[mesh.cell_type][0]()
-    X = elem.doflocs.T
-    nb = CellBasis(mesh.skfem(), elem, quadrature=(X, np.ones(X.shape[1])))
-    local = skfem_local_order(mesh.cell_type, mesh.cells)        # (E, n_loc) node ids
     n_nodes = len(body.points)
-    count = np.bincount(local.ravel(), minlength=n_nodes).astype(float)
     modes = np.asarray(body.modes)                                 # (N, 3, n_q)
-    # scalar basis function j belongs to local node j (node local[:, j])
-    G = np.stack([nb.basis[j][0].grad for j in range(nb.Nbfun)])  # (j, k, E, p)
-    He = np.einsum("jkep,ejiq->epikq", G, modes[local], optimize=True)
+    count = np.zeros(n_nodes)
     H = np.zeros((n_nodes, 3, 3, modes.shape[2]))
-    np.add.at(H, local.ravel(), He.reshape(-1, 3, 3, modes.shape[2]))
+    for kind, cells in cell_blocks(body.cell_type, body.cells):   # one, or a mixed mesh's
+        mesh = Mesh(points=body.points, cells=cells, cell_type=kind)
+        elem = ELEMENTS[mesh.cell_type][0]()
+        X = elem.doflocs.T
+        nb = CellBasis(mesh.skfem(), elem, quadrature=(X, np.ones(X.shape[1])))
+        local = skfem_local_order(mesh.cell_type, mesh.cells)    # (E, n_loc) node ids
+        count += np.bincount(local.ravel(), minlength=n_nodes)
+        # scalar basis function j belongs to local node j (node local[:, j])
+        G = np.stack([nb.basis[j][0].grad for j in range(nb.Nbfun)])  # (j, k, E, p)
+        He = np.einsum("jkep,ejiq->epikq", G, modes[local], optimize=True)
+        np.add.at(H, local.ravel(), He.reshape(-1, 3, 3, modes.shape[2]))
     H /= count[:, None, None, None]
     curl = np.stack([H[:, 2, 1] - H[:, 1, 2], H[:, 0, 2] - H[:, 2, 0], H[:, 1, 0] - H[:, 0, 1]],
                     axis=1)

@@ -42,6 +42,15 @@ def reduction_settings(b: dict):
         raise CaseError(f"{b['path']}: {exc}") from None
 
 
+def _deck_material(b: dict):
+    """The *MATERIAL of the body's Abaqus deck (SI), when the case gives none."""
+    from flexmbs.io.abaqus_deck import read_deck
+    try:
+        return read_deck(b["mesh"], scale=1e-3 if b["unit"] == "mm" else 1.0).material
+    except MeshError as exc:
+        raise CaseError(f"{b['path']}.mesh: {exc}") from None
+
+
 def cache_key(b: dict) -> str:
     """Hex SHA-256 over mesh content, material, settings, unit, body-file version and the
     flexmbs version (the cache is shared by every case and checkout of a user)."""
@@ -50,11 +59,14 @@ def cache_key(b: dict) -> str:
     from flexmbs.reduction.reduce import file_sha256
     settings = reduction_settings(b).as_dict()
     settings.pop("eigensolver", None)            # does not change the result
-    mat = b["material"]
+    mat = b["material"] or _deck_material(b)
     payload = {"mesh_sha256": file_sha256(b["mesh"]), "unit": b["unit"],
                "material": {"E": mat.E, "nu": mat.nu, "rho": mat.rho},
                "settings": settings, "body_file_version": VERSION,
                "flexmbs": __version__}
+    if Path(b["mesh"]).suffix.lower() == ".inp":   # how decks are read (C3D8: B-bar)
+        from flexmbs.io.abaqus_deck import DECK_READING
+        payload["abaqus_deck_reading"] = DECK_READING
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -62,6 +74,7 @@ def reduced_body_file(b: dict, body_dir: Path, *, progress=None) -> tuple[Path, 
     """Path of the (possibly new) reduced-body file of body spec ``b`` and ``"cached"`` or
     ``"new"``.  Preprocesses when the file is missing or unreadable."""
     from flexmbs.fe.assemble import assemble
+    from flexmbs.fe.material import resolve_material
     from flexmbs.io.bodyfile import load_body, save_body
     from flexmbs.io.mesh import read_mesh
     from flexmbs.io.paths import writable_dir
@@ -91,12 +104,17 @@ def reduced_body_file(b: dict, body_dir: Path, *, progress=None) -> tuple[Path, 
     settings = reduction_settings(b)
     t = time.perf_counter()
     try:
-        mesh = read_mesh(b["mesh"], scale=1e-3 if b["unit"] == "mm" else 1.0)
+        mesh = read_mesh(b["mesh"], scale=1e-3 if b["unit"] == "mm" else 1.0, mixed=True)
     except MeshError as exc:
         raise CaseError(f"{where}.mesh: {exc}") from None
     if progress:
         progress(f"{b['name']}: read mesh ({mesh.cell_type}, {mesh.n_nodes} nodes)",
                  time.perf_counter() - t)
+    try:   # an Abaqus *MATERIAL must agree with the case's material (or stands for it)
+        material = resolve_material(b["material"], mesh.material, mesh.source,
+                                    f"{where}.material")
+    except ValueError as exc:
+        raise CaseError(str(exc)) from None
     missing = [i.name for i in settings.interfaces if i.name not in mesh.node_sets]
     if missing:
         raise CaseError(f"{where}.interfaces: expected node sets (physical groups) of the mesh "
@@ -104,7 +122,7 @@ def reduced_body_file(b: dict, body_dir: Path, *, progress=None) -> tuple[Path, 
                         f"available: {', '.join(sorted(mesh.node_sets)) or 'none'}")
     t = time.perf_counter()
     try:
-        fe = assemble(mesh, b["material"])
+        fe = assemble(mesh, material)
     except (ValueError, ArithmeticError, MeshError) as exc:
         raise CaseError(f"{where}: assembling the FE model failed: {exc}") from None
     if progress:

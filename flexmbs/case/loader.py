@@ -634,8 +634,9 @@ def _check_bodies(col: _Collector, bodies: list, folder: Path) -> None:
                 col.add(f"{w}.damping", f"expected a modal damping ratio in [0, 1), got "
                         f"{b['damping']}")
             if mesh is not None:
+                own = Path(str(p)).suffix.lower() == ".inp" and _deck_material(p, b) is not None
                 for k in ("material", "modes"):
-                    if b.get(k) is None:
+                    if b.get(k) is None and not (k == "material" and own):
                         col.add(f"{w}.{k}", f"missing required key with `mesh` "
                                 f"({S.BODY['flexible'][k].doc.split(';')[0]})")
             if b["frame"] != "mean_axis":
@@ -644,6 +645,17 @@ def _check_bodies(col: _Collector, bodies: list, folder: Path) -> None:
                 if not b["frame"].startswith("interface:") or (mesh and itf not in names):
                     col.add(f"{w}.frame", f"expected mean_axis or interface:NAME with NAME in "
                             f"interfaces {names}, got \"{b['frame']}\"")
+
+
+def _deck_material(path, b: dict):
+    """The *MATERIAL of the Abaqus deck ``path`` (in the body's unit), or None (none, or a
+    deck that does not read: the mesh reading names the problem later)."""
+    from flexmbs.errors import MeshError
+    from flexmbs.io.abaqus_deck import read_deck
+    try:
+        return read_deck(path, scale=1e-3 if b.get("unit") == "mm" else 1.0).material
+    except (MeshError, OSError, ValueError):
+        return None
 
 
 def body_markers(b: dict) -> list[str] | None:

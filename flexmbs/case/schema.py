@@ -103,7 +103,8 @@ BODY = {
         Key("body_file", "path", default=None, doc="a reduced-body file made by `flexmbs "
             "preprocess` (instead of `mesh`)"),
         Key("material", "material", default=None, doc="named material (steel, aluminium, "
-            "aluminium_kane, ...) or `{E = Pa, nu = -, rho = kg/m^3}`; required with `mesh`"),
+            "aluminium_kane, ...) or `{E = Pa, nu = -, rho = kg/m^3}`; required with `mesh`, "
+            "except an Abaqus .inp with its own *MATERIAL (which a given one must equal)"),
         Key("modes", "int", default=None, doc="number of free-free or fixed-interface modes; "
             "required with `mesh`", check="positive"),
         Key("interfaces", "interfaces", default=(), doc="mesh node sets that become markers: "

@@ -21,8 +21,13 @@ def add_parser(subparsers) -> None:
         description="Assemble the FE model of MESH, reduce it (free-free or Craig-Bampton "
                     "modes), compute the floating-frame invariants and write BODY.h5.")
     p.add_argument("mesh", help="solid mesh (gmsh .msh, .vtu, Abaqus .inp)")
-    p.add_argument("--material", required=True,
-                   help="named material (steel, aluminium, ...) or E,nu,rho in SI units")
+    p.add_argument("--material", default=None,
+                   help="named material (steel, aluminium, ...) or E,nu,rho in SI units; "
+                        "optional for an Abaqus .inp that defines its *MATERIAL (then it "
+                        "must agree with it)")
+    p.add_argument("--mass", choices=["consistent", "lumped"], default="consistent",
+                   help="mass matrix: consistent, or lumped by row sums (first-order "
+                        "elements, as Abaqus/Standard)")
     p.add_argument("--modes", type=int, required=True,
                    help="number of free-free (no interfaces) or fixed-interface modes")
     p.add_argument("--interface", action="append", default=[], metavar="NAME[:rbe2|rbe3]",
@@ -166,6 +171,7 @@ def _sizes(fe, settings, material, mesh, unit: str) -> None:
 def _run(args: argparse.Namespace, comm) -> int:
     from flexmbs.cli.info import summary
     from flexmbs.fe.assemble import assemble, fe_model_unassembled
+    from flexmbs.fe.material import resolve_material
     from flexmbs.io.bodyfile import save_body
     from flexmbs.io.mesh import read_mesh
     from flexmbs.reduction import InterfaceSpec, ReductionSettings, reduce_model
@@ -192,15 +198,25 @@ def _run(args: argparse.Namespace, comm) -> int:
     except ValueError as exc:
         raise PreprocessError(str(exc)) from None
     _check_frame(settings)
-    material = parse_material(args.material)
+    given = None if args.material is None else parse_material(args.material)
+    if comm is not None and args.mass != "consistent":
+        raise PreprocessError(f"--mass {args.mass}: available in a serial run only, got "
+                              f"{comm.getSize()} MPI ranks")
     _petsc_options(getattr(args, "petsc_args", []))
     _check_output(args)
     if root:
         ranks = "" if comm is None else f" on {comm.getSize()} MPI ranks"
         print(f"flexmbs preprocess {args.mesh}{ranks}", file=sys.stderr)
     t = time.perf_counter()
-    mesh = read_mesh(args.mesh, scale=1e-3 if args.unit == "mm" else 1.0)
+    mesh = read_mesh(args.mesh, scale=1e-3 if args.unit == "mm" else 1.0, mixed=True)
+    if comm is not None and hasattr(mesh, "blocks"):
+        raise PreprocessError(f"{args.mesh}: a mixed-element mesh ({mesh.cell_type}) is "
+                              f"preprocessed on one rank only, got {comm.getSize()} ranks")
     step(f"read mesh ({mesh.cell_type}, {mesh.n_nodes} nodes)", time.perf_counter() - t)
+    try:
+        material = resolve_material(given, mesh.material, mesh.source)
+    except ValueError as exc:
+        raise PreprocessError(str(exc)) from None
     missing = [i.name for i in settings.interfaces if i.name not in mesh.node_sets]
     if missing:
         raise PreprocessError(f"--interface: expected node sets (physical groups) of "
@@ -208,7 +224,10 @@ def _run(args: argparse.Namespace, comm) -> int:
                               f"available: {', '.join(sorted(mesh.node_sets)) or 'none'}")
     t = time.perf_counter()
     if comm is None:
-        fe = assemble(mesh, material)
+        try:
+            fe = assemble(mesh, material, mass=args.mass)
+        except ValueError as exc:
+            raise PreprocessError(f"--mass {args.mass}: {exc}") from None
         step(f"assemble M, K ({fe.n_dof} dofs)", time.perf_counter() - t)
     else:
         fe = fe_model_unassembled(mesh, material)   # each rank assembles its own rows

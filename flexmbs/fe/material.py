@@ -73,3 +73,42 @@ def material_from_name(name: str) -> Material:
     close = difflib.get_close_matches(name, list(MATERIALS), n=1)
     hint = f"; did you mean {close[0]!r}?" if close else ""
     raise ValueError(f"unknown material {name!r}{hint} (known: {sorted(MATERIALS)})")
+
+
+#: relative tolerance within which a given material equals the mesh file's
+SAME_MATERIAL_RTOL = 1e-6
+
+
+def resolve_material(given: Material | None, from_file, source: str = "",
+                     option: str = "--material") -> Material:
+    """The material of a part: the mesh file's own (``from_file``, an Abaqus
+    ``*MATERIAL`` with ``name``, ``E`` [Pa], ``nu``, ``rho`` [kg/m^3]) or ``given``.
+
+    ValueError (one line, naming ``option`` and the file) when neither is there, when the
+    file's values are not a valid material, or when both are there and ``E``, ``nu`` or
+    ``rho`` differ by more than :data:`SAME_MATERIAL_RTOL` (a silent choice between the
+    two would change the results without a word).
+    """
+    if from_file is None:
+        if given is None:
+            raise ValueError(f"{option}: expected a material; the mesh '{source}' defines "
+                             "none (no *MATERIAL)")
+        return given
+    try:
+        own = Material(E=float(from_file.E), nu=float(from_file.nu), rho=float(from_file.rho),
+                       name=str(from_file.name))
+    except ValueError as exc:
+        raise ValueError(f"mesh '{source}', *MATERIAL {from_file.name!r}: {exc}") from None
+    if given is None:
+        return own
+    diff = [k for k in ("E", "nu", "rho")
+            if not np.isclose(getattr(given, k), getattr(own, k), rtol=SAME_MATERIAL_RTOL,
+                              atol=0.0)]
+    if diff:
+        def show(m):
+            return f"E={m.E:.6g} Pa, nu={m.nu:.6g}, rho={m.rho:.6g} kg/m^3"
+        raise ValueError(f"{option}: {given.name or 'the given material'} ({show(given)}) "
+                         f"conflicts with *MATERIAL {own.name!r} of the mesh '{source}' "
+                         f"({show(own)}, {', '.join(diff)} differ); expected the same "
+                         f"values, or no {option} to use the file's")
+    return own

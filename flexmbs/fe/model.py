@@ -21,7 +21,8 @@ class FEModel:
     basis : skfem.CellBasis
         Vector (3-component) basis over the mesh; quadrature exact for the mass matrix.
     M : scipy.sparse.csr_matrix, (n_dof, n_dof), or None
-        Consistent mass matrix, ``M = int rho N^T N dV``; ``None`` in a distributed
+        Consistent mass matrix, ``M = int rho N^T N dV`` (or its row-sum lumped
+        diagonal, ``assemble(..., mass="lumped")``); ``None`` in a distributed
         run, where each rank assembles its own rows (``flexmbs.reduction.distributed``).
     K : scipy.sparse.csr_matrix, (n_dof, n_dof), or None
         Linear stiffness, ``K = int B_L^T C B_L dV`` (``None`` as ``M``).

@@ -10,7 +10,6 @@ from skfem import BilinearForm, Functional, LinearForm, asm
 from skfem.helpers import ddot, eye, grad, mul, trace, transpose
 
 from flexmbs.fe.model import FEModel
-from flexmbs.io.mesh import skfem_local_order
 
 #: (i, j) tensor index of each Voigt component
 VOIGT = ((0, 0), (1, 1), (2, 2), (1, 2), (0, 2), (0, 1))
@@ -23,20 +22,30 @@ def _nodal_B(fe: FEModel, elements: np.ndarray | None = None):
 
     The gradients at the element nodes come from the reference element evaluated at its
     own nodes (an :class:`~flexmbs.fe.assemble.ElementBasis` with that "quadrature"), so
-    no second per-element basis is stored.
+    no second per-element basis is stored.  B-bar elements (Abaqus C3D8) take the strain
+    of their stiffness, ``B_bar = B + m (gbar - g)^T / 3`` with the element-mean
+    ``gbar = int g dV / V_e``.
     """
-    from flexmbs.fe.assemble import ElementBasis
-    X = fe.basis.elem.elem.doflocs.T          # reference nodes, scikit-fem local order
-    nb = ElementBasis(fe.mesh, quadrature=(X, np.ones(X.shape[1])), elements=elements)
-    n = nb.n_loc
-    for e in nb.chunks(n * n * 18 * 3):
-        G = nb.geometry(e).G                   # (n_e, q, a, 3): dN_a / dX_j at node q
-        B = np.zeros((len(e), n, 6, n, 3))
-        for c, (i, j) in enumerate(VOIGT):
-            B[:, :, c, :, i] += G[..., j]
-            if i != j:
-                B[:, :, c, :, j] += G[..., i]
-        yield e, nb.nodes[e], B, nb.dofs(e)
+    from flexmbs.fe.assemble import ElementBasis, element_bases
+    for basis in element_bases(fe.basis):     # the blocks of a mixed mesh one by one
+        X = basis.elem.elem.doflocs.T         # reference nodes, scikit-fem local order
+        nb = ElementBasis(basis.mesh, quadrature=(X, np.ones(X.shape[1])),
+                          elements=elements, numbering=basis.numbering)
+        n = nb.n_loc
+        bbar = basis.mesh.formulation == "bbar"
+        for e in nb.chunks(n * n * 18 * 3):
+            G = nb.geometry(e).G               # (n_e, q, a, 3): dN_a / dX_j at node q
+            B = np.zeros((len(e), n, 6, n, 3))
+            for c, (i, j) in enumerate(VOIGT):
+                B[:, :, c, :, i] += G[..., j]
+                if i != j:
+                    B[:, :, c, :, j] += G[..., i]
+            if bbar:                           # B-bar: volumetric strain = element mean
+                geo = basis.geometry(e)
+                gbar = np.einsum("egai,eg->eai", geo.G, geo.dx) / geo.dx.sum(1)[:, None, None]
+                for c in range(3):
+                    B[:, :, c] += (gbar[:, None] - G) / 3.0
+            yield e, nb.nodes[e], B, nb.dofs(e)
 
 
 def nodal_stress_operator(fe: FEModel) -> sp.csr_matrix:
@@ -87,9 +96,10 @@ def nodal_stress_modes(fe: FEModel, Phi: np.ndarray, *, elements: np.ndarray | N
 
 
 def node_count(fe: FEModel) -> np.ndarray:
-    """Number of elements touching each node."""
-    local = skfem_local_order(fe.mesh.cell_type, np.asarray(fe.mesh.cells))
-    return np.bincount(local.ravel(), minlength=fe.mesh.n_nodes).astype(float)
+    """Number of elements touching each node (of every block of a mixed mesh)."""
+    blocks = getattr(fe.mesh, "blocks", (fe.mesh,))
+    return sum(np.bincount(np.asarray(b.cells).ravel(), minlength=fe.mesh.n_nodes)
+               for b in blocks).astype(float)
 
 
 def von_mises(s: np.ndarray) -> np.ndarray:

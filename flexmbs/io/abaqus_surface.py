@@ -13,7 +13,8 @@ refer to) from the file's text; everything else comes from meshio.
   element         S1         S2         S3         S4         S5         S6
   ==============  =========  =========  =========  =========  =========  =========
   C3D4, C3D10     1-2-3      1-4-2      2-4-3      3-4-1
-  C3D8 (R, I, H)  1-2-3-4    5-8-7-6    1-5-6-2    2-6-7-3    3-7-8-4    4-8-5-1
+  C3D8, C3D20     1-2-3-4    5-8-7-6    1-5-6-2    2-6-7-3    3-7-8-4    4-8-5-1
+  C3D6            1-2-3      4-6-5      1-4-5-2    2-5-6-3    3-6-4-1
   ==============  =========  =========  =========  =========  =========  =========
 
   The node order of these elements in Abaqus is meshio's (VTK) order, so a face is a
@@ -21,7 +22,8 @@ refer to) from the file's text; everything else comes from meshio.
   right-hand normal into the element; the facets are stored in reverse, so their
   normal points out of the body as for gmsh boundary groups (the convention of
   ``flexmbs.reduction.loads``). C3D10 faces are meshio ``triangle6``: corners a, b, c,
-  then the mid-side nodes of ab, bc, ca. ``mesh.facet_sets[X]`` holds the faces,
+  then the mid-side nodes of ab, bc, ca; C3D20 faces are ``quad8`` (corners, then the
+  mid-side nodes of ab, bc, cd, da). ``mesh.facet_sets[X]`` holds the faces,
   ``mesh.node_sets[X]`` their nodes (corner and mid-side).
 * ``*SURFACE, NAME=X, TYPE=NODE``: data lines ``node set or node label[, weight]``;
   ``mesh.node_sets[X]`` holds the nodes. The weights are not used.
@@ -30,8 +32,7 @@ Labels are mapped to meshio's numbering the way meshio numbers them: points in t
 order of the ``*NODE`` lines, cells block by block (one block per ``*ELEMENT``) in line
 order. The mapping is checked against meshio's block types and sizes. ``*INCLUDE`` is
 not followed; a surface that refers to elements or sets of an included file gets a
-:class:`~flexmbs.errors.MeshError` that says so. C3D27 is not read by meshio, C3D20 and
-wedges are not supported by flexmbs.
+:class:`~flexmbs.errors.MeshError` that says so. C3D27 is not read by meshio.
 """
 from __future__ import annotations
 
@@ -52,9 +53,13 @@ ABAQUS_FACES = {
     "tetra": ((1, 2, 3), (1, 4, 2), (2, 4, 3), (3, 4, 1)),
     "hexahedron": ((1, 2, 3, 4), (5, 8, 7, 6), (1, 5, 6, 2), (2, 6, 7, 3), (3, 7, 8, 4),
                    (4, 8, 5, 1)),
+    "wedge": ((1, 2, 3), (4, 6, 5), (1, 4, 5, 2), (2, 5, 6, 3), (3, 6, 4, 1)),
 }
 #: meshio tetra10: local node of the mid-side node of edge (a, b), a < b
 TET10_EDGE_NODE = {(0, 1): 4, (1, 2): 5, (0, 2): 6, (0, 3): 7, (1, 3): 8, (2, 3): 9}
+#: meshio hexahedron20 (= C3D20): local node of the mid-side node of edge (a, b), a < b
+HEX20_EDGE_NODE = {(0, 1): 8, (1, 2): 9, (2, 3): 10, (0, 3): 11, (4, 5): 12, (5, 6): 13,
+                   (6, 7): 14, (4, 7): 15, (0, 4): 16, (1, 5): 17, (2, 6): 18, (3, 7): 19}
 
 
 def _outward(corners: tuple[int, ...]) -> tuple[int, ...]:
@@ -62,16 +67,23 @@ def _outward(corners: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(c - 1 for c in reversed(corners))
 
 
-def _tet10_face(c: tuple[int, ...]) -> tuple[int, ...]:
-    return c + tuple(TET10_EDGE_NODE[tuple(sorted((c[i], c[(i + 1) % 3])))]
-                     for i in range(3))
+def _quadratic_face(c: tuple[int, ...], edge_node: dict) -> tuple[int, ...]:
+    """Corners, then the mid-side nodes of the edges c0c1, c1c2, ... (meshio's triangle6
+    and quad8 layout)."""
+    n = len(c)
+    return c + tuple(edge_node[tuple(sorted((c[i], c[(i + 1) % n])))] for i in range(n))
 
 
-#: local nodes of face S(k+1) in row k, outward order, by meshio cell type
+#: local nodes of face S(k+1) in row k, outward order, by meshio cell type (wedge
+#: faces: triangles S1, S2 and quadrangles S3..S5, as lists)
 FACE_NODES = {
     "tetra": np.array([_outward(f) for f in ABAQUS_FACES["tetra"]]),
-    "tetra10": np.array([_tet10_face(_outward(f)) for f in ABAQUS_FACES["tetra"]]),
+    "tetra10": np.array([_quadratic_face(_outward(f), TET10_EDGE_NODE)
+                         for f in ABAQUS_FACES["tetra"]]),
     "hexahedron": np.array([_outward(f) for f in ABAQUS_FACES["hexahedron"]]),
+    "hexahedron20": np.array([_quadratic_face(_outward(f), HEX20_EDGE_NODE)
+                              for f in ABAQUS_FACES["hexahedron"]]),
+    "wedge": [np.array(_outward(f)) for f in ABAQUS_FACES["wedge"]],
 }
 
 _HAS_SURFACE = re.compile(r"^[ \t]*\*[ \t]*surface[ \t]*(,|$)", re.IGNORECASE | re.MULTILINE)
@@ -87,7 +99,7 @@ class AbaqusSurfaces:
 
 
 @dataclass
-class _Card:
+class Card:
     """One keyword line (``*KEYWORD, PARAM=value, ...``) and its data lines."""
 
     keyword: str
@@ -104,12 +116,12 @@ def _unquote(s: str) -> str:
     return s.strip().strip('"')
 
 
-def _cards(text: str) -> list[_Card]:
+def keyword_cards(text: str) -> list[Card]:
     """Keyword cards of an input file: ``**`` comment and blank lines skipped, keyword
     lines ending in ``,`` continued on the next line, keywords and parameter names
     upper case (Abaqus is case-insensitive)."""
     lines = text.splitlines()
-    cards: list[_Card] = []
+    cards: list[Card] = []
     i = 0
     while i < len(lines):
         s = lines[i].strip()
@@ -130,14 +142,14 @@ def _cards(text: str) -> list[_Card]:
             key, _, value = p.partition("=")
             if key.strip():
                 params[" ".join(key.split()).upper()] = _unquote(value) if value else None
-        cards.append(_Card(" ".join(head.split()).upper(), params, start))
+        cards.append(Card(" ".join(head.split()).upper(), params, start))
     return cards
 
 
 class _Inp:
     """Sets and labels of one input file, mapped to the meshio mesh read from it."""
 
-    def __init__(self, path: Path, cards: list[_Card], m: meshio.Mesh):
+    def __init__(self, path: Path, cards: list[Card], m: meshio.Mesh):
         self.src, self.cards, self.m = str(path), cards, m
         self.includes = [c.line for c in cards if c.keyword == "INCLUDE"]
         self.sets = {"ELSET": {}, "NSET": {}}  # kind -> NAME -> [cards]
@@ -266,7 +278,7 @@ class _Inp:
         return np.concatenate(out).astype(np.int64) if out else np.zeros(0, np.int64)
 
 
-def _element_surface(inp: _Inp, card: _Card, where: str) -> np.ndarray:
+def _element_surface(inp: _Inp, card: Card, where: str) -> np.ndarray:
     """Faces (F, n_face_nodes) of an element-based surface, meshio point indices."""
     faces = []
     for ln, text, f in card.fields():
@@ -289,8 +301,8 @@ def _element_surface(inp: _Inp, card: _Card, where: str) -> np.ndarray:
             sel = block == b
             if cells.type not in FACE_NODES:
                 raise MeshError(f"{at}: element {int(labels[sel][0])} is a {etype} "
-                                f"(meshio {cells.type!r}); expected C3D4, C3D10 or "
-                                f"C3D8 elements for a surface")
+                                f"(meshio {cells.type!r}); expected C3D4, C3D10, C3D8, "
+                                f"C3D20 or C3D6 elements for a surface")
             table = FACE_NODES[cells.type]
             if k is None or int(k.group(1)) > len(table):
                 raise MeshError(f"{at}: face identifier {face!r} is not valid for "
@@ -308,7 +320,7 @@ def _element_surface(inp: _Inp, card: _Card, where: str) -> np.ndarray:
     return faces[np.sort(first)]  # a face listed twice counts once
 
 
-def _node_surface(inp: _Inp, card: _Card, where: str) -> np.ndarray:
+def _node_surface(inp: _Inp, card: Card, where: str) -> np.ndarray:
     """Sorted meshio point indices of a node-based surface."""
     nodes = []
     for ln, text, f in card.fields():
@@ -344,7 +356,7 @@ def read_surfaces(path: str | Path, m: meshio.Mesh) -> AbaqusSurfaces:
     text = path.read_text(encoding="utf-8", errors="replace")
     if not _HAS_SURFACE.search(text):
         return AbaqusSurfaces()
-    inp = _Inp(path, _cards(text), m)
+    inp = _Inp(path, keyword_cards(text), m)
     facet_sets, node_sets, lines = {}, {}, {}
     for card in inp.cards:
         if card.keyword != "SURFACE":

@@ -15,6 +15,7 @@ import h5py
 import numpy as np
 
 from flexmbs.errors import BodyFileError
+from flexmbs.io.cell_types import NODES, cell_blocks
 
 FORMAT = "flexmbs-body"
 VERSION = 1
@@ -363,12 +364,21 @@ def _read_body(f, path: Path) -> ReducedBody:
     if cells.dtype.kind not in "iu":
         raise BodyFileError(f"body file '{path}': dataset '/mesh/cells' must hold integers, "
                             f"got dtype {cells.dtype}")
-    if cells.size and (cells.min() < 0 or cells.max() >= n_points):
+    cell_type = str(_attr(_group(f, path, "mesh"), path, "/mesh/", "cell_type"))
+    mixed = "+" in cell_type                  # blocks padded with -1 (cell_types)
+    low = -1 if mixed else 0
+    if cells.size and (cells.min() < low or cells.max() >= n_points):
         raise BodyFileError(f"body file '{path}': dataset '/mesh/cells' must index the "
                             f"{n_points} points, found node ids {cells.min()}..{cells.max()}")
-    cell_type = str(_attr(_group(f, path, "mesh"), path, "/mesh/", "cell_type"))
-    k_nodes = {"tet4": 4, "tet10": 10, "hex8": 8, "hex27": 27}
-    if k_nodes.get(cell_type) != cells.shape[1]:
+    k_nodes = NODES
+    if mixed:
+        try:
+            cell_blocks(cell_type, cells)
+        except ValueError as exc:
+            raise BodyFileError(f"body file '{path}': attribute '/mesh/cell_type' "
+                                f"{cell_type!r} must match the blocks of '/mesh/cells': "
+                                f"{exc}") from None
+    elif k_nodes.get(cell_type) != cells.shape[1]:
         raise BodyFileError(f"body file '{path}': attribute '/mesh/cell_type' must be one of "
                             f"{sorted(k_nodes)} matching the {cells.shape[1]} nodes per cell "
                             f"of '/mesh/cells', got {cell_type!r}")

@@ -1,7 +1,7 @@
 """Volume meshes with named node and facet sets, read through meshio.
 
-A :class:`Mesh` holds one kind of solid element (``tet4``, ``tet10``, ``hex8`` or
-``hex27``) in the node ordering of meshio (VTK), points in metres, and the named
+A :class:`Mesh` holds one kind of solid element (``tet4``, ``tet10``, ``hex8``, ``hex20``,
+``hex27`` or ``wedge6``; :mod:`flexmbs.io.cell_types`) in the node ordering of meshio (VTK), points in metres, and the named
 groups of the file:
 
 * gmsh ``.msh``: every physical group becomes a node set; 2D groups also a facet set
@@ -9,7 +9,9 @@ groups of the file:
 * Abaqus ``.inp``: ``*NSET`` become node sets, ``*ELSET`` of solid elements cell sets;
   each ``*SURFACE`` (element faces ``S1``..``S6`` of C3D4, C3D10, C3D8) a facet set and
   a node set of its name, laid out and oriented as gmsh's (read by
-  :mod:`flexmbs.io.abaqus_surface`, as meshio skips surfaces);
+  :mod:`flexmbs.io.abaqus_surface`, as meshio skips surfaces); the element names give
+  the formulation (C3D8: B-bar) or are refused by name, and ``*MATERIAL`` becomes
+  :attr:`Mesh.material` (:mod:`flexmbs.io.abaqus_deck`);
 * ``.vtu``: no groups.
 
 :func:`read_mesh` validates the mesh and raises :class:`~flexmbs.errors.MeshError`
@@ -18,11 +20,12 @@ with one clear message naming the file, what was expected and what was found.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import logging
 import warnings
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 
 import meshio
@@ -30,14 +33,16 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from flexmbs.errors import MeshError
+from flexmbs.io.abaqus_deck import AbaqusDeck, DeckMaterial, read_deck
 from flexmbs.io.abaqus_surface import AbaqusSurfaces, read_surfaces
+from flexmbs.io.cell_types import (CELL_TYPE, MESHIO_TYPE, NODES, NOT_IN_SKFEM,
+                                   orientation_sign, quadrature, skfem_local_order, skfem_mesh,
+                                   unsupported_message)
 
 logger = logging.getLogger(__name__)
 
-#: flexmbs cell type -> meshio cell type
-MESHIO_TYPE = {"tet4": "tetra", "tet10": "tetra10", "hex8": "hexahedron",
-               "hex27": "hexahedron27"}
-CELL_TYPE = {v: k for k, v in MESHIO_TYPE.items()}
+__all__ = ["CELL_TYPE", "MESHIO_TYPE", "Mesh", "check_jacobians", "mesh_from_meshio",
+           "read_mesh", "skfem_local_order", "unit_warning"]
 #: meshio types of 3D cells (any other volume type is unsupported)
 VOLUME_TYPES = {"tetra", "tetra10", "hexahedron", "hexahedron27", "hexahedron20",
                 "hexahedron24", "wedge", "wedge12", "wedge15", "wedge18", "pyramid",
@@ -45,6 +50,9 @@ VOLUME_TYPES = {"tetra", "tetra10", "hexahedron", "hexahedron27", "hexahedron20"
                 "hexahedron64", "hexahedron125", "wedge40", "polyhedron"}
 #: meshio types of 2D cells (faces of named boundary groups)
 FACE_TYPES = {"triangle", "triangle6", "triangle7", "quad", "quad8", "quad9"}
+#: element formulations each cell type offers ("full": displacement, full integration)
+FORMULATIONS = {t: {"hex8": ("full", "bbar"), "hex20": ("full", "reduced")}.get(t, ("full",))
+                for t in MESHIO_TYPE}
 #: relative tolerances: coincident nodes, zero Jacobian
 DUPLICATE_TOL = 1e-12
 DEGENERATE_TOL = 1e-10
@@ -67,9 +75,9 @@ class Mesh:
     points : ndarray, (N, 3)
         Node coordinates [m].
     cells : ndarray[int], (E, k)
-        Element connectivity in meshio (VTK) node order, k = 4, 10, 8 or 27.
+        Element connectivity in meshio (VTK) node order, k = 4, 10, 8, 20, 27 or 6.
     cell_type : str
-        ``"tet4"``, ``"tet10"``, ``"hex8"`` or ``"hex27"``.
+        ``"tet4"``, ``"tet10"``, ``"hex8"``, ``"hex20"``, ``"hex27"`` or ``"wedge6"``.
     node_sets : dict[str, ndarray[int]]
         Named node sets (sorted node indices).
     facet_sets : dict[str, ndarray[int]]
@@ -80,6 +88,12 @@ class Mesh:
         Length factor applied to the file's coordinates (0.001 for mm).
     cell_sets : dict[str, ndarray[int]]
         Named element sets (indices into ``cells``).
+    formulation : str
+        ``"full"`` (displacement element, full integration), ``"bbar"`` (hex8 with the
+        mean-dilatation B-bar, Abaqus's C3D8) or ``"reduced"`` (hex20 with a 2 x 2 x 2
+        stiffness rule, Abaqus's C3D20R; :mod:`flexmbs.io.abaqus_deck`).
+    material : DeckMaterial or None
+        The material the file defines (Abaqus ``*MATERIAL``), in SI units.
     """
 
     points: np.ndarray
@@ -90,11 +104,17 @@ class Mesh:
     source: str = ""
     scale: float = 1.0
     cell_sets: dict = field(default_factory=dict)
+    formulation: str = "full"
+    material: DeckMaterial | None = None
 
     def __post_init__(self):
         if self.cell_type not in MESHIO_TYPE:
             raise MeshError(f"mesh '{self.source}': cell_type must be one of "
                             f"{sorted(MESHIO_TYPE)}, got {self.cell_type!r}")
+        if self.formulation not in FORMULATIONS[self.cell_type]:
+            raise MeshError(f"mesh '{self.source}': formulation must be one of "
+                            f"{FORMULATIONS[self.cell_type]} for {self.cell_type} elements, "
+                            f"got {self.formulation!r}")
         object.__setattr__(self, "points", _frozen(self.points, float))
         object.__setattr__(self, "cells", _frozen(self.cells, np.int64))
         for name in ("node_sets", "facet_sets", "cell_sets"):
@@ -130,8 +150,9 @@ class Mesh:
                 or np.linalg.det(R) < 0:
             raise ValueError(f"translated_rotated: R must be a proper 3x3 rotation, got {R}")
         points = self.points @ R.T + np.asarray(t, float).reshape(1, 3)
-        return Mesh(points, self.cells, self.cell_type, dict(self.node_sets),
-                    dict(self.facet_sets), self.source, self.scale, dict(self.cell_sets))
+        return dataclasses.replace(self, points=points, node_sets=dict(self.node_sets),
+                                   facet_sets=dict(self.facet_sets),
+                                   cell_sets=dict(self.cell_sets))
 
     def to_meshio(self) -> meshio.Mesh:
         """The mesh as a ``meshio.Mesh`` (volume cells only)."""
@@ -140,9 +161,7 @@ class Mesh:
 
     @cached_property
     def _skfem_and_map(self):
-        from skfem.io.meshio import from_meshio
-
-        m = from_meshio(self.to_meshio())
+        m = skfem_mesh(self.cell_type, self.points, self.cells)
         # skfem renumbers the nodes (vertices first); local node a of element e
         # is skfem node m.dofs.element_dofs[a, e] and flexmbs node cells_skfem[e, a].
         # The adapter places the input's higher-order nodes in that same local order,
@@ -153,7 +172,8 @@ class Mesh:
         return m, skfem_node
 
     def skfem(self):
-        """The matching scikit-fem mesh (MeshTet1, MeshTet2, MeshHex1 or MeshHex2)."""
+        """The matching scikit-fem mesh (MeshTet1, MeshTet2, MeshHex1, MeshHex2, MeshWedge1,
+        or for hex20 a MeshHex2 carrying the serendipity element)."""
         return self._skfem_and_map[0]
 
     def skfem_node_index(self) -> np.ndarray:
@@ -161,26 +181,17 @@ class Mesh:
         return self._skfem_and_map[1]
 
 
-def skfem_local_order(cell_type: str, cells: np.ndarray) -> np.ndarray:
-    """Cells reordered from meshio node order to scikit-fem local node order."""
-    from skfem.io.meshio import INV_HEX_MAPPING
-
-    if cell_type == "hex8":
-        return cells[:, INV_HEX_MAPPING[:8]]
-    if cell_type == "hex27":
-        return cells[:, INV_HEX_MAPPING]
-    return cells
-
-
 # ----------------------------------------------------------------------------- reading
 
-def read_mesh(path: str | Path, *, scale: float = 1.0) -> Mesh:
+def read_mesh(path: str | Path, *, scale: float = 1.0, mixed: bool = False) -> Mesh:
     """Read and validate a solid mesh (gmsh ``.msh``, ``.vtu``, Abaqus ``.inp``, ...).
 
     Parameters
     ----------
     path : file readable by meshio
     scale : length factor from file units to metres (0.001 for a mesh in mm)
+    mixed : accept several first-order element types (a
+        :class:`~flexmbs.io.mixed_mesh.MixedMesh`); the command line and case files do
 
     Raises
     ------
@@ -202,9 +213,12 @@ def read_mesh(path: str | Path, *, scale: float = 1.0) -> Mesh:
         raise MeshError(f"mesh file '{src}' does not exist")
     if not scale > 0:
         raise ValueError(f"read_mesh('{src}'): scale must be > 0, got {scale}")
+    deck = None
+    if path.suffix.lower() == ".inp":
+        deck = read_deck(path, scale=scale)             # refuses C3D8R ... by name
     m = _read_meshio(path)
     surfaces = None
-    if path.suffix.lower() == ".inp":
+    if deck is not None:
         try:
             surfaces = read_surfaces(path, m)
         except MeshError:
@@ -214,7 +228,8 @@ def read_mesh(path: str | Path, *, scale: float = 1.0) -> Mesh:
                             f"file's elements and nodes, reading them failed with "
                             f"{type(exc).__name__}: {exc}") from None
     try:
-        return mesh_from_meshio(m, source=src, scale=scale, surfaces=surfaces)
+        return mesh_from_meshio(m, source=src, scale=scale, surfaces=surfaces, deck=deck,
+                                mixed=mixed)
     except (ValueError, IndexError, KeyError, TypeError) as exc:   # a structure not foreseen
         raise MeshError(f"mesh '{src}': expected a solid mesh of one element type, reading "
                         f"its content failed with {type(exc).__name__}: {exc}") from None
@@ -346,39 +361,44 @@ def _read_meshio(path: Path) -> meshio.Mesh:
 
 
 def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
-                     surfaces: AbaqusSurfaces | None = None) -> Mesh:
+                     surfaces: AbaqusSurfaces | None = None,
+                     deck: AbaqusDeck | None = None, mixed: bool = False) -> Mesh:
     """Build and validate a :class:`Mesh` from a ``meshio.Mesh`` (see :func:`read_mesh`);
-    ``surfaces`` (Abaqus, in the point numbering of ``m``) add or replace named sets."""
+    ``surfaces`` (Abaqus, in the point numbering of ``m``) add or replace named sets;
+    ``deck`` (Abaqus) gives the element formulation and the file's material.
+
+    ``mixed=True``: several volume element types are allowed and give a
+    :class:`~flexmbs.io.mixed_mesh.MixedMesh` (one :class:`Mesh` block per type over the
+    shared nodes); a facet set mixing face kinds (quadrangles and triangles) is then
+    kept as a node set only."""
     found = [c.type for c in m.cells]
     volume = sorted({t for t in found if t in VOLUME_TYPES})
     supported = sorted(CELL_TYPE)
     if not volume:
         raise MeshError(f"mesh '{source}': expected 3D cells of one of the types "
                         f"{supported}, found only {sorted(set(found))}")
+    missing = [t for t in volume if t in NOT_IN_SKFEM]
+    if missing:
+        raise MeshError(f"mesh '{source}': {unsupported_message(missing[0])}")
     bad = [t for t in volume if t not in CELL_TYPE]
     if bad:
         raise MeshError(f"mesh '{source}': unsupported element type(s) {bad}; "
                         f"supported: {supported} (found cell types {sorted(set(found))})")
-    if len(volume) > 1:
+    if len(volume) > 1 and not mixed:
         raise MeshError(f"mesh '{source}': expected a single volume element type, "
-                        f"found {volume}")
-    vtype = volume[0]
-    try:
-        cells = np.concatenate([np.asarray(c.data) for c in m.cells if c.type == vtype]
-                               ).astype(np.int64)
-    except (ValueError, TypeError) as exc:
-        raise MeshError(f"mesh '{source}': {vtype} cells of inconsistent sizes ({exc})"
-                        ) from None
-    k = {"tetra": 4, "tetra10": 10, "hexahedron": 8, "hexahedron27": 27}[vtype]
-    if cells.ndim != 2 or cells.shape[1] != k or cells.shape[0] == 0:
-        raise MeshError(f"mesh '{source}': expected {vtype} cells of shape (E, {k}), got "
-                        f"{cells.shape}")
-    # cell offsets of every block of the volume type, to map cell sets
-    offsets, n = {}, 0
-    for ib, c in enumerate(m.cells):
-        if c.type == vtype:
-            offsets[ib] = n
-            n += len(c.data)
+                        f"found {volume} (a mixed-element mesh is read with "
+                        f"read_mesh(..., mixed=True))")
+    if len(volume) > 1:
+        from flexmbs.io.mixed_mesh import check_kinds
+        check_kinds([CELL_TYPE[t] for t in volume], source)
+    cells_of, offsets = {}, {}
+    for vtype in volume:
+        cells_of[vtype] = _volume_cells(m, vtype, source)
+        n = 0       # cell offsets of every block of the volume type, to map cell sets
+        for ib, c in enumerate(m.cells):
+            if c.type == vtype:
+                offsets[ib] = (vtype, n)
+                n += len(c.data)
 
     try:
         points = np.asarray(m.points, float)
@@ -395,16 +415,8 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
         raise MeshError(f"mesh '{source}': expected finite node coordinates, found "
                         f"{bad.size} node(s) with NaN or inf, e.g. node {bad[0]} at "
                         f"{points[bad[0]].tolist()}")
-    if cells.min() < 0 or cells.max() >= len(points):
-        raise MeshError(f"mesh '{source}': expected node ids 0..{len(points) - 1} in the "
-                        f"{vtype} cells, found {cells.min()}..{cells.max()}")
-    srt = np.sort(cells, axis=1)
-    rep = np.flatnonzero((srt[:, 1:] == srt[:, :-1]).any(axis=1))
-    if rep.size:
-        e = int(rep[0])
-        raise MeshError(f"mesh '{source}': expected distinct nodes in each element, found "
-                        f"{rep.size} element(s) naming a node twice, e.g. element {e} with "
-                        f"nodes {cells[e].tolist()}")
+    for vtype, cells in cells_of.items():
+        _check_connectivity(cells, vtype, len(points), source)
     big = float(np.abs(points).max(initial=0.0)) * float(scale)
     if big > MAX_COORDINATE:
         i = int(np.abs(points).max(axis=1).argmax())
@@ -414,7 +426,7 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
 
     node_sets: dict[str, np.ndarray] = {}
     facet_sets: dict[str, np.ndarray] = {}
-    cell_sets: dict[str, np.ndarray] = {}
+    cell_sets: dict[str, dict[str, np.ndarray]] = {t: {} for t in volume}
     for name, idx in (m.point_sets or {}).items():
         idx = np.unique(np.asarray(idx, np.int64))
         if idx.size and (idx[0] < 0 or idx[-1] >= len(points)):
@@ -426,7 +438,8 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
     if not cell_sets_in:
         cell_sets_in = _gmsh_physical_sets(m, source)
     for name, blocks in cell_sets_in.items():
-        nodes, faces, vcells = [], [], []
+        nodes, faces = [], []
+        vcells = {t: [] for t in volume}
         if len(blocks) > len(m.cells):
             raise MeshError(f"mesh '{source}': set {name!r} refers to {len(blocks)} cell "
                             f"blocks, the file has {len(m.cells)}")
@@ -446,34 +459,78 @@ def mesh_from_meshio(m: meshio.Mesh, *, source: str = "", scale: float = 1.0,
             if block.type in FACE_TYPES:
                 faces.append(conn)
             elif ib in offsets:
-                vcells.append(offsets[ib] + np.asarray(sel, np.int64))
+                vtype, start = offsets[ib]
+                vcells[vtype].append(start + np.asarray(sel, np.int64))
         if nodes:
             node_sets[name] = np.unique(np.concatenate(nodes)).astype(np.int64)
         if faces:
             if len({f.shape[1] for f in faces}) > 1:
-                raise MeshError(f"mesh '{source}': facet set {name!r} mixes face types "
-                                f"with {sorted({f.shape[1] for f in faces})} nodes")
-            facet_sets[name] = np.concatenate(faces).astype(np.int64)
-        if vcells:
-            cell_sets[name] = np.concatenate(vcells)
+                if not mixed:
+                    raise MeshError(f"mesh '{source}': facet set {name!r} mixes face "
+                                    f"types with {sorted({f.shape[1] for f in faces})} "
+                                    "nodes")
+                logger.warning("mesh '%s': facet set %r mixes face kinds; kept as a node "
+                               "set only", source, name)
+            else:
+                facet_sets[name] = np.concatenate(faces).astype(np.int64)
+        for vtype, parts in vcells.items():
+            if parts:
+                cell_sets[vtype][name] = np.concatenate(parts)
     if surfaces is not None:
         node_sets.update(surfaces.node_sets)
         facet_sets.update(surfaces.facet_sets)
 
-    points, cells, node_sets, facet_sets = _drop_unused(
-        points, cells, node_sets, facet_sets, source)
+    points, new_cells, node_sets, facet_sets = _drop_unused(
+        points, list(cells_of.values()), node_sets, facet_sets, source)
     _check_duplicates(points, source)
-    mesh = Mesh(points, cells, CELL_TYPE[vtype], node_sets, facet_sets, source,
-                float(scale), cell_sets)
+    forms = {} if deck is None else deck.formulations
+    blocks = [Mesh(points, cells, CELL_TYPE[vtype], node_sets, facet_sets, source,
+                   float(scale), cell_sets[vtype],
+                   formulation=forms.get(CELL_TYPE[vtype], "full"),
+                   material=None if deck is None else deck.material)
+              for vtype, cells in zip(cells_of, new_cells)]
+    for mesh in blocks:
+        try:
+            check_jacobians(mesh)
+        except MeshError:
+            raise
+        except Exception as exc:  # scikit-fem: bare Exception, IndexError on bad connectivity
+            raise MeshError(f"mesh '{source}': expected {mesh.cell_type} elements with valid "
+                            f"connectivity and non-zero volume, scikit-fem reports "
+                            f"{type(exc).__name__}: {exc}") from None
+    if len(blocks) == 1:
+        return blocks[0]
+    from flexmbs.io.mixed_mesh import MixedMesh
+    return MixedMesh.of(blocks)
+
+
+def _volume_cells(m: meshio.Mesh, vtype: str, source: str) -> np.ndarray:
+    """All cells of meshio type ``vtype`` (E, k), in block order."""
     try:
-        check_jacobians(mesh)
-    except MeshError:
-        raise
-    except Exception as exc:  # scikit-fem: bare Exception, IndexError on bad connectivity
-        raise MeshError(f"mesh '{source}': expected {CELL_TYPE[vtype]} elements with valid "
-                        f"connectivity and non-zero volume, scikit-fem reports "
-                        f"{type(exc).__name__}: {exc}") from None
-    return mesh
+        cells = np.concatenate([np.asarray(c.data) for c in m.cells if c.type == vtype]
+                               ).astype(np.int64)
+    except (ValueError, TypeError) as exc:
+        raise MeshError(f"mesh '{source}': {vtype} cells of inconsistent sizes ({exc})"
+                        ) from None
+    k = NODES[CELL_TYPE[vtype]]
+    if cells.ndim != 2 or cells.shape[1] != k or cells.shape[0] == 0:
+        raise MeshError(f"mesh '{source}': expected {vtype} cells of shape (E, {k}), got "
+                        f"{cells.shape}")
+    return cells
+
+
+def _check_connectivity(cells: np.ndarray, vtype: str, n_points: int, source: str) -> None:
+    """Node ids in range and distinct within each element."""
+    if cells.min() < 0 or cells.max() >= n_points:
+        raise MeshError(f"mesh '{source}': expected node ids 0..{n_points - 1} in the "
+                        f"{vtype} cells, found {cells.min()}..{cells.max()}")
+    srt = np.sort(cells, axis=1)
+    rep = np.flatnonzero((srt[:, 1:] == srt[:, :-1]).any(axis=1))
+    if rep.size:
+        e = int(rep[0])
+        raise MeshError(f"mesh '{source}': expected distinct nodes in each element, found "
+                        f"{rep.size} element(s) naming a node twice, e.g. element {e} with "
+                        f"nodes {cells[e].tolist()}")
 
 
 #: topological dimension of the meshio cell types gmsh writes
@@ -510,9 +567,11 @@ def _gmsh_physical_sets(m: meshio.Mesh, source: str) -> dict[str, list]:
     return out
 
 
-def _drop_unused(points, cells, node_sets, facet_sets, source):
+def _drop_unused(points, cells: list[np.ndarray], node_sets, facet_sets, source):
+    """Points used by no cell (of any block) removed, and every index renumbered."""
     used = np.zeros(len(points), bool)
-    used[cells.ravel()] = True
+    for c in cells:
+        used[c.ravel()] = True
     if used.all():
         return points, cells, node_sets, facet_sets
     n_unused = int((~used).sum())
@@ -526,7 +585,7 @@ def _drop_unused(points, cells, node_sets, facet_sets, source):
             raise MeshError(f"mesh '{source}': facet set {k!r} has nodes that belong "
                             f"to no volume element")
     facet_sets = {k: new[f] for k, f in facet_sets.items()}
-    return points[used], new[cells], node_sets, facet_sets
+    return points[used], [new[c] for c in cells], node_sets, facet_sets
 
 
 def _check_duplicates(points: np.ndarray, source: str) -> None:
@@ -542,27 +601,6 @@ def _check_duplicates(points: np.ndarray, source: str) -> None:
                         f"size), e.g. nodes {i} and {j} at {points[i].tolist()}")
 
 
-@lru_cache(maxsize=None)
-def _orientation_sign(cell_type: str) -> float:
-    """+1 or -1: sign of scikit-fem's ``detDF`` for a right-handed meshio (VTK) element.
-
-    scikit-fem's reference hexahedron is left-handed, its tetrahedron right-handed;
-    found by converting scikit-fem's own unit meshes to meshio and comparing with the
-    VTK corner triple product ``((x1-x0) x (x_a-x0)) . (x_b-x0)``.
-    """
-    import skfem
-    from skfem.io.meshio import to_meshio
-
-    m = {"tet4": skfem.MeshTet1, "tet10": skfem.MeshTet2, "hex8": skfem.MeshHex1,
-         "hex27": skfem.MeshHex2}[cell_type]()
-    mio = to_meshio(m)
-    c, p = mio.cells[0].data[0], mio.points
-    a, b = (3, 4) if cell_type.startswith("hex") else (2, 3)
-    triple = np.dot(np.cross(p[c[1]] - p[c[0]], p[c[a]] - p[c[0]]), p[c[b]] - p[c[0]])
-    det = m.mapping().detDF(m.elem.doflocs.T)[0, 0]
-    return float(np.sign(det * triple))
-
-
 def check_jacobians(mesh: Mesh) -> None:
     """MeshError if any element is degenerate (zero volume) or inverted.
 
@@ -571,14 +609,12 @@ def check_jacobians(mesh: Mesh) -> None:
     ``|det| <= DEGENERATE_TOL * h_e^3`` at any of these points (h_e the element's
     bounding-box diagonal), inverted means ``det < 0`` somewhere.
     """
-    from skfem.quadrature import get_quadrature
-
     m = mesh.skfem()
     X_nodes = m.elem.doflocs.T
-    X_quad, _ = get_quadrature(m.elem.refdom, 4)
+    X_quad, _ = quadrature(mesh.cell_type, 4)
     X = np.hstack([X_nodes, X_quad])
     with np.errstate(all="ignore"):  # degenerate cells make skfem's inverse mapping warn
-        det = _orientation_sign(mesh.cell_type) * m.mapping().detDF(X)  # (E, n_points)
+        det = orientation_sign(mesh.cell_type) * m.mapping().detDF(X)  # (E, n_points)
     xe = mesh.points[mesh.cells]  # (E, k, 3)
     h = np.linalg.norm(xe.max(1) - xe.min(1), axis=1)
     small = np.abs(det) <= DEGENERATE_TOL * h[:, None] ** 3

@@ -23,10 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from flexmbs.errors import OutputError
-
-#: flexmbs cell type -> meshio/XDMF cell type
-MESHIO_TYPE = {"tet4": "tetra", "tet10": "tetra10", "hex8": "hexahedron",
-               "hex27": "hexahedron27"}
+from flexmbs.io.cell_types import MESHIO_TYPE, cell_blocks  # flexmbs -> meshio/XDMF type
 
 
 def partial_folder(path: str | Path) -> Path:
@@ -83,13 +80,14 @@ def write_time_series(path: str | Path, points: np.ndarray, cells: np.ndarray, c
     Returns the path of the ``.xdmf`` file; its ``.h5`` is :func:`heavy_data`."""
     import meshio
     path = xdmf_path(path)
-    ctype = MESHIO_TYPE.get(cell_type, cell_type)
+    blocks = [(MESHIO_TYPE.get(t, t), np.asarray(c, dtype=np.int64))
+              for t, c in cell_blocks(cell_type, cells)]     # several: a mixed mesh
     points = np.asarray(points, dtype=float)
     with written_pair(path) as tmp:
         # meshio's TimeSeriesWriter creates the .h5 in the working directory: write from
         # the folder so that the pair stays together (XDMF refers to the .h5 by name).
         with contextlib.chdir(tmp), meshio.xdmf.TimeSeriesWriter(path.name) as writer:
-            writer.write_points_cells(points, [(ctype, np.asarray(cells, dtype=np.int64))])
+            writer.write_points_cells(points, blocks)
             for i, t in enumerate(times):
                 data = {k: np.ascontiguousarray(v, dtype=float)
                         for k, v in point_data(i).items()}

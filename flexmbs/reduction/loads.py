@@ -2,7 +2,7 @@
 
 For a uniform pressure-like traction ``p n`` on face set A the generalised forces follow
 from three integrals, all over the isoparametric face interpolation (Lagrange faces:
-tri3, tri6, quad4, quad9; the trace of the solid basis on a face is the face basis):
+tri3, tri6, quad4, quad8 (serendipity, the faces of hex20), quad9; the trace of the solid basis on a face is the face basis):
 
     F_n = int_A n dA (3) [m^2],   F_m = int_A R x n dA (3) [m^3],
     F_q = int_A Phi^T n dA (n_q) [m^2].
@@ -68,12 +68,38 @@ def _face_rule(n_nodes: int):
         l = [lambda u: (1 - u) * (1 - 2 * u), lambda u: u * (2 * u - 1), lambda u: 4 * u * (1 - u)]
         dl = [lambda u: 4 * u - 3, lambda u: 4 * u - 1, lambda u: 4 - 8 * u]
         ij = [(0, 0), (1, 0), (1, 1), (0, 1), (2, 0), (1, 2), (2, 1), (0, 2), (2, 2)]
+    elif n_nodes == 8:
+        return wt, *_quad8(s, t)
     else:
-        raise ValueError(f"face with {n_nodes} nodes is not supported (3, 6, 4, 9)")
+        raise ValueError(f"face with {n_nodes} nodes is not supported (3, 6, 4, 8, 9)")
     N = np.stack([l[i](s) * l[j](t) for i, j in ij], axis=1)
     dN = np.stack([np.stack([dl[i](s) * l[j](t) for i, j in ij], axis=1),
                    np.stack([l[i](s) * dl[j](t) for i, j in ij], axis=1)])
     return wt, N, dN
+
+
+def _quad8(s: np.ndarray, t: np.ndarray):
+    """Serendipity quad8 on [0,1]^2 (meshio order: corners, then mid-sides 01 12 23 30):
+    with ``xi = 2 s - 1``, ``eta = 2 t - 1``, corner ``(1 + xi xi_a)(1 + eta eta_a)
+    (xi xi_a + eta eta_a - 1) / 4``, mid-side ``(1 - xi^2)(1 + eta eta_a) / 2`` or
+    ``(1 + xi xi_a)(1 - eta^2) / 2``; ``N`` (n_pts, 8), ``dN/d(s, t)`` (2, n_pts, 8)."""
+    xi, eta = 2 * s - 1, 2 * t - 1
+    sign = [(-1, -1), (1, -1), (1, 1), (-1, 1), (0, -1), (1, 0), (0, 1), (-1, 0)]
+    N, dx, de = [], [], []
+    for a, b in sign:
+        if a and b:
+            N.append((1 + a * xi) * (1 + b * eta) * (a * xi + b * eta - 1) / 4)
+            dx.append(a * (1 + b * eta) * (2 * a * xi + b * eta) / 4)
+            de.append(b * (1 + a * xi) * (a * xi + 2 * b * eta) / 4)
+        elif a == 0:
+            N.append((1 - xi ** 2) * (1 + b * eta) / 2)
+            dx.append(-xi * (1 + b * eta))
+            de.append(b * (1 - xi ** 2) / 2)
+        else:
+            N.append((1 + a * xi) * (1 - eta ** 2) / 2)
+            dx.append(a * (1 - eta ** 2) / 2)
+            de.append(-eta * (1 + a * xi))
+    return np.stack(N, axis=1), 2 * np.stack([np.stack(dx, axis=1), np.stack(de, axis=1)])
 
 
 def face_integrals(name: str, facets: np.ndarray, points: np.ndarray,

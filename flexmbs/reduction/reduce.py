@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from flexmbs._version import __version__ as flexmbs_version
+from flexmbs.fe.assemble import summed_over_blocks
 from flexmbs.io.bodyfile import Face, Marker, ReducedBody, check_body
 from flexmbs.reduction.interfaces import InterfaceSpec, resolve_interface
 from flexmbs.reduction.invariants import invariants_from_shape_integrals
@@ -148,6 +149,10 @@ def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
     from flexmbs.reduction.distributed import Distributed, is_distributed
     steps = _Steps(progress)
     mesh = fe.mesh
+    if hasattr(mesh, "blocks") and (is_distributed(comm) or settings.modal_derivatives):
+        raise ValueError(f"mesh '{mesh.source}': a mixed-element mesh ({mesh.cell_type}) "
+                         f"is reduced on one rank without modal derivatives only; expected "
+                         f"one element type")
     points = np.asarray(mesh.points)
     itfs = tuple(resolve_interface(s, mesh, fe.dof_of_node) for s in settings.interfaces)
     dist = Distributed.create(fe, comm) if is_distributed(comm) else None
@@ -168,12 +173,14 @@ def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
         local, total = fe.basis, (lambda x: x)
     Phi, n_q = basis.Phi, basis.Phi.shape[1]
     steps.done(f"modes ({basis.method}, {n_q} coordinates)")
-    inv = invariants_from_shape_integrals(total(shape_integrals(local, fe.material.rho, Phi)))
+    inv = invariants_from_shape_integrals(
+        total(summed_over_blocks(shape_integrals, local, fe.material.rho, Phi)))
     zeta = np.full(n_q, float(settings.damping))
     D_e = np.diag(2.0 * zeta * basis.omega)
     steps.done("invariants")
     if settings.stiffening and n_q <= settings.max_q_stiffening:
-        K2, K3 = (total(K) for K in stiffening_tensors(local, fe.material.C, Phi))
+        K2, K3 = (total(K) for K in summed_over_blocks(stiffening_tensors, local,
+                                                       fe.material.C, Phi))
         steps.done("geometric stiffening K2, K3")
     else:
         if settings.stiffening:

@@ -14,7 +14,7 @@ from flexmbs.io.mesh import read_mesh
 
 MESHES = Path(__file__).resolve().parents[2] / "meshes"
 BOX = ["beam_tet4_10x1x1.msh", "beam_tet10_10x1x1.msh", "beam_hex8_10x1x1.msh",
-       "beam_hex27_10x1x1.msh"]
+       "beam_hex27_10x1x1.msh", "beam_hex20_10x1x1.msh", "beam_wedge6_40x4x4.msh"]
 MAT = Material(E=70e9, nu=0.33, rho=2700.0, name="aluminium")
 
 

@@ -32,3 +32,27 @@ def test_library():
     assert (kane.E, kane.nu, kane.rho) == (6.8952e10, 0.3, 2766.67)
     with pytest.raises(ValueError, match="did you mean 'aluminium'"):
         material_from_name("aluminum")
+
+
+def test_resolve_material_from_the_mesh_file():
+    """The mesh file's material is used when none is given, or when the given one has
+    the same E, nu, rho; a different one, or none at all, is one line naming both."""
+    from types import SimpleNamespace
+
+    from flexmbs.fe.material import resolve_material
+    deck = SimpleNamespace(name="STEEL", E=2.1e11, nu=0.3, rho=7850.0 * (1 + 1e-12))
+    own = resolve_material(None, deck, "part.inp")
+    assert (own.E, own.nu, own.name) == (2.1e11, 0.3, "STEEL")
+    assert resolve_material(material_from_name("steel"), deck, "part.inp") == own
+    with pytest.raises(ValueError) as err:
+        resolve_material(material_from_name("aluminium"), deck, "part.inp",
+                         "bodies.rod.material")
+    msg = str(err.value)
+    assert "\n" not in msg and msg.startswith("bodies.rod.material: aluminium (E=7e+10 Pa")
+    assert "conflicts with *MATERIAL 'STEEL' of the mesh 'part.inp'" in msg
+    assert "E, nu, rho differ" in msg
+    with pytest.raises(ValueError, match=r"--material: expected a material; the mesh "
+                                         r"'beam.msh' defines none"):
+        resolve_material(None, None, "beam.msh")
+    with pytest.raises(ValueError, match=r"\*MATERIAL 'BAD': Material 'BAD': nu must be"):
+        resolve_material(None, SimpleNamespace(name="BAD", E=1.0, nu=0.7, rho=1.0), "p.inp")

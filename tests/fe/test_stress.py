@@ -15,7 +15,7 @@ from flexmbs.io.mesh import read_mesh
 MESHES = Path(__file__).resolve().parents[2] / "meshes"
 MAT = Material(E=210e9, nu=0.3, rho=7850.0, name="steel")
 SMALL = ["beam_tet4_10x1x1.msh", "beam_tet10_10x1x1.msh", "beam_hex8_10x1x1.msh",
-         "beam_hex27_5x1x1.msh"]
+         "beam_hex27_5x1x1.msh", "beam_hex20_10x1x1.msh", "beam_wedge6_40x4x4.msh"]
 
 
 @pytest.fixture(scope="module", params=SMALL)

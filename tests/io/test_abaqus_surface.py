@@ -20,7 +20,7 @@ from flexmbs.reduction.interfaces import InterfaceSpec, resolve_interface
 from flexmbs.reduction.loads import face_integrals
 
 MESHES = Path(__file__).resolve().parents[2] / "meshes"
-ABAQUS_TYPE = {"tetra": "C3D4", "tetra10": "C3D10", "hexahedron": "C3D8R"}
+ABAQUS_TYPE = {"tetra": "C3D4", "tetra10": "C3D10", "hexahedron": "C3D8"}
 #: Abaqus Analysis User's Guide, solid element library, face numbering (corner nodes)
 MANUAL = {"tet": ["1-2-3", "1-4-2", "2-4-3", "3-4-1"],
           "hex": ["1-2-3-4", "5-8-7-6", "1-5-6-2", "2-6-7-3", "3-7-8-4", "4-8-5-1"]}
@@ -274,7 +274,7 @@ CAE = """*Heading
       6,           0.,           0.,           1.
       7,           0.,           1.,           0.
       8,           0.,           0.,           0.
-*Element, type=C3D8R
+*Element, type=C3D8
 1, 5, 6, 8, 7, 1, 2, 4, 3
 *End Part
 *Assembly, name=Assembly
@@ -400,3 +400,46 @@ def test_errors_of_the_file_structure(tmp_path):
     with pytest.raises(MeshError, match=r"cannot map element labels to meshio's cells: "
                                         r"expected .*\('tetra', 1\)\].*found"):
         read_mesh(path)
+
+
+C3D20_EDGES = ((0, 1), (1, 2), (2, 3), (3, 0), (4, 5), (5, 6), (6, 7), (7, 4),
+               (0, 4), (1, 5), (2, 6), (3, 7))   # mid-side nodes 9..20 of the manual
+UNIT_HEX = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0],
+                     [0, 0, 1], [1, 0, 1], [1, 1, 1], [0, 1, 1.0]])
+UNIT_WEDGE = UNIT_HEX[[0, 1, 3, 4, 5, 7]]           # half cube below the plane x + y = 1
+
+
+@pytest.mark.parametrize("abaqus_type", ["C3D20", "C3D6"])
+def test_c3d20_and_c3d6_faces(tmp_path, abaqus_type):
+    """Each face S1..S6 (C3D20) or S1..S5 (C3D6) of one element (unit cube; half cube
+    below x + y = 1): int n dA equals the vector area of its corner polygon (Newell's
+    formula) and points away from the element's centre; the faces close (sum 0); C3D20
+    faces are quad8 with their mid-side nodes at the edge midpoints."""
+    if abaqus_type == "C3D20":
+        X = np.vstack([UNIT_HEX] + [0.5 * (UNIT_HEX[a] + UNIT_HEX[b]) for a, b in C3D20_EDGES])
+        centre = np.full(3, 0.5)
+        n_faces = 6
+    else:
+        X, centre, n_faces = UNIT_WEDGE, np.array([1 / 3, 1 / 3, 0.5]), 5
+    lines = ["*NODE"] + [f"{i + 1}, {x}, {y}, {z}" for i, (x, y, z) in enumerate(X)]
+    lines += [f"*ELEMENT, TYPE={abaqus_type}, ELSET=ALL",
+              "1, " + ", ".join(str(i + 1) for i in range(len(X)))]
+    for k in range(1, n_faces + 1):
+        lines += [f"*SURFACE, NAME=F{k}, TYPE=ELEMENT", f"ALL, S{k}"]
+    path = tmp_path / "one.inp"
+    path.write_text("\n".join(lines) + "\n")
+    mesh = read_mesh(path)
+    total = np.zeros(3)
+    for k in range(1, n_faces + 1):
+        f = mesh.facet_set(f"F{k}")
+        x = mesh.points[f[0]]
+        fi = face_integrals(f"F{k}", f, mesh.points, np.zeros((len(mesh.points), 3, 1)))
+        c = x[:3] if f.shape[1] == 3 else x[:4]                    # corners, in order
+        newell = 0.5 * sum(np.cross(c[i], c[(i + 1) % len(c)]) for i in range(len(c)))
+        np.testing.assert_allclose(fi.F_n, newell, atol=1e-14)     # vector area
+        assert fi.F_n @ (fi.X_c - centre) > 0                      # points out
+        if abaqus_type == "C3D20":
+            assert f.shape[1] == 8
+            np.testing.assert_allclose(x[4:], 0.5 * (x[:4] + np.roll(x[:4], -1, axis=0)))
+        total += fi.F_n
+    np.testing.assert_allclose(total, 0.0, atol=1e-14)          # closed surface

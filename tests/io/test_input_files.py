@@ -204,7 +204,7 @@ CAE = """*Node
 6, 0., 0., 1.
 7, 0., 1., 0.
 8, 0., 0., 0.
-*Element, type=C3D8R
+*Element, type=C3D8
 1, 5, 6, 8, 7, 1, 2, 4, 3
 *Elset, elset=_S2
  1,
@@ -214,11 +214,11 @@ _S2, S2
 
 
 @pytest.mark.parametrize("edit, match", [
-    (lambda t: t.replace("*Element, type=C3D8R\n1, 5, 6, 8, 7, 1, 2, 4, 3\n", ""),
+    (lambda t: t.replace("*Element, type=C3D8\n1, 5, 6, 8, 7, 1, 2, 4, 3\n", ""),
      "expected \\*ELEMENT lines"),                                    # was ValueError
-    (lambda t: t.replace("*Element, type=C3D8R", "*Element, type=C3D4\n*Element, "
-                         "type=C3D8R"), "cannot map element labels"),   # was IndexError
-    (lambda t: t.replace("*Elset, elset=_S2", "*Element, type=C3D8R\n*Elset, elset=_S2"),
+    (lambda t: t.replace("*Element, type=C3D8", "*Element, type=C3D4\n*Element, "
+                         "type=C3D8"), "cannot map element labels"),   # was IndexError
+    (lambda t: t.replace("*Elset, elset=_S2", "*Element, type=C3D8\n*Elset, elset=_S2"),
      "cannot map element labels"),                                     # was IndexError
 ])
 def test_damaged_abaqus_file(tmp_path, edit, match):
@@ -235,7 +235,7 @@ def test_abaqus_element_set_without_name(tmp_path):
     """``*Element, elset`` without a value: meshio stores a set named None (was an
     AttributeError); the mesh reads, the surface too."""
     path = tmp_path / "part.inp"
-    path.write_text(CAE.replace("*Element, type=C3D8R", "*Element, type=C3D8R, elset"))
+    path.write_text(CAE.replace("*Element, type=C3D8", "*Element, type=C3D8, elset"))
     assert sorted(read_mesh(path).facet_sets) == ["Surf-1"]
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from flexmbs.errors import MeshError
-from flexmbs.io.mesh import Mesh, read_mesh
+from flexmbs.io.mesh import Mesh, mesh_from_meshio, read_mesh
 
 MESHES = Path(__file__).resolve().parents[2] / "meshes"
 
@@ -30,6 +30,8 @@ def _write(tmp_path, name, points, cells, **kw) -> Path:
     ("beam_tet10_20x2x2.msh", "tet10", {"clamp", "tip", "volume"}),
     ("beam_hex8_20x2x2.msh", "hex8", {"clamp", "tip", "volume"}),
     ("beam_tet4_20x2x2.msh", "tet4", {"clamp", "tip", "volume"}),
+    ("beam_hex20_20x2x2.msh", "hex20", {"clamp", "tip", "volume"}),
+    ("beam_wedge6_80x8x8.msh", "wedge6", {"clamp", "tip", "volume"}),
     ("pendulum_hex27_25x1x1.msh", "hex27", {"pin", "tip", "volume"}),
     ("kane_hex27_40x1x1.msh", "hex27", {"clamp", "tip", "volume"}),
     ("conrod_tet10.msh", "tet10", {"hole_A", "hole_B", "volume"}),
@@ -72,6 +74,8 @@ def test_scale_and_formats(tmp_path):
         # meshio's VTU writer moves point_sets into point_data: a fresh Mesh per format
         meshio.write(path, meshio.Mesh(ref.points * 1000.0, [("hexahedron", ref.cells)],
                                        point_sets={"clamp": ref.node_set("clamp")}))
+        if ext == "inp":   # meshio writes hexahedra as C3D8RH (hybrid, refused): C3D8
+            path.write_text(path.read_text().replace("C3D8RH", "C3D8"))
         got = read_mesh(path, scale=1e-3)
         assert got.scale == 1e-3
         np.testing.assert_allclose(got.points, ref.points, atol=1e-12)
@@ -126,10 +130,28 @@ def test_duplicate_node(tmp_path):
         read_mesh(_write(tmp_path, "dup.vtu", p, [("tetra", cells)]))
 
 
+WEDGE_P = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 0, 1], [0, 1, 1.0]])
+
+
+@pytest.mark.parametrize("meshio_type, name, k", [
+    ("pyramid", "pyramid5", 5), ("wedge18", "wedge18", 18), ("tetra20", "tet20", 20)])
+def test_elements_missing_in_skfem_refused(tmp_path, meshio_type, name, k):
+    """Kinds scikit-fem has no element for are refused in one line naming them (meshio
+    itself cannot hold wedge15 and pyramid13 cells; Abaqus's C3D15 is refused by its
+    own name, tests/io/test_abaqus_deck.py)."""
+    rng = np.random.default_rng(0)
+    m = meshio.Mesh(rng.random((k, 3)), [(meshio_type, np.arange(k)[None])])
+    with pytest.raises(MeshError) as err:
+        mesh_from_meshio(m, source="part.inp")
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert f"element type {name} is not supported: not provided by scikit-fem" in msg
+    assert msg.startswith("mesh 'part.inp'")
+
+
 def test_unsupported_elements(tmp_path):
-    wedge = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [1, 0, 1], [0, 1, 1.0]])
-    with pytest.raises(MeshError, match=r"unsupported element type.*'wedge'.*supported"):
-        read_mesh(_write(tmp_path, "wedge.vtu", wedge, [("wedge", np.arange(6)[None])]))
+    wedge = read_mesh(_write(tmp_path, "wedge.vtu", WEDGE_P, [("wedge", np.arange(6)[None])]))
+    assert wedge.cell_type == "wedge6"       # VTK's wedge order is converted by meshio
     with pytest.raises(MeshError, match=r"expected 3D cells.*found only \['triangle'\]"):
         read_mesh(_write(tmp_path, "tri.vtu", TET_P, [("triangle", np.array([[0, 1, 2]]))]))
     with pytest.raises(MeshError, match="single volume element type"):
@@ -166,7 +188,7 @@ def test_mesh_is_frozen_and_moves_rigidly():
 
 
 @pytest.mark.parametrize("name", ["beam_tet10_10x1x1.msh", "beam_hex27_5x1x1.msh",
-                                  "conrod_tet10.msh"])
+                                  "conrod_tet10.msh", "beam_hex20_10x1x1.msh"])
 def test_quadratic_node_order(name):
     """gmsh -> meshio -> scikit-fem keeps every node where it belongs: on straight-sided
     elements each mid-edge node is the mean of its edge's two vertices (hex27 also:
@@ -190,3 +212,16 @@ def test_quadratic_node_order(name):
             mid = sk.p[:, sk.t[list(face)]].mean(axis=1)
             assert np.abs(sk.doflocs[:, ed[nv + n_e + i]] - mid).max() < 1e-12
         assert np.abs(sk.doflocs[:, ed[-1]] - sk.p[:, sk.t].mean(axis=1)).max() < 1e-12
+
+
+def test_mixed_quadratic_kinds_refused():
+    """Quadratic kinds cannot be joined without wedge15/pyramid13: one line, by name."""
+    rng = np.random.default_rng(0)
+    m = meshio.Mesh(rng.random((30, 3)), [("hexahedron20", np.arange(20)[None]),
+                                          ("tetra10", np.arange(20, 30)[None])])
+    with pytest.raises(MeshError) as err:
+        mesh_from_meshio(m, source="part.msh", mixed=True)
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert ("mesh 'part.msh': a mixed-element mesh of hex20 + tet10 is not supported: "
+            "hex20, tet10 would need a 15-node wedge or 13-node pyramid") in msg

@@ -33,3 +33,22 @@ def test_face_integrals_closed_form(cell_type):
         assert fi.F_q[1] == pytest.approx(c * ((y0 + b) ** 3 - y0**3) / 3, rel=1e-12)
     f0 = face_integrals("x0", mesh.facet_set("x0"), X, modes)
     np.testing.assert_allclose(f0.F_n, [-A, 0, 0], atol=1e-14)
+
+
+def test_face_integrals_quad8_faces_of_hex20():
+    """The serendipity quad8 faces of the shipped hex20 beam (tip face x = 1, 0.1 x 0.1 m,
+    outward +x): int n dA = (0.01, 0, 0) m^2 and int y^2 dA = 0.1 * 0.1^3 / 3 (quad8
+    interpolates quadratics exactly), as for quad9."""
+    from pathlib import Path
+
+    from flexmbs.io.mesh import read_mesh
+
+    mesh = read_mesh(Path(__file__).resolve().parents[2] / "meshes" / "beam_hex20_20x2x2.msh")
+    X = mesh.points
+    modes = np.zeros((len(X), 3, 1))
+    modes[:, 0, 0] = X[:, 1] ** 2
+    fi = face_integrals("tip", mesh.facet_set("tip"), X, modes)
+    assert mesh.facet_set("tip").shape[1] == 8
+    np.testing.assert_allclose(fi.F_n, [0.01, 0, 0], atol=1e-15)
+    assert fi.F_q[0] == pytest.approx(0.1 * 0.1 ** 3 / 3, rel=1e-12)
+    assert fi.A == pytest.approx(0.01, rel=1e-12)
