@@ -7,7 +7,8 @@ sensors), so that ParaView (*File > Open*, reader "XDMF Reader") or VTK's
 ``vtkXdmfReader`` opens the whole run in one step as a multiblock data set (XDMF 2,
 the format that reader implements).
 
-Heavy-data layout (SI units): ``/<grid>/cells`` (E, k), ``/<grid>/points`` (N, 3) [m]
+Heavy-data layout (SI units): ``/<grid>/cells`` (E, k) (a mixed grid: XDMF's flat ``Mixed``
+list), ``/<grid>/points`` (N, 3) [m]
 when the grid does not move, else ``/<grid>/points/<step>``; each field
 ``/<grid>/<field>`` (static) or ``/<grid>/<field>/<step>``.  Static arrays are stored
 once and referenced from every step.  The pair is written atomically
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from flexmbs.io.cell_types import cell_blocks
 from flexmbs.io.xdmf import heavy_data, written_pair, xdmf_path
 
 #: cell type (meshio names, or flexmbs's ``tet10`` ...) -> (XDMF topology, nodes per cell)
@@ -29,7 +31,13 @@ TOPOLOGY = {"vertex": ("Polyvertex", 1), "line": ("Polyline", 2),
             "triangle": ("Triangle", 3), "tetra": ("Tetrahedron", 4), "tet4": ("Tetrahedron", 4),
             "wedge": ("Wedge", 6), "hexahedron": ("Hexahedron", 8), "hex8": ("Hexahedron", 8),
             "tetra10": ("Tetrahedron_10", 10), "tet10": ("Tetrahedron_10", 10),
+            "wedge6": ("Wedge", 6), "hexahedron20": ("Hexahedron_20", 20),
+            "hex20": ("Hexahedron_20", 20),
             "hexahedron27": ("Hexahedron_27", 27), "hex27": ("Hexahedron_27", 27)}
+#: XDMF's number of each topology, in a ``Mixed`` topology (XDMF 2, ``XdmfTopology.h``)
+MIXED_CODE = {"Polyvertex": 1, "Polyline": 2, "Triangle": 4, "Tetrahedron": 6, "Wedge": 8,
+              "Hexahedron": 9, "Tetrahedron_10": 38, "Hexahedron_20": 48,
+              "Hexahedron_27": 50}
 
 
 @dataclass(frozen=True)
@@ -37,7 +45,9 @@ class Grid:
     """One named grid of the collection.
 
     ``points`` (N, 3) [m] fixed, or ``points(i)`` -> (N, 3) at step ``i``; ``cells``
-    (E, k) node ids of ``cell_type`` (a key of :data:`TOPOLOGY`); ``fields`` ``{name:
+    (E, k) node ids of ``cell_type`` (a key of :data:`TOPOLOGY`, or several joined by
+    ``+`` for a mixed mesh: one block per kind in that order, rows padded with -1,
+    :func:`flexmbs.io.cell_types.joined_blocks`); ``fields`` ``{name:
     fn(i) -> (N,) or (N, c)}`` per step; ``static`` ``{name: (N,) or (N, c)}`` the same at
     every step (e.g. the maximum over time)."""
 
@@ -49,11 +59,27 @@ class Grid:
     static: dict = field(default_factory=dict)
 
     def __post_init__(self):
-        if self.cell_type not in TOPOLOGY:
+        kinds = self.cell_type.split("+")
+        if any(k not in TOPOLOGY for k in kinds):
             raise ValueError(f"grid '{self.name}': cell type must be one of "
-                             f"{sorted(TOPOLOGY)}, got {self.cell_type!r}")
-        cells = np.asarray(self.cells, dtype=np.int64).reshape(-1, TOPOLOGY[self.cell_type][1])
+                             f"{sorted(TOPOLOGY)} (or several joined by '+'), got "
+                             f"{self.cell_type!r}")
+        cells = np.asarray(self.cells, dtype=np.int64)
+        if len(kinds) == 1:
+            cells = cells.reshape(-1, TOPOLOGY[self.cell_type][1])
         object.__setattr__(self, "cells", cells)
+
+    def topology(self) -> tuple[str, np.ndarray]:
+        """XDMF topology type and its connectivity: the cells (E, k), or for several
+        kinds ``Mixed`` with each cell as its :data:`MIXED_CODE` and node ids, flat."""
+        if "+" not in self.cell_type:
+            return TOPOLOGY[self.cell_type][0], self.cells
+        flat = []
+        for kind, block in cell_blocks(self.cell_type, self.cells):
+            topo, k = TOPOLOGY[kind]
+            flat.append(np.hstack([np.full((len(block), 1), MIXED_CODE[topo]),
+                                   block[:, :k]]).ravel())
+        return "Mixed", np.concatenate(flat)
 
 
 def _item(parent: ET.Element, h5name: str, key: str, shape: tuple, dtype) -> ET.Element:
@@ -100,7 +126,7 @@ def write_collection(path: str | Path, times: Sequence[float], grids: Sequence[G
                            CollectionType="Temporal")
     with written_pair(path) as tmp, h5py.File(tmp / h5name, "w") as h5:
         for g in grids:
-            h5.create_dataset(f"{g.name}/cells", data=g.cells)
+            h5.create_dataset(f"{g.name}/cells", data=g.topology()[1])
             if not callable(g.points):
                 h5.create_dataset(f"{g.name}/points", data=_points(g, 0))
             for k, v in g.static.items():
@@ -122,11 +148,11 @@ def write_collection(path: str | Path, times: Sequence[float], grids: Sequence[G
 def _grid_step(step: ET.Element, h5, h5name: str, g: Grid, i: int) -> None:
     """The grid ``g`` at step ``i``: its XML under ``step``, its moving data into ``h5``."""
     el = ET.SubElement(step, "Grid", Name=g.name, GridType="Uniform")
-    topo, k = TOPOLOGY[g.cell_type]
+    topo, cells = g.topology()
     top = ET.SubElement(el, "Topology", TopologyType=topo, NumberOfElements=str(len(g.cells)))
     if topo in ("Polyline", "Polyvertex"):
-        top.set("NodesPerElement", str(k))
-    _item(top, h5name, f"{g.name}/cells", g.cells.shape, np.int64)
+        top.set("NodesPerElement", str(TOPOLOGY[g.cell_type][1]))
+    _item(top, h5name, f"{g.name}/cells", cells.shape, np.int64)
     pts = _points(g, i)
     key = f"{g.name}/points"
     if callable(g.points):
