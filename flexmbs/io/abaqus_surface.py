@@ -392,7 +392,7 @@ def read_surfaces(path: str | Path, m: meshio.Mesh) -> AbaqusSurfaces:
 def node_labels(path: str | Path) -> np.ndarray:
     """The node labels of the ``*NODE`` lines of an input file, in file order (the order
     of meshio's points)."""
-    cards = _cards(Path(path).read_text(encoding="utf-8", errors="replace"))
+    cards = keyword_cards(Path(path).read_text(encoding="utf-8", errors="replace"))
     rows = [t for c in cards if c.keyword == "NODE" for _, t in c.data]
     try:
         return np.array([int(t.split(",")[0]) for t in rows], dtype=np.int64)
