@@ -88,7 +88,10 @@ def compare(old: dict, new: dict) -> int:
         diff, same, rows = 0.0, True, 0
         for k in keys:
             a, b = old.get(k), new.get(k)
-            if a is None or b is None or a.shape != b.shape:
+            if a is None:                  # a new output (e.g. a sensor added to a case)
+                print(f"    {k}: new dataset (not in the saved run)")
+                continue
+            if b is None or a.shape != b.shape:
                 same, diff = False, float("inf")
                 print(f"    {k}: {'missing' if a is None or b is None else 'shape'} differs")
                 continue
