@@ -403,10 +403,12 @@ class ResultWriter:
             if old is None and self._n_prior:
                 raise FlexmbsError(f"{self.path}: cannot continue the earlier run: it has "
                                    f"no '{key}'")
-            # chunks of at most 256 rows and 64 KiB
+            # chunks of at most 256 rows and 64 KiB (an empty row, e.g. the multipliers of
+            # a model without joints: HDF5 chooses, as a chunk cannot have a zero side)
             rows = max(1, min(256, 65536 // max(8 * int(np.prod(shape)), 1)))
+            chunks = (rows,) + shape if all(shape) else True
             ds = self.file.create_dataset(key, data=data, maxshape=(None,) + shape,
-                                          chunks=(rows,) + shape, dtype="f8")
+                                          chunks=chunks, dtype="f8")
             ds.attrs["unit"] = unit
             if columns is not None:
                 ds.attrs["columns"] = [str(c) for c in columns]
