@@ -30,7 +30,8 @@ from flexmbs.system.model import System
 __all__ = [
     "BodyFileError", "CaseError", "ConvergenceError", "Equilibrium", "FacePressure",
     "FlexibleBody", "FlexmbsError", "FromCallables", "MeshError", "ModalDamping", "ModelError",
-    "PointMass", "RayleighDamping", "Result", "RigidBody", "System", "TimeFunction", "ground", "simulate", "static_equilibrium",
+    "PointMass", "RayleighDamping", "Result", "RigidBody", "System", "TimeFunction", "ground",
+    "simulate", "static_equilibrium",
 ]
 
 #: the registered classes by class name (``fm.Revolute``, ...)

@@ -19,7 +19,7 @@ from flexmbs.errors import CaseError
 from flexmbs.io.bodyfile import save_body
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bodies"))
-from flexcases import beam_cb  # noqa: E402
+from flexcases import beam_cb
 
 CASE = """
 [[bodies]]

@@ -46,19 +46,19 @@ def _elements(rng, with_ground, layout_x):
     a, b, at, ax = pair(rng, with_ground)
     rev = Revolute("R", a, b, at, ax)
     first, second = (a, at), (b, at + rng.normal(size=3))
-    l = layout_x(PointToPointSpringDamper("probe", first, second, k=1.0))
+    dist = layout_x(PointToPointSpringDamper("probe", first, second, k=1.0))
     return [
-        Rope("taut", first, second, k=300.0, d=4.0, l0=0.5 * l),
-        Rope("zone", first, second, k=300.0, d=4.0, l0=l - 0.02, smoothing=0.05),
-        CompressionSpring("c", first, second, k=300.0, d=4.0, l0=1.5 * l),
-        CompressionSpring("cz", first, second, k=300.0, d=4.0, l0=l + 0.01, smoothing=0.03),
+        Rope("taut", first, second, k=300.0, d=4.0, l0=0.5 * dist),
+        Rope("zone", first, second, k=300.0, d=4.0, l0=dist - 0.02, smoothing=0.05),
+        CompressionSpring("c", first, second, k=300.0, d=4.0, l0=1.5 * dist),
+        CompressionSpring("cz", first, second, k=300.0, d=4.0, l0=dist + 0.01, smoothing=0.03),
         NonlinearSpring("tab", first, second, deflection=TABLE[0], force=TABLE[1], d=3.0,
-                        l0=l - 0.3),
+                        l0=dist - 0.3),
         NonlinearSpring("out", first, second, deflection=TABLE[0], force=TABLE[1], k=5.0,
-                        l0=l - 2.0),
-        NonlinearSpring("fun", first, second, law=_cubic, l0=0.8 * l),
+                        l0=dist - 2.0),
+        NonlinearSpring("fun", first, second, law=_cubic, l0=0.8 * dist),
         NonlinearSpring("dfun", first, second, law=_cubic, derivative=_cubic_derivative,
-                        l0=0.8 * l),
+                        l0=0.8 * dist),
         NonlinearRotationalSpring("rt", rev, angle=TABLE[0], moment=TABLE[1], d=1.0,
                                   angle0=0.1),
         NonlinearRotationalSpring("rf", rev, law=_cubic, k=3.0),
