@@ -23,6 +23,10 @@ round-off, tangent included.)  The pieces (THEORY §2.8.2, §2.5, §2.6):
     h_e       = K_e q_e + K2:q q + K3:q q q (stiffening) or K_e q_e (linear)  + D_e qd_e
     h_b       = [m b; m c~ b; C_t b]
 
+``D_e`` is :attr:`FlexibleBody.D_e`: the body file's (one ratio ``zeta`` for all modes,
+set at preprocessing) or, given ``structural_damping``, Rayleigh or per-mode damping made
+from ``M_e``, ``K_e`` on first use (:mod:`flexmbs.bodies.damping`).
+
 All invariants are polynomials in ``q_e`` (their one definition:
 :mod:`flexmbs.reduction.invariants`); the tangent ``(K, C, M)`` is their exact
 derivative, written as the partial derivatives of ``f`` by ``(a' - b, alpha', omega',

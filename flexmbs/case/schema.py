@@ -127,8 +127,9 @@ BODY = {
         Key("derivative_axis", "str", default="", doc="take the N vectors that move mainly "
             "along this axis: \"x\", \"y\", \"z\" (empty: the first N)",
             choices=("", "x", "y", "z")),
-        Key("damping", "float", "-", 0.0, "modal damping ratio zeta of every mode",
-            check="nonneg"),
+        Key("damping", "float", "-", 0.0, "modal damping ratio zeta of every mode, stored "
+            "in the body file at preprocessing (`damping_ratios` or `rayleigh_*` replace it "
+            "at run time)", check="nonneg"),
         # structural damping chosen at simulation time (replaces the body file's D_e)
         Key("damping_ratios", "floats", "-", None, "damping ratio zeta_k of each eigenmode "
             "of the body with its frame held (one per elastic coordinate, lowest first): "
