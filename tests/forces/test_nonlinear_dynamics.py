@@ -132,3 +132,24 @@ def test_hardening_spring_period_and_ode(how):
     ode = solve_ivp(lambda t, z: [z[1], -float(law(z[0])) / m], (0.0, res.t[-1]), [A, 0.0],
                     rtol=1e-11, atol=1e-13, t_eval=res.t)
     assert np.abs(ode.y[0] - x).max() < 5e-5 * A                # O(dt^2) of generalized-alpha
+
+
+def test_rotational_table_of_a_linear_law_runs_as_the_torsion_spring():
+    """A second formulation: a bar on a revolute with a torsion spring k = 20 N m/rad,
+    once as ``RotationalSpringDamper`` and once as a linear ``angle -> moment`` table
+    (PCHIP reproduces linear data); the joint angles agree to round-off."""
+    from scipy.spatial.transform import Rotation
+
+    def run(make_spring):
+        R0 = Rotation.from_rotvec([0.0, 0.0, np.deg2rad(60.0) - np.pi / 2]).as_matrix()
+        arm = fm.RigidBody.box("arm", (0.5, 0.03, 0.03), rho=7850.0, com=(0.25, 0, 0), R0=R0)
+        pin = fm.Revolute("pin", fm.ground, arm, at=(0, 0, 0), axis="z")
+        model = fm.System(gravity=(0, -G, 0)).add(pin, make_spring(pin))
+        return fm.simulate(model, 0.5, 2e-3).joint_coordinates["pin"][:, 0]
+
+    lin = run(lambda pin: fm.RotationalSpringDamper("s", pin, k=20.0, d=0.3, angle0=0.1))
+    tab = run(lambda pin: fm.NonlinearRotationalSpring(
+        "s", pin, angle=(-2.0, 0.0, 1.0, 3.0), moment=(-40.0, 0.0, 20.0, 60.0), d=0.3,
+        angle0=0.1))
+    assert np.ptp(lin) > 0.3                 # it swings
+    np.testing.assert_allclose(tab, lin, atol=1e-9)
