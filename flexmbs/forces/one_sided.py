@@ -16,8 +16,10 @@ Law at the switch.  With ``smoothing = 0`` the force is continuous (C0) in ``l``
 kink in its stiffness (``k`` on one side, 0 on the other), and the damper force jumps by
 ``d ld`` when the element engages at speed ``ld``.  Newton's tangent is the one of the side
 the iterate is on; an iterate that crosses the switch sees the other side's tangent at
-the next iteration, and since the force is continuous and monotone in ``l`` it converges
-(it may take a few more iterations in that step).  A rope that catches a mass fast, or
+the next iteration; the force being continuous and monotone in ``l``, this settles in a
+few more iterations of that step (the rope pendulum of
+``tests/forces/test_nonlinear_dynamics.py`` catches without a step cut).  Newton is not
+guaranteed to converge across a kink, though: if it fails the step is cut.  A rope that catches a mass fast, or
 a stiff rope with a large step, may then bounce between the sides inside one step; for
 those give ``smoothing = w > 0`` [m]: the ramp becomes C1 (``z^2 / 2w`` over the first
 ``w`` of engagement) and the damper engages gradually (``c = z / w``), so the force is
