@@ -8,6 +8,7 @@ exported under its class name from the registry of kinds (:mod:`flexmbs.case.kin
 """
 from __future__ import annotations
 
+from flexmbs.bodies.damping import ModalDamping, RayleighDamping
 from flexmbs.bodies.flexible import FlexibleBody
 from flexmbs.bodies.ground import ground
 from flexmbs.bodies.point_mass import PointMass
@@ -28,8 +29,9 @@ from flexmbs.system.model import System
 
 __all__ = [
     "BodyFileError", "CaseError", "ConvergenceError", "Equilibrium", "FacePressure",
-    "FlexibleBody", "FlexmbsError", "FromCallables", "MeshError", "ModelError", "PointMass",
-    "Result", "RigidBody", "System", "TimeFunction", "ground", "simulate", "static_equilibrium",
+    "FlexibleBody", "FlexmbsError", "FromCallables", "MeshError", "ModalDamping", "ModelError",
+    "PointMass", "RayleighDamping", "Result", "RigidBody", "System", "TimeFunction", "ground",
+    "simulate", "static_equilibrium",
 ]
 
 #: the registered classes by class name (``fm.Revolute``, ...)

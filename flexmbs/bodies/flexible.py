@@ -23,6 +23,10 @@ round-off, tangent included.)  The pieces (THEORY §2.8.2, §2.5, §2.6):
     h_e       = K_e q_e + K2:q q + K3:q q q (stiffening) or K_e q_e (linear)  + D_e qd_e
     h_b       = [m b; m c~ b; C_t b]
 
+``D_e`` is :attr:`FlexibleBody.D_e`: the body file's (one ratio ``zeta`` for all modes,
+set at preprocessing) or, given ``structural_damping``, Rayleigh or per-mode damping made
+from ``M_e``, ``K_e`` on first use (:mod:`flexmbs.bodies.damping`).
+
 All invariants are polynomials in ``q_e`` (their one definition:
 :mod:`flexmbs.reduction.invariants`); the tangent ``(K, C, M)`` is their exact
 derivative, written as the partial derivatives of ``f`` by ``(a' - b, alpha', omega',
@@ -73,6 +77,9 @@ class FlexibleBody:
     stiffening : quadratic model with the geometric stiffening ``K2, K3`` (if the file
         has them) or the linear elastic force ``K_e q_e``
     damping : include the structural damping ``D_e qd_e``
+    structural_damping : None (the body file's ``D_e``), or a
+        :class:`~flexmbs.bodies.damping.RayleighDamping` or
+        :class:`~flexmbs.bodies.damping.ModalDamping` that replaces it (:attr:`D_e`)
     """
 
     kind = "flexible"          # its case-file type (flexmbs.case.kinds)
@@ -87,6 +94,7 @@ class FlexibleBody:
     qed0: np.ndarray | None = None
     stiffening: bool = True
     damping: bool = True
+    structural_damping: object = None
 
     is_ground = False
 
@@ -139,7 +147,7 @@ class FlexibleBody:
             n = b.n_q
             p = InvariantPolynomials(b)
             I2s = b.I2 + np.swapaxes(b.I2, 0, 1)                      # dI/dq_j = I1_j + I2s_jl q_l
-            D = np.array(b.D_e) if self.damping else np.zeros((n, n))
+            D = np.array(self.D_e)
             c = lambda a: np.ascontiguousarray(a, dtype=float)     # noqa: E731
             cached = {
                 "poly": p, "D": D,
@@ -172,6 +180,23 @@ class FlexibleBody:
                                       + np.transpose(K3, (0, 3, 1, 2))).reshape(n ** 3, n)
             self.__dict__["_consts"] = cached
         return cached
+
+    @property
+    def D_e(self) -> np.ndarray:
+        """The structural damping matrix applied: zero without ``damping``, the body file's
+        ``D_e`` without ``structural_damping``, else that specification's
+        (:mod:`flexmbs.bodies.damping`) built from ``M_e``, ``K_e``."""
+        cached = self.__dict__.get("_D_e")
+        if cached is None:
+            b, n = self.body, self.body.n_q
+            if not self.damping:
+                cached = np.zeros((n, n))
+            elif self.structural_damping is None:
+                cached = np.array(b.D_e)
+            else:
+                cached = self.structural_damping.D_e(b.M_e, b.K_e)
+            self.__dict__["_D_e"] = _ro(cached)
+        return self.__dict__["_D_e"]
 
     # -- markers ----------------------------------------------------------------------
     def __getitem__(self, name: str) -> Marker:
@@ -244,6 +269,8 @@ class FlexibleBody:
         if self.R0.shape == (3, 3) and np.all(np.isfinite(self.R0)):
             if not np.allclose(self.R0 @ self.R0.T, E3, atol=1e-9) or np.linalg.det(self.R0) < 0:
                 out.append(f"{who}: R0 must be a rotation matrix (orthonormal, det +1)")
+        if self.structural_damping is not None:
+            out += self.structural_damping.problems(n, who)
         if n:
             lam = np.linalg.eigvalsh(0.5 * (self.body.M_e + self.body.M_e.T))
             if lam.min() <= 0:

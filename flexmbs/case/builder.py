@@ -155,7 +155,24 @@ def _flexible(case: CaseSpec, b: dict, body_dir: Path, progress, built: BuiltCas
     return FlexibleBody(b["name"], body, r0=np.array(b["position"]),
                         R0=rotation_matrix(b.get("orientation")), v0=np.array(b["velocity"]),
                         omega0=np.array(b["angular_velocity"]), stiffening=b["stiffening"],
-                        damping=True)
+                        damping=True, structural_damping=_structural_damping(case, b, body))
+
+
+def _structural_damping(case: CaseSpec, b: dict, body):
+    """The body's ``damping_ratios`` or ``rayleigh_*`` as a damping specification (None:
+    the body file's ``D_e``); a ratio list of the wrong length names its key."""
+    from flexmbs.bodies.damping import ModalDamping, RayleighDamping
+    ratios = b.get("damping_ratios")
+    if ratios is not None:
+        if len(ratios) != body.n_q:
+            raise CaseError(f"{case.where(b['path'] + '.damping_ratios')}: expected "
+                            f"{body.n_q} ratios (one per elastic coordinate of the body), "
+                            f"got {len(ratios)}")
+        return ModalDamping(tuple(ratios))
+    alpha, beta = b.get("rayleigh_alpha"), b.get("rayleigh_beta")
+    if alpha is None and beta is None:
+        return None
+    return RayleighDamping(alpha=alpha or 0.0, beta=beta or 0.0)
 
 
 def build(case: CaseSpec, *, body_dir: str | Path | None = None,

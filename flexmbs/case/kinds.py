@@ -37,6 +37,8 @@ from flexmbs.constraints.spherical import Spherical
 from flexmbs.constraints.universal import Universal
 from flexmbs.forces.bushing import Bushing
 from flexmbs.forces.external import ExternalForce, ExternalTorque
+from flexmbs.forces.nonlinear_spring import NonlinearRotationalSpring, NonlinearSpring
+from flexmbs.forces.one_sided import CompressionSpring, Rope
 from flexmbs.forces.rotational_spring import RotationalSpringDamper
 from flexmbs.forces.spring_damper import PointToPointSpringDamper
 from flexmbs.forces.stops import JointStop
@@ -76,7 +78,8 @@ JOINTS = registry(Revolute, Spherical, Fixed, Prismatic, Cylindrical, Universal,
                   Helical)
 DRIVES = registry(AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityDrive)
 FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, ExternalForce,
-                  ExternalTorque, JointStop)
+                  ExternalTorque, JointStop, Rope, CompressionSpring, NonlinearSpring,
+                  NonlinearRotationalSpring)
 SENSORS = registry(PositionSensor, VelocitySensor, AccelerationSensor, OrientationSensor,
                    AngularVelocitySensor, AngularAccelerationSensor, FaceDisplacementSensor)
 #: the time-function tables ``{type = ...}`` of drive values and loads

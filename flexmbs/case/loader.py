@@ -633,6 +633,10 @@ def _check_bodies(col: _Collector, bodies: list, folder: Path) -> None:
             if b.get("damping", 0.0) >= 1.0:
                 col.add(f"{w}.damping", f"expected a modal damping ratio in [0, 1), got "
                         f"{b['damping']}")
+            if b.get("damping_ratios") is not None and (
+                    b.get("rayleigh_alpha") is not None or b.get("rayleigh_beta") is not None):
+                col.add(f"{w}.damping_ratios", "expected either per-mode `damping_ratios` or "
+                        "Rayleigh `rayleigh_alpha`/`rayleigh_beta`, got both")
             if mesh is not None:
                 own = Path(str(p)).suffix.lower() == ".inp" and _deck_material(p, b) is not None
                 for k in ("material", "modes"):

@@ -127,8 +127,19 @@ BODY = {
         Key("derivative_axis", "str", default="", doc="take the N vectors that move mainly "
             "along this axis: \"x\", \"y\", \"z\" (empty: the first N)",
             choices=("", "x", "y", "z")),
-        Key("damping", "float", "-", 0.0, "modal damping ratio zeta of every mode",
-            check="nonneg"),
+        Key("damping", "float", "-", 0.0, "modal damping ratio zeta of every mode, stored "
+            "in the body file at preprocessing (`damping_ratios` or `rayleigh_*` replace it "
+            "at run time)", check="nonneg"),
+        # structural damping chosen at simulation time (replaces the body file's D_e)
+        Key("damping_ratios", "floats", "-", None, "damping ratio zeta_k of each eigenmode "
+            "of the body with its frame held (one per elastic coordinate, lowest first): "
+            "D_e = M_e Psi diag(2 zeta_k omega_k) Psi^T M_e at simulation time; replaces "
+            "`damping` without preprocessing again", check="nonneg"),
+        Key("rayleigh_alpha", "float", "1/s", None, "Rayleigh damping D_e = alpha M_e + "
+            "beta K_e (zeta_k = alpha / (2 omega_k) + beta omega_k / 2) at simulation time, "
+            "replaces `damping`; a missing one of alpha, beta is 0", check="nonneg"),
+        Key("rayleigh_beta", "float", "s", None, "stiffness-proportional Rayleigh "
+            "coefficient beta (see `rayleigh_alpha`)", check="nonneg"),
         Key("stiffening", "bool", default=True, doc="geometric stiffening (K2, K3 computed in "
             "preprocessing and used in the body)"),
         Key("unit", "str", default="m", doc="length unit of the mesh file", choices=("m", "mm")),
@@ -198,13 +209,16 @@ FORCE_COMMON = _table(
     Key("type", "str", default=REQUIRED, doc="force-element type", choices=FORCE_TYPES),
 )
 _JOINT_REF = Key("joint", "str", default=REQUIRED, doc="name of the joint it acts on")
+_P2P_SIDES = (
+    Key("first", "ref", default=REQUIRED, doc="side P: \"ground\", \"BODY\", \"BODY.MARKER\""),
+    Key("second", "ref", default=REQUIRED, doc="side Q"),
+    Key("first_at", "vec3", "m", None, "attachment point of P, inertial, initial "
+        "configuration (default: the marker or body origin)"),
+    Key("second_at", "vec3", "m", None, "attachment point of Q (as `first_at`)"),
+)
 FORCE = _per_kind(kinds.FORCES, {
     "spring_damper": _table(
-        Key("first", "ref", default=REQUIRED, doc="side P: \"ground\", \"BODY\", \"BODY.MARKER\""),
-        Key("second", "ref", default=REQUIRED, doc="side Q"),
-        Key("first_at", "vec3", "m", None, "attachment point of P, inertial, initial "
-            "configuration (default: the marker or body origin)"),
-        Key("second_at", "vec3", "m", None, "attachment point of Q (as `first_at`)"),
+        *_P2P_SIDES,
         Key("k", "float", "N/m", 0.0, "stiffness", check="nonneg"),
         Key("d", "float", "N s/m", 0.0, "damping", check="nonneg"),
         Key("l0", "float", "m", None, "free length (default: initial distance)",
@@ -242,6 +256,44 @@ FORCE = _per_kind(kinds.FORCES, {
         Key("d", "float", "N s/m | N m s/rad", 0.0, "contact damping", check="nonneg"),
         Key("smoothing", "float", "m | rad", 0.0, "width of the smoothed engagement",
             check="nonneg")),
+    # nonlinear force laws: one-sided springs and force-deflection curves
+    "rope": _table(
+        *_P2P_SIDES,
+        Key("k", "float", "N/m", 0.0, "stiffness while taut (l > l0)", check="nonneg"),
+        Key("d", "float", "N s/m", 0.0, "damping, acts only while taut", check="nonneg"),
+        Key("l0", "float", "m", None, "free (slack) length (default: initial distance)",
+            check="nonneg"),
+        Key("smoothing", "float", "m", 0.0, "width of the C1 engagement (0: force C0, "
+            "kink at l0)", check="nonneg")),
+    "compression_spring": _table(
+        *_P2P_SIDES,
+        Key("k", "float", "N/m", 0.0, "stiffness while compressed (l < l0)", check="nonneg"),
+        Key("d", "float", "N s/m", 0.0, "damping, acts only while compressed",
+            check="nonneg"),
+        Key("l0", "float", "m", None, "free length (default: initial distance)",
+            check="nonneg"),
+        Key("smoothing", "float", "m", 0.0, "width of the C1 engagement (0: force C0, "
+            "kink at l0)", check="nonneg")),
+    "nonlinear_spring": _table(
+        *_P2P_SIDES,
+        Key("deflection", "floats", "m", REQUIRED, "table of deflections s = l - l0, "
+            "strictly increasing"),
+        Key("force", "floats", "N", REQUIRED, "tension F(s) at each deflection: monotone "
+            "cubic (PCHIP) between, linear beyond the table"),
+        Key("k", "float", "N/m", 0.0, "linear stiffness in parallel", check="nonneg"),
+        Key("d", "float", "N s/m", 0.0, "damping", check="nonneg"),
+        Key("l0", "float", "m", None, "free length (default: initial distance)",
+            check="nonneg")),
+    "nonlinear_rotational_spring": _table(
+        _JOINT_REF,
+        Key("angle", "floats", "rad", REQUIRED, "table of deflections phi - angle0, "
+            "strictly increasing"),
+        Key("moment", "floats", "N m", REQUIRED, "restoring moment at each deflection: "
+            "monotone cubic (PCHIP) between, linear beyond the table"),
+        Key("k", "float", "N m/rad", 0.0, "linear torsion stiffness in parallel",
+            check="nonneg"),
+        Key("d", "float", "N m s/rad", 0.0, "torsion damping", check="nonneg"),
+        Key("angle0", "float", "rad", 0.0, "free angle")),
 })
 
 # -- [[sensors]] -----------------------------------------------------------------------------------

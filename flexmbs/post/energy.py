@@ -37,8 +37,11 @@ class EnergyExchange:
 
 
 def _structural_damping(body) -> str | None:
-    """``"structural damping D_e"`` for a flexible body that applies ``D_e qd_e != 0``."""
-    D_e = getattr(getattr(body, "body", None), "D_e", None)
+    """``"structural damping D_e"`` for a flexible body that applies ``D_e qd_e != 0`` (the
+    matrix it applies: the body file's, or a Rayleigh or modal one given to the body)."""
+    D_e = getattr(body, "D_e", None)
+    if D_e is None:
+        D_e = getattr(getattr(body, "body", None), "D_e", None)
     if D_e is None or not getattr(body, "damping", False) or not np.any(np.asarray(D_e)):
         return None
     return "structural damping D_e qd_e"
