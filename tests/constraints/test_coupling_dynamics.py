@@ -1,0 +1,142 @@
+"""Coupling joints in motion (generalized-alpha runs of small mechanisms).
+
+References: the gear law theta_Q = s (z_P / z_Q) theta_P and the rack law s = r theta
+(definitions, closed form for a prescribed input angle omega t), and the power balance
+of an ideal (lossless) transmission at constant speed, T_in omega_in + T_out omega_out
+= 0, for the drive reaction; for the distance constraint the conservation of energy of
+a pendulum and the limit of a slender rigid link whose mass goes to 0.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from flexmbs.bodies.ground import ground
+from flexmbs.bodies.point_mass import PointMass
+from flexmbs.bodies.rigid import RigidBody
+from flexmbs.constraints.distance import Distance
+from flexmbs.constraints.drives import AngularVelocityDrive
+from flexmbs.constraints.gear import GearPair, mesh_forces
+from flexmbs.constraints.prismatic import Prismatic
+from flexmbs.constraints.rack_pinion import RackPinion
+from flexmbs.constraints.revolute import Revolute
+from flexmbs.constraints.spherical import Spherical
+from flexmbs.forces.external import ExternalForce, ExternalTorque
+from flexmbs.simulate import prepare, simulate
+from flexmbs.system.model import System
+
+
+def _wheel(name, at):
+    return RigidBody(name, 2.0, np.diag([0.01, 0.012, 0.02]), r0=at)
+
+
+def _multiplier(prep, result, name):
+    """The multiplier history of the (one-row) block ``name``."""
+    rows = [i for i, lab in enumerate(prep.asm.active_row_labels) if f"'{name}'" in lab]
+    assert len(rows) == 1
+    return result.lam[:, rows[0]]
+
+
+def _wrapped(a):
+    return np.angle(np.exp(1j * a))
+
+
+M = 0.004                                   # module [m]
+GEARS = {   # name: (teeth, internal, centre 1, axis 1, centre 2, axis 2)
+    "spur": ((20, 50), False, (0, 0, 0), (0, 0, 1), (0, M * 35, 0), (0, 0, 1)),
+    "internal": ((20, 50), True, (0, 0, 0), (0, 0, 1), (0, M * 15, 0), (0, 0, 1)),
+    "bevel": ((15, 30), False, (0, 0, 0.06), (0, 0, 1), (0.03, 0, 0), (1, 0, 0)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GEARS))
+def test_gear_train_ratio_and_torque_balance(name):
+    """Wheel 1 driven at omega, wheel 2 loaded by T_L: theta_2 = s (z1/z2) omega t to
+    1e-10 rad over 2.5 turns of wheel 1; the drive's reaction torque is the power
+    balance's -T_L omega_2 / omega_1 (rel. 1e-6 once generalized-alpha's start-up
+    oscillation of the multipliers has decayed) and the gear multiplier's torques
+    (mesh_forces) are -T_L on wheel 2 and the drive torque's opposite on wheel 1."""
+    teeth, internal, c1, a1, c2, a2 = GEARS[name]
+    c1, a1, c2, a2 = (np.array(v, dtype=float) for v in (c1, a1, c2, a2))
+    w1, w2 = _wheel("w1", c1), _wheel("w2", c2)
+    omega, T_L = 2 * np.pi, 3.0
+    gear = GearPair("G", w1, w2, at=c1, axis=a1, second_at=c2, second_axis=a2,
+                    teeth=teeth, internal=internal, module=M)
+    model = System(name=f"gear_{name}")
+    model.add(w1, w2, Revolute("R1", ground, w1, at=c1, axis=a1),
+              Revolute("R2", ground, w2, at=c2, axis=a2), gear,
+              AngularVelocityDrive("spin", joint="R1", omega=omega),
+              ExternalTorque("load", at=w2, torque=tuple(T_L * a2)))
+    prep = prepare(model)
+    assert prep.dof.mobility == 0
+    res = simulate(model, t_end=1.25, dt=5e-3, rho_inf=0.8, assembled=prep)
+    ratio = (1.0 if internal else -1.0) * teeth[0] / teeth[1]
+    theta2 = res.joint_coordinates["R2"][:, 0]
+    np.testing.assert_allclose(_wrapped(theta2 - ratio * omega * res.t), 0.0, atol=1e-10)
+    T_drive = -_multiplier(prep, res, "spin")          # torque of the drive on wheel 1
+    # the multipliers' start-up oscillation of generalized-alpha has decayed after 1 s
+    late = res.t > 1.0
+    np.testing.assert_allclose(T_drive[late], -T_L * ratio, rtol=1e-6)
+    mf = mesh_forces(gear, _multiplier(prep, res, "G")[-1])
+    assert mf.torque_second == pytest.approx(-T_L, rel=1e-6)
+    assert mf.torque_first == pytest.approx(-T_drive[-1], rel=1e-6)
+    # tooth forces: F_t r_2 = torque on wheel 2, F_r = |F_t| tan(20 deg)
+    assert mf.tangential * M * teeth[1] / 2 == pytest.approx(mf.torque_second, rel=1e-12)
+    assert mf.radial == pytest.approx(abs(mf.tangential) * np.tan(np.deg2rad(20)), rel=1e-12)
+
+
+def test_rack_displacement_is_radius_times_pinion_turn():
+    """Pinion driven at omega over 2 turns: rack advance r omega t (to 1e-10 m); the drive
+    torque balances the rack load F: T = -F r (power balance, rel. 1e-6 after the
+    start-up oscillation of the multipliers)."""
+    r, omega, F = 0.05, 2 * np.pi, 40.0
+    pinion = _wheel("pinion", np.zeros(3))
+    rack = RigidBody("rack", 5.0, np.diag([0.01, 0.1, 0.1]), r0=(0.0, -r, 0.0))
+    model = System(name="rack")
+    model.add(pinion, rack, Revolute("R", ground, pinion, at=(0, 0, 0), axis="z"),
+              Prismatic("S", ground, rack, at=(0, -r, 0), axis="x"),
+              RackPinion("RP", pinion, rack, at=(0, 0, 0), axis="z", second_at=(0, -r, 0),
+                         second_axis="x", radius=r),
+              AngularVelocityDrive("spin", joint="R", omega=omega),
+              ExternalForce("F", at=rack, force=(F, 0.0, 0.0)))
+    prep = prepare(model)
+    res = simulate(model, t_end=2.0, dt=5e-3, rho_inf=0.8, assembled=prep)
+    np.testing.assert_allclose(res.joint_coordinates["S"][:, 0], r * omega * res.t, atol=1e-10)
+    np.testing.assert_allclose(res.joint_coordinates["RP"][:, 0], omega * res.t, atol=1e-9)
+    T_drive = -_multiplier(prep, res, "spin")
+    np.testing.assert_allclose(T_drive[res.t > 1.5], -F * r, rtol=1e-6)
+
+
+def _pendulum(L, m, eps):
+    """Bob ``m`` [kg] released horizontally at distance ``L`` [m] from a pivot: on a
+    Distance link (eps None) or on a slender rod of mass eps m (revolute + spherical)."""
+    bob = PointMass("bob", m, r0=(L, 0.0, 0.0))
+    model = System(gravity=(0.0, -9.81, 0.0), name="pendulum")
+    if eps is None:
+        model.add(bob, Distance("link", ground, bob, at=(0, 0, 0), second_at=(L, 0, 0)))
+        return model
+    mr = eps * m
+    rod = RigidBody("rod", mr, mr * np.diag([1e-4 * L * L, L * L / 12, L * L / 12]),
+                    com=(L / 2, 0, 0))
+    model.add(bob, rod, Revolute("pivot", ground, rod, at=(0, 0, 0), axis="z"),
+              Spherical("end", rod, bob, at=(L, 0, 0)))
+    return model
+
+
+def test_distance_link_is_the_massless_limit_of_a_slender_rod():
+    """Bob position after 0.4 s: the rod model tends to the Distance model linearly in the
+    rod's mass (error ratio 10 per decade of eps), and the Distance pendulum conserves
+    energy (m g h = m v^2 / 2: 1.5e-5 relative at dt = 1 ms, rho_inf = 1; checked to
+    1e-4)."""
+    L, m, t_end, dt = 0.5, 1.0, 0.4, 1e-3
+    ref = simulate(_pendulum(L, m, None), t_end=t_end, dt=dt, rho_inf=1.0)
+    q, qd = ref.body_q("bob"), ref.qd[:, ref.bodies["bob"]]
+    np.testing.assert_allclose(np.linalg.norm(q, axis=1), L, atol=1e-10)
+    np.testing.assert_allclose(0.5 * np.sum(qd**2, axis=1), -9.81 * q[:, 1], rtol=1e-4,
+                               atol=1e-9)
+    errs = []
+    for eps in (1e-2, 1e-3):
+        res = simulate(_pendulum(L, m, eps), t_end=t_end, dt=dt, rho_inf=1.0)
+        errs.append(np.linalg.norm(res.body_q("bob")[-1] - q[-1]))
+    assert errs[1] < 1e-3 * L                         # measured 1.04e-4 m
+    assert 9.0 < errs[0] / errs[1] < 11.0             # measured 9.97
