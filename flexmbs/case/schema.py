@@ -149,7 +149,31 @@ JOINT = _table(
     Key("axis", "axis", "-", None, "joint z axis, inertial: \"x\", \"-y\", ... or [x, y, z] "
         "(default: the marker's z axis)"),
     Key("pitch", "float", "m/turn", None, "helical joints only: advance per turn"),
+    # coupling joints and lower pairs with two frames (flexmbs.constraints.two_point)
+    Key("second_at", "vec3", "m", None, "distance, gear, rack_pinion: point of side Q, "
+        "inertial, initial configuration (default: `at`, or the marker of side Q)"),
+    Key("second_axis", "axis", "-", None, "z axis of side Q, inertial: the second wheel's "
+        "axis (gear), the rack's direction of travel (rack_pinion, normal to `axis`), the "
+        "cylinder's axis (cylinder_on_plane, required, in the plane); default `axis`"),
+    Key("length", "float", "m", None, "distance only: link length (default: the initial "
+        "distance)", check="positive"),
+    Key("teeth", "ints", "-", None, "gear only (required): tooth counts [z_P, z_Q]; "
+        "theta_Q = -(z_P / z_Q) theta_P relative to the carrier (+ with `internal`)"),
+    Key("internal", "bool", default=False, doc="gear only: the second wheel is a ring gear "
+        "(the wheels turn the same way)"),
+    Key("module", "float", "m", None, "gear only: module m (pitch radius m z / 2), for the "
+        "tooth forces", check="positive"),
+    Key("pressure_angle", "float", "rad", 0.3490658503988659, "gear only: pressure angle "
+        "(20 deg), for the radial tooth force"),
+    Key("radius", "float", "m", None, "rack_pinion only (required): pitch radius; rack "
+        "advance along `second_axis` = radius x pinion turn about `axis` (negative: "
+        "reversed)"),
 )
+#: joint keys meaningful only for some types (the loader refuses them elsewhere)
+JOINT_ONLY = {"second_at": ("distance", "gear", "rack_pinion"),
+              "second_axis": ("gear", "rack_pinion", "cylinder_on_plane"),
+              "length": ("distance",), "teeth": ("gear",), "internal": ("gear",),
+              "module": ("gear",), "pressure_angle": ("gear",), "radius": ("rack_pinion",)}
 
 # -- time functions (drive values and loads) ------------------------------------------------
 FUNCTION_TYPES = tuple(kinds.FUNCTIONS)

@@ -42,7 +42,7 @@ class RackPinion(TwoPointJoint):
     radius: float | None = None
     kind = "rack_pinion"
     labels = ("s-s0-r*theta",)
-    coordinate_names = ("angle", "displacement")
+    coordinate_names = ("turn", "advance")
 
     def problems(self) -> list[str]:
         out = super().problems()

@@ -13,17 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flexmbs.bodies.attach import body_of, initial_pose
+from flexmbs.bodies.attach import body_of, initial_pose, initial_state
 from flexmbs.bodies.marker import Marker
 from flexmbs.constraints.base import Joint, parse_axis
 from flexmbs.kinematics.rotation import frame_from_axis
-
-
-def initial_frame(marker: Marker) -> tuple[np.ndarray, np.ndarray]:
-    """Inertial position (3,) [m] and axes (3, 3) (columns x, y, z) of ``marker`` in the
-    initial configuration: ``p = r0 + A0 s``, ``A = A0 R``."""
-    r0, A0 = initial_pose(marker.body)
-    return r0 + A0 @ marker.s, A0 @ marker.R
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,11 +55,12 @@ class TwoPointJoint(Joint):
         return out
 
     def initial_frames(self) -> tuple[tuple, tuple]:
-        """``((p_P, A_P), (p_Q, A_Q))``: :func:`initial_frame` of both markers (cached)."""
+        """``((p_P, A_P), (p_Q, A_Q))``: inertial position [m] and axes (columns) of both
+        markers in the initial configuration (cached)."""
         cached = self.__dict__.get("_initial_frames")
         if cached is None:
             P, Q = self.resolve()
-            cached = self.__dict__["_initial_frames"] = (initial_frame(P), initial_frame(Q))
+            cached = self.__dict__["_initial_frames"] = (initial_state(P), initial_state(Q))
         return cached
 
     def resolve(self) -> tuple[Marker, Marker]:
