@@ -4,8 +4,10 @@ pairs (double prismatic, sphere on plane, cylinder on plane, sphere in tube).
 References: central differences for Jacobians, Hessians and the acceleration term
 (tests/constraints/jetcheck.py); THEORY §5.5 Table 2.2 (VDI 2156) for the constraint
 count u_g and the freedom f_g = 6 - u_g, the latter measured by the rank test of a
-system (a free rigid body on the ground through the joint); for the couplings the
-mobility of the mechanism they close (two wheels on revolutes: 2 - 1 = 1).
+system (a free rigid body on the ground through the joint); for the point on a curve
+(4) or a surface (5) and the distance (5) the freedoms of the point's motion plus the
+three rotations; for the couplings the mobility of the mechanism they close (two wheels
+on revolutes: 2 - 1 = 1).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import pytest
 from constraints.jetcheck import check_joint, pair
 from flexmbs.bodies.ground import ground
 from flexmbs.bodies.rigid import RigidBody
+from flexmbs.constraints.cam import PointOnCurve
 from flexmbs.constraints.cylinder_on_plane import CylinderOnPlane
 from flexmbs.constraints.distance import Distance
 from flexmbs.constraints.double_prismatic import DoublePrismatic
@@ -24,8 +27,15 @@ from flexmbs.constraints.rack_pinion import RackPinion
 from flexmbs.constraints.revolute import Revolute
 from flexmbs.constraints.sphere_in_tube import SphereInTube
 from flexmbs.constraints.sphere_on_plane import SphereOnPlane
+from flexmbs.constraints.surface import PointOnSurface
+from flexmbs.kinematics.rotation import frame_from_axis
 from flexmbs.simulate import prepare
 from flexmbs.system.model import System
+
+
+#: a disc cam's pitch curve rho(psi) (rho(0) = 1.3 m) and a track's / surface's grid
+PSI = np.linspace(0.0, 2 * np.pi, 24, endpoint=False)
+GRID = np.linspace(-4.0, 4.0, 17)
 
 
 def _normal_to(rng, a):
@@ -51,6 +61,14 @@ JOINTS = {
     "rack_pinion": (lambda a, b, at, ax, rng: RackPinion(
         "J", a, b, at, ax, second_at=at + rng.normal(size=3),
         second_axis=_normal_to(rng, ax), radius=0.03), 1),
+    "cam_polar": (lambda a, b, at, ax, rng: PointOnCurve(
+        "J", a, b, at, ax, second_at=at + 1.3 * frame_from_axis(ax)[:, 0], curve="polar", curve_x=PSI,
+        curve_y=1.0 + 0.3 * np.cos(PSI) + 0.1 * np.sin(2 * PSI)), 2),
+    "cam_graph": (lambda a, b, at, ax, rng: PointOnCurve(
+        "J", a, b, at, ax, curve="graph", curve_x=GRID, curve_y=0.2 * np.sin(GRID)), 2),
+    "point_on_surface": (lambda a, b, at, ax, rng: PointOnSurface(
+        "J", a, b, at, ax, surface_x=GRID, surface_y=GRID,
+        surface_z=0.1 * np.outer(np.sin(GRID), np.cos(0.5 * GRID))), 1),
 }
 
 
@@ -76,13 +94,14 @@ def test_jacobian_hessian_and_acceleration_term(kind, with_ground, seed):
     check_joint(joint, rng, acc_rtol=1e-3 if "gear" in kind else 1e-5)
 
 
-LOWER_PAIRS = ("double_prismatic", "sphere_on_plane", "sphere_in_tube", "cylinder_on_plane",
-               "distance")
+ONE_BODY = ("double_prismatic", "sphere_on_plane", "sphere_in_tube", "cylinder_on_plane",
+               "distance", "cam_polar", "cam_graph", "point_on_surface")
 
 
-@pytest.mark.parametrize("kind", LOWER_PAIRS)
+@pytest.mark.parametrize("kind", ONE_BODY)
 def test_freedom_of_a_body_on_the_ground_matches_the_vdi_table(kind):
-    """Rank test of G for one free rigid body on the ground: mobility f_g = 6 - u_g."""
+    """Rank test of G for one free rigid body on the ground: mobility f_g = 6 - u_g (VDI
+    table for the lower pairs; a point on a curve 4, on a surface 5, a distance 5)."""
     rng = np.random.default_rng(3)
     body = RigidBody("b", 2.0, np.diag([0.1, 0.2, 0.3]), r0=rng.normal(size=3))
     joint = JOINTS[kind][0](ground, body, rng.normal(size=3), np.array([0.3, -0.5, 0.8]), rng)
