@@ -32,7 +32,6 @@ from flexmbs.kinematics.rotation import frame_from_axis
 from flexmbs.simulate import prepare
 from flexmbs.system.model import System
 
-
 #: a disc cam's pitch curve rho(psi) (rho(0) = 1.3 m) and a track's / surface's grid
 PSI = np.linspace(0.0, 2 * np.pi, 24, endpoint=False)
 GRID = np.linspace(-4.0, 4.0, 17)
@@ -62,8 +61,8 @@ JOINTS = {
         "J", a, b, at, ax, second_at=at + rng.normal(size=3),
         second_axis=_normal_to(rng, ax), radius=0.03), 1),
     "cam_polar": (lambda a, b, at, ax, rng: PointOnCurve(
-        "J", a, b, at, ax, second_at=at + 1.3 * frame_from_axis(ax)[:, 0], curve="polar", curve_x=PSI,
-        curve_y=1.0 + 0.3 * np.cos(PSI) + 0.1 * np.sin(2 * PSI)), 2),
+        "J", a, b, at, ax, second_at=at + 1.3 * frame_from_axis(ax)[:, 0], curve="polar",
+        curve_x=PSI, curve_y=1.0 + 0.3 * np.cos(PSI) + 0.1 * np.sin(2 * PSI)), 2),
     "cam_graph": (lambda a, b, at, ax, rng: PointOnCurve(
         "J", a, b, at, ax, curve="graph", curve_x=GRID, curve_y=0.2 * np.sin(GRID)), 2),
     "point_on_surface": (lambda a, b, at, ax, rng: PointOnSurface(
