@@ -94,6 +94,12 @@ MISTAKES = [
     ("rack without radius", lambda s: s.replace('type = "gear"', 'type = "rack_pinion"')
      .replace("teeth = [20, 50]\nmodule = 0.004\n", 'second_axis = "x"\n'),
      ["joints[2]", "RackPinion 'mesh'", "radius must be"]),
+    ("cam samples not increasing", lambda s: s.replace('type = "gear"', 'type = "point_on_curve"')
+     .replace("teeth = [20, 50]\nmodule = 0.004\n", "curve_x = [0.0, 2.0, 1.0, 3.0]\n"
+              "curve_y = [0.1, 0.1, 0.1, 0.1]\n"),
+     ["joints[2]", "PointOnCurve 'mesh'", "strictly increasing"]),
+    ("cam curve type", lambda s: s.replace("teeth = [20, 50]", 'curve = "spiral"'),
+     ["joints[2].curve", "one of polar, graph"]),
 ]
 
 
