@@ -17,12 +17,16 @@ from flexmbs.bodies.ground import ground
 from flexmbs.bodies.point_mass import PointMass
 from flexmbs.bodies.rigid import RigidBody
 from flexmbs.constraints.cam import PointOnCurve
+from flexmbs.constraints.cylinder_on_plane import CylinderOnPlane
 from flexmbs.constraints.distance import Distance
+from flexmbs.constraints.double_prismatic import DoublePrismatic
 from flexmbs.constraints.drives import AngularVelocityDrive
 from flexmbs.constraints.gear import GearPair, mesh_forces
 from flexmbs.constraints.prismatic import Prismatic
 from flexmbs.constraints.rack_pinion import RackPinion
 from flexmbs.constraints.revolute import Revolute
+from flexmbs.constraints.sphere_in_tube import SphereInTube
+from flexmbs.constraints.sphere_on_plane import SphereOnPlane
 from flexmbs.constraints.spherical import Spherical
 from flexmbs.forces.external import ExternalForce, ExternalTorque
 from flexmbs.simulate import prepare, simulate
@@ -185,3 +189,36 @@ def test_cam_lift_follows_the_profile_and_contact_force_matches_inverse_dynamics
     assert np.max(np.abs(F[late] - F_ref[late])) < 2e-3 * scale
     mean_err = 0.5 * (F[1:] + F[:-1] - F_ref[1:] - F_ref[:-1])
     assert np.max(np.abs(mean_err[late[1:]])) < 1e-3 * scale
+
+
+SLOPE = np.deg2rad(30.0)
+INCLINE = {   # kind: joint of a 2 kg body on a frictionless incline through the origin
+    "sphere_on_plane": lambda b, n, t: SphereOnPlane("J", ground, b, at=(0, 0, 0), axis=n),
+    "double_prismatic": lambda b, n, t: DoublePrismatic("J", ground, b, at=(0, 0, 0), axis=n),
+    "sphere_in_tube": lambda b, n, t: SphereInTube("J", ground, b, at=(0, 0, 0), axis=t),
+    "cylinder_on_plane": lambda b, n, t: CylinderOnPlane("J", ground, b, at=(0, 0, 0), axis=n,
+                                                         second_axis=(0.0, 0.0, 1.0)),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(INCLINE))
+def test_body_slides_down_a_frictionless_incline(kind):
+    """Lower pairs in motion (label rows, compiled path): a body released on a 30 deg
+    incline (plane normal n, line of steepest descent t) moves by g sin(a) t^2 / 2 down
+    the slope (to 1e-9 m after 0.5 s: generalized-alpha integrates a constant
+    acceleration exactly) and stays on it; on the plane the normal force is m g cos(a)
+    (the multiplier lam of z_P . d, force -lam n on the body: lam = -m g cos(a))."""
+    g, m, T = 9.81, 2.0, 0.5
+    t_dir = np.array([np.cos(SLOPE), -np.sin(SLOPE), 0.0])
+    n_dir = np.array([np.sin(SLOPE), np.cos(SLOPE), 0.0])
+    body = RigidBody("b", m, np.diag([0.02, 0.03, 0.04]))
+    model = System(gravity=(0.0, -g, 0.0), name=f"incline_{kind}")
+    model.add(body, INCLINE[kind](body, n_dir, t_dir))
+    prep = prepare(model)
+    res = simulate(model, t_end=T, dt=5e-3, rho_inf=0.8, assembled=prep)
+    r = res.body_q("b")[:, :3]
+    if kind == "sphere_on_plane":
+        np.testing.assert_allclose(_multiplier(prep, res, "J"), -m * g * np.cos(SLOPE),
+                                   rtol=1e-9)
+    np.testing.assert_allclose(r @ t_dir, 0.5 * g * np.sin(SLOPE) * res.t**2, atol=1e-9)
+    np.testing.assert_allclose(r @ n_dir, 0.0, atol=1e-12)
