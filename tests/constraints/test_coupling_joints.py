@@ -18,6 +18,7 @@ from constraints.jetcheck import check_joint, pair
 from flexmbs.bodies.ground import ground
 from flexmbs.bodies.rigid import RigidBody
 from flexmbs.constraints.cam import PointOnCurve
+from flexmbs.constraints.curve_contact import CurveOnCurve
 from flexmbs.constraints.cylinder_on_plane import CylinderOnPlane
 from flexmbs.constraints.distance import Distance
 from flexmbs.constraints.double_prismatic import DoublePrismatic
@@ -65,6 +66,10 @@ JOINTS = {
         curve_x=PSI, curve_y=1.0 + 0.3 * np.cos(PSI) + 0.1 * np.sin(2 * PSI)), 2),
     "cam_graph": (lambda a, b, at, ax, rng: PointOnCurve(
         "J", a, b, at, ax, curve="graph", curve_x=GRID, curve_y=0.2 * np.sin(GRID)), 2),
+    "curve_on_curve": (lambda a, b, at, ax, rng: CurveOnCurve(
+        "J", a, b, at, ax, second_at=at + 1.5 * frame_from_axis(ax)[:, 0], curve_x=PSI,
+        curve_y=1.0 + 0.2 * np.cos(PSI), second_curve_x=PSI,
+        second_curve_y=0.5 + 0.05 * np.sin(2 * PSI)), 1),
     "point_on_surface": (lambda a, b, at, ax, rng: PointOnSurface(
         "J", a, b, at, ax, surface_x=GRID, surface_y=GRID,
         surface_z=0.1 * np.outer(np.sin(GRID), np.cos(0.5 * GRID))), 1),
@@ -94,7 +99,7 @@ def test_jacobian_hessian_and_acceleration_term(kind, with_ground, seed):
 
 
 ONE_BODY = ("double_prismatic", "sphere_on_plane", "sphere_in_tube", "cylinder_on_plane",
-               "distance", "cam_polar", "cam_graph", "point_on_surface")
+               "distance", "cam_polar", "cam_graph", "point_on_surface", "curve_on_curve")
 
 
 @pytest.mark.parametrize("kind", ONE_BODY)
