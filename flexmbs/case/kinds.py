@@ -22,6 +22,7 @@ from flexmbs.bodies.flexible import FlexibleBody
 from flexmbs.bodies.point_mass import PointMass
 from flexmbs.bodies.rigid import RigidBody
 from flexmbs.constraints.cam import PointOnCurve
+from flexmbs.constraints.curve_contact import CurveOnCurve
 from flexmbs.constraints.cylinder_on_plane import CylinderOnPlane
 from flexmbs.constraints.cylindrical import Cylindrical
 from flexmbs.constraints.distance import Distance
@@ -82,7 +83,7 @@ def registry(*classes: type) -> Mapping[str, type]:
 BODIES = registry(RigidBody, PointMass, FlexibleBody)
 JOINTS = registry(Revolute, Spherical, Fixed, Prismatic, Cylindrical, Universal, Planar,
                   Helical, DoublePrismatic, SphereOnPlane, CylinderOnPlane, SphereInTube,
-                  Distance, GearPair, RackPinion, PointOnCurve)
+                  Distance, GearPair, RackPinion, PointOnCurve, CurveOnCurve)
 DRIVES = registry(AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityDrive)
 FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, ExternalForce,
                   ExternalTorque, JointStop)

@@ -150,8 +150,9 @@ JOINT = _table(
         "(default: the marker's z axis)"),
     Key("pitch", "float", "m/turn", None, "helical joints only: advance per turn"),
     # coupling joints and lower pairs with two frames (flexmbs.constraints.two_point)
-    Key("second_at", "vec3", "m", None, "distance, gear, rack_pinion, point_on_curve: point "
-        "of side Q, inertial, initial configuration (default: `at`, or the marker of Q)"),
+    Key("second_at", "vec3", "m", None, "distance, gear, rack_pinion, point_on_curve, "
+        "curve_on_curve: point of side Q, inertial, initial configuration (default: `at`, "
+        "or the marker of Q)"),
     Key("second_axis", "axis", "-", None, "z axis of side Q, inertial: the second wheel's "
         "axis (gear), the rack's direction of travel (rack_pinion, normal to `axis`), the "
         "cylinder's axis (cylinder_on_plane, required, in the plane); default `axis`"),
@@ -171,18 +172,24 @@ JOINT = _table(
     Key("curve", "str", default="polar", doc="point_on_curve only: the curve in P's x-y "
         "plane, radius over polar angle (a disc cam's pitch curve) or y over x",
         choices=("polar", "graph")),
-    Key("curve_x", "floats", "rad | m", None, "point_on_curve only (required): increasing "
-        "samples of the polar angle (less than one turn) or of x"),
-    Key("curve_y", "floats", "m", None, "point_on_curve only (required): radii or heights "
-        "at `curve_x` (a C2 cubic spline through them, periodic for polar)"),
+    Key("curve_x", "floats", "rad | m", None, "point_on_curve, curve_on_curve (required): "
+        "increasing samples of the polar angle (less than one turn) or of x, of P's curve"),
+    Key("curve_y", "floats", "m", None, "point_on_curve, curve_on_curve (required): radii "
+        "or heights at `curve_x` (a C2 cubic spline through them, periodic for polar)"),
+    Key("second_curve_x", "floats", "rad", None, "curve_on_curve only (required): polar "
+        "angles of Q's curve about Q (less than one turn)"),
+    Key("second_curve_y", "floats", "m", None, "curve_on_curve only (required): radii of "
+        "Q's curve at `second_curve_x` (a roller: all equal)"),
 )
 #: joint keys meaningful only for some types (the loader refuses them elsewhere)
-JOINT_ONLY = {"second_at": ("distance", "gear", "rack_pinion", "point_on_curve"),
+JOINT_ONLY = {"second_at": ("distance", "gear", "rack_pinion", "point_on_curve",
+                            "curve_on_curve"),
               "second_axis": ("gear", "rack_pinion", "cylinder_on_plane"),
               "length": ("distance",), "teeth": ("gear",), "internal": ("gear",),
               "module": ("gear",), "pressure_angle": ("gear",), "radius": ("rack_pinion",),
-              "curve": ("point_on_curve",), "curve_x": ("point_on_curve",),
-              "curve_y": ("point_on_curve",)}
+              "curve": ("point_on_curve",), "curve_x": ("point_on_curve", "curve_on_curve"),
+              "curve_y": ("point_on_curve", "curve_on_curve"),
+              "second_curve_x": ("curve_on_curve",), "second_curve_y": ("curve_on_curve",)}
 
 # -- time functions (drive values and loads) ------------------------------------------------
 FUNCTION_TYPES = tuple(kinds.FUNCTIONS)

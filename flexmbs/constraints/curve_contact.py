@@ -91,6 +91,7 @@ class CurveOnCurve(TwoPointJoint):
     curve_y: tuple | None = None
     second_curve_x: tuple | None = None
     second_curve_y: tuple | None = None
+    kind = "curve_on_curve"
     labels = ("gap",)
     coordinate_names = ("s_1", "s_2")
 
