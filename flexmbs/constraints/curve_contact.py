@@ -10,7 +10,8 @@ conditions
     h_1 = (c_2 - c_1) . t_1 = 0,      h_2 = (t_1 x t_2) . z_P = 0,      t_i = dc_i/ds_i,
 
 (c_2 on the normal of curve 1, parallel tangents), found by Newton's method from the
-previous solution (or, the first time, the best of a grid of samples), and the row is
+line of the two markers' origins (exact for circles; a function of the state only, so
+runs repeat to the last bit), or else from the best of a grid of samples; the row is
 the signed gap along curve 1's outer normal ``n_1 = t_1 x z_P / |t_1|``:
 
     g(x) = G(x, s(x)) = (c_2 - c_1) . n_1.
@@ -142,22 +143,20 @@ class CurveOnCurve(TwoPointJoint):
             gap = (C2 - C1) @ np.cross(T1, z) / np.linalg.norm(T1)
             return h, jac, gap
 
-        s = self.__dict__.get("_s_last")
-        for attempt in range(2):
-            if s is None or attempt == 1:
-                s = _grid_start(h_and_jac)
-            s = np.array(s, dtype=float)
+        d = p2 - p1
+        starts = (np.array([np.arctan2(d @ b1, d @ a1), np.arctan2(-d @ b2, -d @ a2)]), None)
+        for s in starts:
+            s = _grid_start(h_and_jac) if s is None else s
             for _ in range(30):
                 h, jac, _ = h_and_jac(s)
-                if np.max(np.abs(h)) < 1e-14 * max(1.0, np.abs(p2 - p1).max()):
+                if np.max(np.abs(h)) < 1e-14 * max(1.0, np.abs(d).max()):
                     break
                 try:
                     s = s - np.linalg.solve(jac, h)
                 except np.linalg.LinAlgError:
                     break
             h = h_and_jac(s)[0]
-            if np.max(np.abs(h)) < 1e-10 * max(1.0, np.abs(p2 - p1).max()):
-                self.__dict__["_s_last"] = s
+            if np.max(np.abs(h)) < 1e-10 * max(1.0, np.abs(d).max()):
                 return s
         raise ModelError(f"CurveOnCurve '{self.name}': no contact point of the two curves "
                          f"found (common normal), residual {np.max(np.abs(h)):.3g} m")
