@@ -14,7 +14,6 @@ from flexmbs.bodies.point_mass import PointMass
 from flexmbs.bodies.rigid import RigidBody
 from flexmbs.case import kinds as _kinds
 from flexmbs.constraints.gear import MeshForces, mesh_forces
-from flexmbs.constraints.surface import PointOnSurface
 from flexmbs.errors import (
     BodyFileError,
     CaseError,
@@ -31,7 +30,7 @@ from flexmbs.system.model import System
 __all__ = [
     "BodyFileError", "CaseError", "ConvergenceError", "Equilibrium", "FacePressure",
     "FlexibleBody", "FlexmbsError", "FromCallables", "MeshError", "MeshForces", "ModelError",
-    "PointMass", "PointOnSurface", "Result", "RigidBody", "System", "TimeFunction", "ground",
+    "PointMass", "Result", "RigidBody", "System", "TimeFunction", "ground",
     "mesh_forces", "simulate", "static_equilibrium",
 ]
 

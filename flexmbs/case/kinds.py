@@ -43,6 +43,7 @@ from flexmbs.constraints.revolute import Revolute
 from flexmbs.constraints.sphere_in_tube import SphereInTube
 from flexmbs.constraints.sphere_on_plane import SphereOnPlane
 from flexmbs.constraints.spherical import Spherical
+from flexmbs.constraints.surface import PointOnSurface
 from flexmbs.constraints.universal import Universal
 from flexmbs.forces.bushing import Bushing
 from flexmbs.forces.external import ExternalForce, ExternalTorque
@@ -83,7 +84,8 @@ def registry(*classes: type) -> Mapping[str, type]:
 BODIES = registry(RigidBody, PointMass, FlexibleBody)
 JOINTS = registry(Revolute, Spherical, Fixed, Prismatic, Cylindrical, Universal, Planar,
                   Helical, DoublePrismatic, SphereOnPlane, CylinderOnPlane, SphereInTube,
-                  Distance, GearPair, RackPinion, PointOnCurve, CurveOnCurve)
+                  Distance, GearPair, RackPinion, PointOnCurve, CurveOnCurve,
+                  PointOnSurface)
 DRIVES = registry(AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityDrive)
 FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, ExternalForce,
                   ExternalTorque, JointStop)

@@ -163,6 +163,13 @@ def _mat3(v):
     return tuple(tuple(_finite(x) for x in r) for r in v)
 
 
+def _grid(v):
+    if not (isinstance(v, list) and v and all(isinstance(r, list) and len(r) == len(v[0])
+                                              and r for r in v)):
+        raise _Bad("a rectangular array of arrays of numbers (rows of equal length)", _show(v))
+    return tuple(tuple(_finite(x) for x in r) for r in v)
+
+
 def _axis(v):
     if isinstance(v, str):
         if v.strip().lower().lstrip("+-") not in ("x", "y", "z"):
@@ -328,7 +335,7 @@ _CHECKS = {
     "str": _str, "name": _name, "float": _finite, "int": _int, "bool": _bool, "vec3": _vec(3),
     "vec6": _vec(6), "axis": _axis, "orientation": _orientation, "inertia": _inertia,
     "ref": _ref, "markers": _markers, "interfaces": _interfaces, "material": _material,
-    "floats": _floats, "ints": _ints, "value": _value, "coordinate": _coordinate,
+    "floats": _floats, "ints": _ints, "grid": _grid, "value": _value, "coordinate": _coordinate,
     "options": _options, "path": _str, "path_out": _str, "function": lambda v: v,   # checked in _function
     "sn_curve": _sn_curve,
 }

@@ -151,8 +151,8 @@ JOINT = _table(
     Key("pitch", "float", "m/turn", None, "helical joints only: advance per turn"),
     # coupling joints and lower pairs with two frames (flexmbs.constraints.two_point)
     Key("second_at", "vec3", "m", None, "distance, gear, rack_pinion, point_on_curve, "
-        "curve_on_curve: point of side Q, inertial, initial configuration (default: `at`, "
-        "or the marker of Q)"),
+        "curve_on_curve, point_on_surface: point of side Q, inertial, initial configuration "
+        "(default: `at`, or the marker of Q)"),
     Key("second_axis", "axis", "-", None, "z axis of side Q, inertial: the second wheel's "
         "axis (gear), the rack's direction of travel (rack_pinion, normal to `axis`), the "
         "cylinder's axis (cylinder_on_plane, required, in the plane); default `axis`"),
@@ -180,16 +180,24 @@ JOINT = _table(
         "angles of Q's curve about Q (less than one turn)"),
     Key("second_curve_y", "floats", "m", None, "curve_on_curve only (required): radii of "
         "Q's curve at `second_curve_x` (a roller: all equal)"),
+    Key("surface_x", "floats", "m", None, "point_on_surface only (required): increasing "
+        "grid x of the height field z = f(x, y) in P's frame (at least 4)"),
+    Key("surface_y", "floats", "m", None, "point_on_surface only (required): increasing "
+        "grid y (at least 4)"),
+    Key("surface_z", "grid", "m", None, "point_on_surface only (required): heights, one "
+        "row per `surface_x`, one column per `surface_y` (a C2 bicubic spline through them)"),
 )
 #: joint keys meaningful only for some types (the loader refuses them elsewhere)
 JOINT_ONLY = {"second_at": ("distance", "gear", "rack_pinion", "point_on_curve",
-                            "curve_on_curve"),
+                            "curve_on_curve", "point_on_surface"),
               "second_axis": ("gear", "rack_pinion", "cylinder_on_plane"),
               "length": ("distance",), "teeth": ("gear",), "internal": ("gear",),
               "module": ("gear",), "pressure_angle": ("gear",), "radius": ("rack_pinion",),
               "curve": ("point_on_curve",), "curve_x": ("point_on_curve", "curve_on_curve"),
               "curve_y": ("point_on_curve", "curve_on_curve"),
-              "second_curve_x": ("curve_on_curve",), "second_curve_y": ("curve_on_curve",)}
+              "second_curve_x": ("curve_on_curve",), "second_curve_y": ("curve_on_curve",),
+              "surface_x": ("point_on_surface",), "surface_y": ("point_on_surface",),
+              "surface_z": ("point_on_surface",)}
 
 # -- time functions (drive values and loads) ------------------------------------------------
 FUNCTION_TYPES = tuple(kinds.FUNCTIONS)

@@ -34,6 +34,7 @@ class PointOnSurface(TwoPointJoint):
     surface_x: tuple | None = None
     surface_y: tuple | None = None
     surface_z: tuple | None = None
+    kind = "point_on_surface"
     labels = ("on surface",)
     coordinate_names = ("x", "y")
 

@@ -98,6 +98,10 @@ MISTAKES = [
      .replace("teeth = [20, 50]\nmodule = 0.004\n", "curve_x = [0.0, 2.0, 1.0, 3.0]\n"
               "curve_y = [0.1, 0.1, 0.1, 0.1]\n"),
      ["joints[2]", "PointOnCurve 'mesh'", "strictly increasing"]),
+    ("ragged surface grid", lambda s: s.replace('type = "gear"', 'type = "point_on_surface"')
+     .replace("teeth = [20, 50]\nmodule = 0.004\n", "surface_x = [0.0, 1.0, 2.0, 3.0]\n"
+              "surface_y = [0.0, 1.0, 2.0, 3.0]\nsurface_z = [[0.0, 0.0], [0.0]]\n"),
+     ["joints[2].surface_z", "rectangular array"]),
     ("cam curve type", lambda s: s.replace("teeth = [20, 50]", 'curve = "spiral"'),
      ["joints[2].curve", "one of polar, graph"]),
 ]
