@@ -28,8 +28,12 @@ both towards it) the pair is external (s = -1), as a spur pair with parallel axe
 Reaction split (reactions ``-G^T lam``): the multiplier ``lam`` [N m] is the torque of
 the mesh on the second wheel about ``z_Q``, that on the first ``-s (z_P / z_Q) lam``
 about ``z_P`` (:func:`mesh_forces`); with the pitch radii ``r = m z / 2`` (module ``m``)
-the tangential tooth force is ``F_t = lam / r_Q`` and the radial (separating) force
-``F_r = |F_t| tan(alpha)`` for the pressure angle ``alpha``.
+the tangential tooth force is ``F_t = lam / r_Q`` and the separating force
+``|F_t| tan(alpha)`` for the pressure angle ``alpha``; on a bevel pair (shaft angle
+``Sigma`` between ``z_P`` and ``z_Q``, pitch cone angles ``delta_P + delta_Q = Sigma``,
+``tan delta_P = sin Sigma / (z_Q / z_P + cos Sigma)``) it splits into the radial force
+``F_r = |F_t| tan(alpha) cos(delta_Q)`` and the axial force
+``F_a = |F_t| tan(alpha) sin(delta_Q)`` on the second wheel (a spur pair: ``delta = 0``).
 """
 from __future__ import annotations
 
@@ -48,12 +52,14 @@ def centre_line_angle(F, d) -> J.Jet:
 
 @dataclass(frozen=True)
 class MeshForces:
-    """Torques [N m] on the wheels about their axes and tooth forces [N] at the mesh."""
+    """Torques [N m] on the wheels about their axes and tooth forces [N] at the mesh
+    (radial and axial: on the second wheel)."""
 
     torque_first: float
     torque_second: float
     tangential: float
     radial: float
+    axial: float
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,13 +123,28 @@ class GearPair(TwoPointJoint):
         return [J.apply(phi, np.sin(f) / zQ, np.cos(f) / zQ, -np.sin(f) / zQ)]
 
 
+def cone_angle_second(gear: GearPair) -> float:
+    """Pitch cone angle ``delta_Q`` [rad] of the second wheel (module docstring; 0 for
+    parallel axes and internal pairs)."""
+    if gear.internal:
+        return 0.0
+    (_, A), (_, B) = gear.initial_frames()
+    cos_s = float(np.clip(A[:, 2] @ B[:, 2], -1.0, 1.0))
+    sin_s = float(np.sqrt(1.0 - cos_s * cos_s))
+    zP, zQ = gear.teeth
+    delta_P = float(np.arctan2(sin_s, zQ / zP + cos_s))
+    return float(np.arccos(cos_s)) - delta_P
+
+
 def mesh_forces(gear: GearPair, lam: float) -> MeshForces:
     """Torques and tooth forces of ``gear`` for its multiplier ``lam`` [N m] (module
-    docstring); the tooth forces need ``gear.module``."""
+    docstring); the tooth forces need ``gear.module`` (else NaN)."""
     lam = float(lam)
     T_first = -gear.ratio * lam
-    Ft = Fr = float("nan")
+    Ft = Fr = Fa = float("nan")
     if gear.module is not None:
         Ft = lam / (0.5 * gear.module * gear.teeth[1])
-        Fr = abs(Ft) * float(np.tan(gear.pressure_angle))
-    return MeshForces(T_first, lam, Ft, Fr)
+        separating = abs(Ft) * float(np.tan(gear.pressure_angle))
+        delta = cone_angle_second(gear)
+        Fr, Fa = separating * np.cos(delta), separating * np.sin(delta)
+    return MeshForces(T_first, lam, Ft, float(Fr), float(Fa))

@@ -63,7 +63,8 @@ def test_gear_train_ratio_and_torque_balance(name):
     1e-10 rad over 2.5 turns of wheel 1; the drive's reaction torque is the power
     balance's -T_L omega_2 / omega_1 (rel. 1e-6 once generalized-alpha's start-up
     oscillation of the multipliers has decayed) and the gear multiplier's torques
-    (mesh_forces) are -T_L on wheel 2 and the drive torque's opposite on wheel 1."""
+    (mesh_forces) are -T_L on wheel 2 and the drive torque's opposite on wheel 1; the
+    tooth forces split by the pressure angle and, on the bevel pair, the cone angle."""
     teeth, internal, c1, a1, c2, a2 = GEARS[name]
     c1, a1, c2, a2 = (np.array(v, dtype=float) for v in (c1, a1, c2, a2))
     w1, w2 = _wheel("w1", c1), _wheel("w2", c2)
@@ -88,9 +89,14 @@ def test_gear_train_ratio_and_torque_balance(name):
     mf = mesh_forces(gear, _multiplier(prep, res, "G")[-1])
     assert mf.torque_second == pytest.approx(-T_L, rel=1e-6)
     assert mf.torque_first == pytest.approx(-T_drive[-1], rel=1e-6)
-    # tooth forces: F_t r_2 = torque on wheel 2, F_r = |F_t| tan(20 deg)
+    # tooth forces: F_t r_2 = torque on wheel 2; the separating force |F_t| tan(20 deg) is
+    # radial on a spur pair and splits by the pitch cone angle of a 90 deg bevel pair,
+    # tan(delta_2) = z_2 / z_1 (cone geometry)
     assert mf.tangential * M * teeth[1] / 2 == pytest.approx(mf.torque_second, rel=1e-12)
-    assert mf.radial == pytest.approx(abs(mf.tangential) * np.tan(np.deg2rad(20)), rel=1e-12)
+    separating = abs(mf.tangential) * np.tan(np.deg2rad(20))
+    delta_2 = np.arctan2(teeth[1], teeth[0]) if name == "bevel" else 0.0
+    assert mf.radial == pytest.approx(separating * np.cos(delta_2), rel=1e-12)
+    assert mf.axial == pytest.approx(separating * np.sin(delta_2), rel=1e-12, abs=1e-12)
 
 
 def test_rack_displacement_is_radius_times_pinion_turn():
