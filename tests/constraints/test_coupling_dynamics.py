@@ -272,3 +272,35 @@ def test_eccentric_disc_on_a_roller_follower_curve_on_curve():
     late = res.t > 0.2
     err = np.max(np.abs(F_y[late] - F_ref[late])) / np.ptp(F_ref)
     assert err < 1e-3                                       # measured 2.2e-4 (h = 2 ms)
+
+
+def test_planetary_train_follows_the_willis_equation():
+    """Sun (z_s = 20) driven at omega, ring (z_r = 60) fixed, planet (z_p = 20) on a
+    rotating carrier: the carrier turns at omega z_s / (z_s + z_r) and the planet at
+    omega_c - (omega - omega_c) z_s / z_p (Willis), to 1e-9 rad over one carrier turn —
+    the gear pairs measure the wheels' turns relative to the moving carrier."""
+    zs, zp, zr, m_ = 20, 20, 60, 0.002
+    omega = 2 * np.pi
+    c_p = np.array([0.0, m_ * (zs + zp) / 2, 0.0])          # planet centre at t = 0
+    sun, arm = _wheel("sun", np.zeros(3)), _wheel("arm", np.zeros(3))
+    planet = _wheel("planet", c_p)
+    model = System(name="planetary")
+    model.add(sun, arm, planet,
+              Revolute("Rs", ground, sun, at=(0, 0, 0), axis="z"),
+              Revolute("Ra", ground, arm, at=(0, 0, 0), axis="z"),
+              Revolute("Rp", arm, planet, at=c_p, axis="z"),
+              GearPair("sun_planet", sun, planet, at=(0, 0, 0), axis="z", second_at=c_p,
+                       teeth=(zs, zp)),
+              GearPair("planet_ring", planet, ground, at=c_p, axis="z", second_at=(0, 0, 0),
+                       teeth=(zp, zr), internal=True),
+              AngularVelocityDrive("spin", joint="Rs", omega=omega))
+    prep = prepare(model)
+    assert prep.dof.mobility == 0 and prep.dof.redundant == ()
+    omega_c = omega * zs / (zs + zr)
+    res = simulate(model, t_end=2 * np.pi / omega_c, dt=1e-2, rho_inf=0.8, assembled=prep)
+    arm_angle = res.joint_coordinates["Ra"][:, 0]
+    np.testing.assert_allclose(_wrapped(arm_angle - omega_c * res.t), 0.0, atol=1e-9)
+    omega_p = omega_c - (omega - omega_c) * zs / zp        # absolute planet rate
+    planet_rel = res.joint_coordinates["Rp"][:, 0]         # planet relative to the arm
+    np.testing.assert_allclose(_wrapped(planet_rel - (omega_p - omega_c) * res.t), 0.0,
+                               atol=1e-9)
