@@ -29,12 +29,12 @@ class CylinderOnPlane(TwoPointJoint):
     def problems(self) -> list[str]:
         out = super().problems()
         if self.second_axis is None:
-            out.append(f"{self._who()}: give 'second_axis' (the cylinder's axis, in the plane)")
+            out.append(f"{self.title}: give 'second_axis' (the cylinder's axis, in the plane)")
         elif self.axis is not None and not out:
-            n = parse_axis(self.axis, self._who())
-            a = parse_axis(self.second_axis, self._who())
+            n = parse_axis(self.axis, self.title)
+            a = parse_axis(self.second_axis, self.title)
             if abs(n @ a) > 1e-9:
-                out.append(f"{self._who()}: 'second_axis' (the cylinder's axis) must lie in "
+                out.append(f"{self.title}: 'second_axis' (the cylinder's axis) must lie in "
                            f"the plane (normal to 'axis'), got axis . second_axis = {n @ a:.3g}")
         return out
 

@@ -39,10 +39,10 @@ class Distance(TwoPointJoint):
     def problems(self) -> list[str]:
         out = super().problems()
         if self.length is not None and not (np.isfinite(self.length) and self.length > 0.0):
-            out.append(f"{self._who()}: length must be a positive distance [m], "
+            out.append(f"{self.title}: length must be a positive distance [m], "
                        f"got {self.length}")
         elif not out and self.length is None and self.L() < 1e-12:
-            out.append(f"{self._who()}: the two points coincide initially; give "
+            out.append(f"{self.title}: the two points coincide initially; give "
                        "'second_at' (or a second marker) or 'length' [m]")
         return out
 

@@ -88,19 +88,19 @@ class GearPair(TwoPointJoint):
         z = self.teeth
         if (not isinstance(z, (tuple, list)) or len(z) != 2
                 or not all(isinstance(k, (int, np.integer)) and k > 0 for k in z)):
-            out.append(f"{self._who()}: teeth must be two positive integers (z_P, z_Q), "
+            out.append(f"{self.title}: teeth must be two positive integers (z_P, z_Q), "
                        f"got {z!r}")
         if self.module is not None and not (np.isfinite(self.module) and self.module > 0):
-            out.append(f"{self._who()}: module must be a positive length [m], got {self.module}")
+            out.append(f"{self.title}: module must be a positive length [m], got {self.module}")
         if not 0.0 <= self.pressure_angle < 0.5 * np.pi:
-            out.append(f"{self._who()}: pressure_angle must be in [0, pi/2) [rad], got "
+            out.append(f"{self.title}: pressure_angle must be in [0, pi/2) [rad], got "
                        f"{self.pressure_angle}")
         if not out:
             (p, A), (pq, B) = self.initial_frames()
             d = pq - p
             for tag, ax in (("first", A[:, 2]), ("second", B[:, 2])):
                 if np.linalg.norm(d - (d @ ax) * ax) < 1e-9 * max(1.0, np.linalg.norm(d)):
-                    out.append(f"{self._who()}: the centre line from the first to the second "
+                    out.append(f"{self.title}: the centre line from the first to the second "
                                f"wheel centre is along the {tag} wheel's axis; place the "
                                "markers at the wheel centres (not at a common point)")
                     break

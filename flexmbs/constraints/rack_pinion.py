@@ -48,12 +48,12 @@ class RackPinion(TwoPointJoint):
         out = super().problems()
         r = self.radius
         if r is None or not np.isfinite(r) or r == 0.0:
-            out.append(f"{self._who()}: radius must be a finite non-zero pitch radius [m], "
+            out.append(f"{self.title}: radius must be a finite non-zero pitch radius [m], "
                        f"got {r}")
         if self.axis is not None and self.second_axis is not None and not out:
-            a, b = parse_axis(self.axis, self._who()), parse_axis(self.second_axis, self._who())
+            a, b = parse_axis(self.axis, self.title), parse_axis(self.second_axis, self.title)
             if abs(a @ b) > 1e-9:
-                out.append(f"{self._who()}: the rack's direction 'second_axis' must be normal "
+                out.append(f"{self.title}: the rack's direction 'second_axis' must be normal "
                            f"to the pinion's 'axis', got axis . second_axis = {a @ b:.3g}")
         return out
 

@@ -26,11 +26,13 @@ class TwoPointJoint(Joint):
     second_at: object = None
     second_axis: object = None
 
-    def _who(self) -> str:
+    @property
+    def title(self) -> str:
+        """``"GearPair 'mesh'"``: how messages name the joint."""
         return f"{type(self).__name__} '{self.name}'"
 
     def problems(self) -> list[str]:
-        out, who = [], self._who()
+        out, who = [], self.title
         for key in ("axis", "second_axis"):
             if getattr(self, key) is not None:
                 try:
@@ -73,7 +75,7 @@ class TwoPointJoint(Joint):
     def _place_side(self, side, at, axis, tag) -> Marker:
         body = body_of(side)
         r0, A0 = initial_pose(body)
-        R_joint = None if axis is None else frame_from_axis(parse_axis(axis, self._who()))
+        R_joint = None if axis is None else frame_from_axis(parse_axis(axis, self.title))
         if isinstance(side, Marker):
             R = side.R if R_joint is None else A0.T @ R_joint
             return Marker(side.name, body, side.s, R, side.Phi, side.Psi)
