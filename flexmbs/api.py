@@ -14,6 +14,7 @@ from flexmbs.bodies.ground import ground
 from flexmbs.bodies.point_mass import PointMass
 from flexmbs.bodies.rigid import RigidBody
 from flexmbs.case import kinds as _kinds
+from flexmbs.constraints.gear import MeshForces, mesh_forces
 from flexmbs.errors import (
     BodyFileError,
     CaseError,
@@ -29,9 +30,9 @@ from flexmbs.system.model import System
 
 __all__ = [
     "BodyFileError", "CaseError", "ConvergenceError", "Equilibrium", "FacePressure",
-    "FlexibleBody", "FlexmbsError", "FromCallables", "MeshError", "ModalDamping", "ModelError",
-    "PointMass", "RayleighDamping", "Result", "RigidBody", "System", "TimeFunction", "ground",
-    "simulate", "static_equilibrium",
+    "FlexibleBody", "FlexmbsError", "FromCallables", "MeshError", "MeshForces",
+    "ModalDamping", "ModelError", "PointMass", "RayleighDamping", "Result", "RigidBody",
+    "System", "TimeFunction", "ground", "mesh_forces", "simulate", "static_equilibrium",
 ]
 
 #: the registered classes by class name (``fm.Revolute``, ...)

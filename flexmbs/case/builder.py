@@ -46,7 +46,7 @@ def _value(key: S.Key, value):
     :class:`~flexmbs.kinematics.time_functions.TimeFunction` objects, arrays tuples."""
     if key.kind == "function":
         return time_function(value)
-    if key.kind in ("floats", "vec6"):
+    if key.kind in ("floats", "ints", "vec6") and value is not None:
         return tuple(value)
     return value
 
@@ -62,14 +62,17 @@ def time_function(spec):
     return kinds.FUNCTIONS[spec["type"]](*(_value(k, spec[k.name]) for k in keys))
 
 
-def _arguments(cls, item: dict, keys: dict, side, joints: dict | None = None) -> dict:
+def _arguments(cls, item: dict, keys: dict, side, joints: dict | None = None,
+               points: bool = True) -> dict:
     """Keyword arguments of ``cls`` for a validated case ``item`` with schema ``keys``.
 
     Every key of the item that is a field of ``cls`` (``type`` and the attachment points
     of :data:`_POINT_OF` are not) is passed under its own name: a reference
     ``"BODY.MARKER"`` as the side ``side(item, key, point_key)``, a joint name as the
     joint object of ``joints`` (force elements; drives take the name), a time-function
-    table as its object, arrays as tuples.
+    table as its object, arrays as tuples.  With ``points=False`` (joints, whose
+    ``at``/``second_at`` are fields that place the joint frames) a side is never
+    ``(body, point)``.
     """
     fields = {f.name for f in dataclasses.fields(cls)}
     out = {}
@@ -79,7 +82,8 @@ def _arguments(cls, item: dict, keys: dict, side, joints: dict | None = None) ->
             continue
         value = item[name]
         if key.kind == "ref":
-            value = None if value is None else side(item, name, _POINT_OF.get(name))
+            value = None if value is None else side(item, name,
+                                                    _POINT_OF.get(name) if points else None)
         elif name == "joint" and joints is not None:
             value = joints[value]
         else:
@@ -226,7 +230,7 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
     joints = {}
     for j in case.joints:
         cls = kinds.JOINTS[j["type"]]
-        _make(case, j, system, joints, cls, **_arguments(cls, j, S.JOINT, side))
+        _make(case, j, system, joints, cls, **_arguments(cls, j, S.JOINT, side, points=False))
     _drives(case, system, joints, side)
     _forces(case, system, joints, side)
     _sensors(case, system, side)

@@ -21,7 +21,12 @@ from types import MappingProxyType
 from flexmbs.bodies.flexible import FlexibleBody
 from flexmbs.bodies.point_mass import PointMass
 from flexmbs.bodies.rigid import RigidBody
+from flexmbs.constraints.cam import PointOnCurve
+from flexmbs.constraints.curve_contact import CurveOnCurve
+from flexmbs.constraints.cylinder_on_plane import CylinderOnPlane
 from flexmbs.constraints.cylindrical import Cylindrical
+from flexmbs.constraints.distance import Distance
+from flexmbs.constraints.double_prismatic import DoublePrismatic
 from flexmbs.constraints.drives import (
     AngleDrive,
     AngularVelocityDrive,
@@ -29,11 +34,16 @@ from flexmbs.constraints.drives import (
     VelocityDrive,
 )
 from flexmbs.constraints.fixed import Fixed
+from flexmbs.constraints.gear import GearPair
 from flexmbs.constraints.helical import Helical
 from flexmbs.constraints.planar import Planar
 from flexmbs.constraints.prismatic import Prismatic
+from flexmbs.constraints.rack_pinion import RackPinion
 from flexmbs.constraints.revolute import Revolute
+from flexmbs.constraints.sphere_in_tube import SphereInTube
+from flexmbs.constraints.sphere_on_plane import SphereOnPlane
 from flexmbs.constraints.spherical import Spherical
+from flexmbs.constraints.surface import PointOnSurface
 from flexmbs.constraints.universal import Universal
 from flexmbs.forces.bushing import Bushing
 from flexmbs.forces.external import ExternalForce, ExternalTorque
@@ -75,7 +85,9 @@ def registry(*classes: type) -> Mapping[str, type]:
 #: a mesh and its reduction, not constructor arguments), so not among :data:`SECTIONS`
 BODIES = registry(RigidBody, PointMass, FlexibleBody)
 JOINTS = registry(Revolute, Spherical, Fixed, Prismatic, Cylindrical, Universal, Planar,
-                  Helical)
+                  Helical, DoublePrismatic, SphereOnPlane, CylinderOnPlane, SphereInTube,
+                  Distance, GearPair, RackPinion, PointOnCurve, CurveOnCurve,
+                  PointOnSurface)
 DRIVES = registry(AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityDrive)
 FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, ExternalForce,
                   ExternalTorque, JointStop, Rope, CompressionSpring, NonlinearSpring,

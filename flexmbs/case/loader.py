@@ -163,6 +163,13 @@ def _mat3(v):
     return tuple(tuple(_finite(x) for x in r) for r in v)
 
 
+def _grid(v):
+    if not (isinstance(v, list) and v and all(isinstance(r, list) and len(r) == len(v[0])
+                                              and r for r in v)):
+        raise _Bad("a rectangular array of arrays of numbers (rows of equal length)", _show(v))
+    return tuple(tuple(_finite(x) for x in r) for r in v)
+
+
 def _axis(v):
     if isinstance(v, str):
         if v.strip().lower().lstrip("+-") not in ("x", "y", "z"):
@@ -272,6 +279,12 @@ def _floats(v):
     return tuple(_finite(x) for x in v)
 
 
+def _ints(v):
+    if not isinstance(v, list) or not v:
+        raise _Bad("a non-empty array of integers", _show(v))
+    return tuple(_int(x) for x in v)
+
+
 def _value(v):
     """A scalar or a vector (loads)."""
     if isinstance(v, list):
@@ -322,8 +335,8 @@ _CHECKS = {
     "str": _str, "name": _name, "float": _finite, "int": _int, "bool": _bool, "vec3": _vec(3),
     "vec6": _vec(6), "axis": _axis, "orientation": _orientation, "inertia": _inertia,
     "ref": _ref, "markers": _markers, "interfaces": _interfaces, "material": _material,
-    "floats": _floats, "value": _value, "coordinate": _coordinate, "options": _options,
-    "path": _str, "path_out": _str, "function": lambda v: v,   # checked in _function
+    "floats": _floats, "ints": _ints, "grid": _grid, "value": _value, "coordinate": _coordinate,
+    "options": _options, "path": _str, "path_out": _str, "function": lambda v: v,   # checked in _function
     "sn_curve": _sn_curve,
 }
 
@@ -728,6 +741,11 @@ def _check_references(col, bodies, joints, drives, forces, sensors, raw_names=No
                     "per turn [m/turn], non-zero)")
         elif j.get("type") not in (None, "helical") and j.get("pitch") is not None:
             col.add(f"{j['path']}.pitch", "only valid for type = \"helical\"")
+        for key, types in S.JOINT_ONLY.items():
+            if j.get("type") not in (None, *types) and j.get(key) is not None \
+                    and j.get(key) != S.JOINT[key].default:
+                col.add(f"{j['path']}.{key}", "only valid for type = "
+                        + " | ".join(f'"{t}"' for t in types))
         if j.get("first") is not None and j.get("first") == j.get("second"):
             col.add(f"{j['path']}.second", f"expected a side other than first, got "
                     f"\"{j['second']}\"")

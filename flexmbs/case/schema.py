@@ -160,7 +160,55 @@ JOINT = _table(
     Key("axis", "axis", "-", None, "joint z axis, inertial: \"x\", \"-y\", ... or [x, y, z] "
         "(default: the marker's z axis)"),
     Key("pitch", "float", "m/turn", None, "helical joints only: advance per turn"),
+    # coupling joints and lower pairs with two frames (flexmbs.constraints.two_point)
+    Key("second_at", "vec3", "m", None, "distance, gear, rack_pinion, point_on_curve, "
+        "curve_on_curve, point_on_surface: point of side Q, inertial, initial configuration "
+        "(default: `at`, or the marker of Q)"),
+    Key("second_axis", "axis", "-", None, "z axis of side Q, inertial: the second wheel's "
+        "axis (gear), the rack's direction of travel (rack_pinion, normal to `axis`), the "
+        "cylinder's axis (cylinder_on_plane, required, in the plane); default `axis`"),
+    Key("length", "float", "m", None, "distance only: link length (default: the initial "
+        "distance)", check="positive"),
+    Key("teeth", "ints", "-", None, "gear only (required): tooth counts [z_P, z_Q]; "
+        "theta_Q = -(z_P / z_Q) theta_P relative to the carrier (+ with `internal`)"),
+    Key("internal", "bool", default=False, doc="gear only: the second wheel is a ring gear "
+        "(the wheels turn the same way)"),
+    Key("module", "float", "m", None, "gear only: module m (pitch radius m z / 2), for the "
+        "tooth forces", check="positive"),
+    Key("pressure_angle", "float", "rad", 0.3490658503988659, "gear only: pressure angle "
+        "(20 deg), for the radial tooth force"),
+    Key("radius", "float", "m", None, "rack_pinion only (required): pitch radius; rack "
+        "advance along `second_axis` = radius x pinion turn about `axis` (negative: "
+        "reversed)"),
+    Key("curve", "str", default="polar", doc="point_on_curve only: the curve in P's x-y "
+        "plane, radius over polar angle (a disc cam's pitch curve) or y over x",
+        choices=("polar", "graph")),
+    Key("curve_x", "floats", "rad | m", None, "point_on_curve, curve_on_curve (required): "
+        "increasing samples of the polar angle (less than one turn) or of x, of P's curve"),
+    Key("curve_y", "floats", "m", None, "point_on_curve, curve_on_curve (required): radii "
+        "or heights at `curve_x` (a C2 cubic spline through them, periodic for polar)"),
+    Key("second_curve_x", "floats", "rad", None, "curve_on_curve only (required): polar "
+        "angles of Q's curve about Q (less than one turn)"),
+    Key("second_curve_y", "floats", "m", None, "curve_on_curve only (required): radii of "
+        "Q's curve at `second_curve_x` (a roller: all equal)"),
+    Key("surface_x", "floats", "m", None, "point_on_surface only (required): increasing "
+        "grid x of the height field z = f(x, y) in P's frame (at least 4)"),
+    Key("surface_y", "floats", "m", None, "point_on_surface only (required): increasing "
+        "grid y (at least 4)"),
+    Key("surface_z", "grid", "m", None, "point_on_surface only (required): heights, one "
+        "row per `surface_x`, one column per `surface_y` (a C2 bicubic spline through them)"),
 )
+#: joint keys meaningful only for some types (the loader refuses them elsewhere)
+JOINT_ONLY = {"second_at": ("distance", "gear", "rack_pinion", "point_on_curve",
+                            "curve_on_curve", "point_on_surface"),
+              "second_axis": ("gear", "rack_pinion", "cylinder_on_plane"),
+              "length": ("distance",), "teeth": ("gear",), "internal": ("gear",),
+              "module": ("gear",), "pressure_angle": ("gear",), "radius": ("rack_pinion",),
+              "curve": ("point_on_curve",), "curve_x": ("point_on_curve", "curve_on_curve"),
+              "curve_y": ("point_on_curve", "curve_on_curve"),
+              "second_curve_x": ("curve_on_curve",), "second_curve_y": ("curve_on_curve",),
+              "surface_x": ("point_on_surface",), "surface_y": ("point_on_surface",),
+              "surface_z": ("point_on_surface",)}
 
 # -- time functions (drive values and loads) ------------------------------------------------
 FUNCTION_TYPES = tuple(kinds.FUNCTIONS)

@@ -3,6 +3,7 @@ what was found, and a non-zero exit status (``flexmbs check``)."""
 from pathlib import Path
 
 import pytest
+from check_error import assert_check_error
 
 from flexmbs.case import build, load_case
 from flexmbs.cli.main import main
@@ -115,12 +116,7 @@ CASES = [
 def test_malformed_case(tmp_path, capsys, name, edit, needles):
     path = tmp_path / "case.toml"
     path.write_text(edit(BASE))
-    rc = main(["check", str(path)])
-    err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert rc == 2
-    assert err.startswith("flexmbs check: error: ") and str(path) in err
-    for n in needles:
-        assert n in err, f"{n!r} not in {err!r}"
+    assert_check_error(path, capsys, needles)
 
 
 def test_base_case_is_valid(tmp_path, capsys):

@@ -112,6 +112,24 @@ def check_acceleration(fun, x0, rng, rtol=1e-5, atol=1e-5):
     np.testing.assert_allclose(g2, g2_fd, rtol=rtol, atol=atol)
 
 
+def joint_jets(joint, layout):
+    """``fun(x, order)``: a joint's equations and coordinates as jets on ``layout``."""
+    def fun(x, order):
+        P, Q = layout.frames(x, order)
+        return joint.equations(P, Q, layout.time(x, order)) + joint.coordinates(P, Q)
+    return fun
+
+
+def check_joint(joint, rng, acc_rtol=1e-5):
+    """:func:`check_jets` and :func:`check_acceleration` of ``joint``'s equations and
+    coordinates at a random local vector."""
+    layout = Layout(joint.resolve())
+    x = layout.random_x(rng)
+    fun = joint_jets(joint, layout)
+    check_jets(fun, x)
+    check_acceleration(fun, x, rng, rtol=acc_rtol)
+
+
 def context(layout, x, xd, order=2):
     """The ``LocalContext`` the assembler hands a force element at ``(x, xd)``."""
     from flexmbs.forces.base import LocalContext
