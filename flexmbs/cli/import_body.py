@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     from flexmbs.io.paths import writable_file
     from flexmbs.reduction.external import external_body
     try:
-        writable_file(args.output, "-o", not_same_as=tuple(args.paths))
+        writable_file(args.output, "-o", not_same_as=_inputs(args.paths))
     except CaseError as exc:
         raise ImportBodyError(str(exc)) from None
     if args.modes is not None and args.modes < 1:
@@ -103,3 +103,16 @@ def run(args: argparse.Namespace) -> int:
     print(f"flexmbs import {args.format}: wrote {Path(args.output)}", file=sys.stderr)
     print(summary(body))
     return 0
+
+
+def _inputs(paths: list[str]) -> tuple[Path, ...]:
+    """The files an import reads: the paths given and, for a folder, every file in it
+    (the manifest and the matrices it names), which ``-o`` must not replace."""
+    out = []
+    for p in map(Path, paths):
+        out.append(p)
+        if p.is_dir():
+            out += [f for f in p.rglob("*") if f.is_file()]
+        elif p.name == "model.toml":
+            out += [f for f in p.parent.rglob("*") if f.is_file()]
+    return tuple(out)

@@ -88,3 +88,32 @@ def test_abaqus_import_from_the_command_line(tmp_path, capsys):
     assert "interface 'nowhere' is not a node set" in capsys.readouterr().err
     assert main(["import", "abaqus", *files, "--material", "1,2", "-o", str(out)]) == 2
     assert "--material: expected NAME or E,nu,rho" in capsys.readouterr().err
+
+
+def _error_lines(capsys) -> list[str]:
+    return [line for line in capsys.readouterr().err.splitlines() if "error" in line]
+
+
+def test_nothing_of_the_user_is_replaced(body_file, tmp_path, capsys):
+    """An export replaces only what an earlier export wrote (a folder holding the user's
+    own model.toml is refused, byte for byte unchanged); an import never writes over the
+    files it reads (the manifest's folder)."""
+    folder = tmp_path / "exported"
+    assert main(["export", str(body_file), "-o", str(folder)]) == 0
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    assert main(["export", str(body_file), "-o", str(folder)]) == 0      # a re-export
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "model.toml").write_text("my own manifest\n")
+    capsys.readouterr()
+    assert main(["export", str(body_file), "-o", str(mine)]) == 2
+    (line,) = _error_lines(capsys)
+    assert "'model.toml' not written by flexmbs export" in line
+    assert sorted(p.name for p in mine.iterdir()) == ["model.toml"]
+    assert (mine / "model.toml").read_text() == "my own manifest\n"
+    for target in (folder / "K.mtx", folder / "model.toml"):
+        assert main(["import", "mtx", str(folder), "-o", str(target)]) == 2
+        (line,) = _error_lines(capsys)
+        assert "found the input file" in line
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
