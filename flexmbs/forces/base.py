@@ -89,7 +89,8 @@ class LocalContext:
     first use (elements such as torques never need them); ``xd`` the local velocities (last entry 1.0);
     ``offsets[k]`` the start of marker k's body coordinates in ``x`` (None for ground);
     ``q_bodies[k]``/``qd_bodies[k]`` that body's coordinates and velocities (None for
-    ground); ``order`` 1 (force only) or 2 (force and tangents).
+    ground); ``order`` 1 (force only) or 2 (force and tangents); ``states`` the slice
+    of the element's internal states in ``x`` (:mod:`flexmbs.forces.states`), or None.
     """
 
     markers: tuple
@@ -102,6 +103,7 @@ class LocalContext:
     q_bodies: tuple
     qd_bodies: tuple
     order: int
+    states: slice | None = None
 
     @cached_property
     def frames(self) -> tuple:

@@ -40,7 +40,8 @@ class ForceTerms:
                         for m, o in zip(fb.markers, fb.offsets))
             qd_b = tuple(None if o is None else qd[fb.idx[o:o + m.body.n_coords]]
                          for m, o in zip(fb.markers, fb.offsets))
-            ctx = LocalContext(fb.markers, frames, x, xd, t, n, fb.offsets, q_b, qd_b, order)
+            ctx = LocalContext(fb.markers, frames, x, xd, t, n, fb.offsets, q_b, qd_b, order,
+                               fb.states)
             yield fb, fb.element.contribution(ctx)
 
     @staticmethod
@@ -64,7 +65,14 @@ class ForceTerms:
         xd = np.zeros(n)
         xd[-1] = 1.0
         return LocalContext(fb.markers, frames, np.append(q[fb.idx], t), xd, t, n,
-                            fb.offsets, q_b, qd_b, 1)
+                            fb.offsets, q_b, qd_b, 1, fb.states)
+
+    def state_rates(self, q, qd, t) -> np.ndarray:
+        """``f(z, q, qd, t)`` of every internal state (:mod:`flexmbs.forces.states`), in
+        the order of ``layout.state_indices``."""
+        blocks = [fb for fb in self.layout.force_blocks if fb.states is not None]
+        out = [c.Q[fb.states] for fb, c in self.contributions(q, qd, t, 1, blocks)]
+        return np.concatenate(out) if out else np.zeros(0)
 
     def potentials(self, q, t=0.0) -> dict:
         """``{name: V_f}`` [J]: the potential of each force element that has one (springs,
