@@ -19,7 +19,12 @@ import numpy as np
 from flexmbs.bodies.attach import attach, body_of, side_problems
 from flexmbs.bodies.marker import Marker
 from flexmbs.forces.base import ForceContribution
-from flexmbs.forces.states import StateLaw, StatefulForceElement, scalar_state_law
+from flexmbs.forces.states import (
+    StatefulForceElement,
+    StateLaw,
+    scalar_state_law,
+    time_function_problems,
+)
 from flexmbs.kinematics import jet as J
 from flexmbs.kinematics.time_functions import as_time_function
 
@@ -68,11 +73,7 @@ class LinearActuator(StatefulForceElement):
             out.append(f"{who}: time constant tau must be > 0 [s], got {self.tau}")
         if not np.isfinite(self.F0):
             out.append(f"{who}: initial force F0 must be finite [N], got {self.F0}")
-        try:
-            as_time_function(self.command, f"{who}: command")
-        except (TypeError, ValueError) as e:
-            out.append(str(e))
-        return out
+        return out + time_function_problems(self.command, f"{who}: command")
 
     def contribution(self, ctx) -> ForceContribution:
         length = marker_distance(self, ctx)

@@ -44,7 +44,12 @@ from flexmbs.bodies.attach import attach, initial_state
 from flexmbs.bodies.marker import Marker
 from flexmbs.forces.actuator import marker_distance, two_side_problems
 from flexmbs.forces.base import ForceContribution
-from flexmbs.forces.states import StateLaw, StatefulForceElement, scalar_state_law
+from flexmbs.forces.states import (
+    StatefulForceElement,
+    StateLaw,
+    scalar_state_law,
+    time_function_problems,
+)
 from flexmbs.kinematics.time_functions import as_time_function
 
 
@@ -112,11 +117,7 @@ class HydraulicCylinder(StatefulForceElement):
                 out.append(f"{who}: {key} must be >= 0 [{unit}], got {v}")
         if not self.x_min < self.x_max:
             out.append(f"{who}: x_min must be < x_max [m], got {self.x_min} and {self.x_max}")
-        try:
-            as_time_function(self.valve, f"{who}: valve")
-        except (TypeError, ValueError) as e:
-            out.append(str(e))
-        return out
+        return out + time_function_problems(self.valve, f"{who}: valve")
 
     def volumes(self, x: float) -> tuple[float, float]:
         """``(V1, V2)`` [m^3] at stroke ``x`` [m]."""

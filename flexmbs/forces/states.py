@@ -35,6 +35,16 @@ import numpy as np
 
 from flexmbs.forces.base import ForceContribution, ForceElement, scalar_law
 from flexmbs.kinematics.jet import Jet
+from flexmbs.kinematics.time_functions import as_time_function
+
+
+def time_function_problems(spec, who: str) -> list[str]:
+    """``[]`` when ``spec`` makes a time function, else the one-line problem."""
+    try:
+        as_time_function(spec, who)
+    except (TypeError, ValueError) as e:
+        return [str(e)]
+    return []
 
 
 @dataclass(frozen=True, eq=False)

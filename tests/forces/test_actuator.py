@@ -59,7 +59,8 @@ def test_lag_and_motion_converge_at_order_two():
 
 
 def test_bad_time_constant_is_one_line():
-    with pytest.raises(fm.ModelError, match=r"LinearActuator 'act': time constant tau must be > 0 \[s\], got 0"):
+    msg = r"LinearActuator 'act': time constant tau must be > 0 \[s\], got 0"
+    with pytest.raises(fm.ModelError, match=msg):
         m = fm.System()
         mass = fm.PointMass("m", 1.0, r0=(1.0, 0.0, 0.0))
         m.add(mass, LinearActuator("act", fm.ground.marker("o"), mass, tau=0.0))

@@ -90,5 +90,6 @@ def test_closed_cylinder_conserves_kinetic_plus_oil_energy():
 
 
 def test_bad_area_is_one_line():
-    with pytest.raises(fm.ModelError, match=r"HydraulicCylinder 'cyl': A1 must be > 0 \[m\^2\], got -1"):
+    msg = r"HydraulicCylinder 'cyl': A1 must be > 0 \[m\^2\], got -1"
+    with pytest.raises(fm.ModelError, match=msg):
         cylinder_model(A1=-1.0).assemble()
