@@ -12,7 +12,9 @@ coordinates ``idx`` of its markers' bodies plus time.
 Force elements with internal states ``z`` (:mod:`flexmbs.forces.states`) add them as
 first-order coordinates after all bodies' coordinates, ``q = [q_bodies; z_1; z_2; ...]``;
 such an element's local vector is ``x = [q_i; q_j; z; t]`` (``ForceBlock.states`` is
-the slice of ``z`` in it) and ``state_slices[name]`` its part of ``q``.
+the slice of ``z`` in it) and ``state_slices[name]`` its part of ``q``.  An element that
+reads sensors (its ``feeds``, :mod:`flexmbs.forces.controllers`) has their markers after
+its own, so their bodies' coordinates are in its local vector too.
 """
 from __future__ import annotations
 
@@ -45,6 +47,7 @@ class ForceBlock:
     idx: np.ndarray
     offsets: tuple
     states: slice | None = None   # the element's internal states in the local vector
+    n_own: int | None = None      # its own markers (those of the sensors it reads follow)
 
 
 def local_indices(offsets_global, markers) -> tuple[np.ndarray, tuple]:
@@ -132,6 +135,9 @@ class Layout:
         self.state_slices = {}
         for f in model.forces:
             mks = tuple(m for m in f.resolve() if m is not None)
+            n_own = len(mks)
+            for sensor, _ in getattr(f, "feeds", ()):     # the sensors it reads
+                mks += tuple(sensor.resolve())
             idx, offs = self.local(mks)
             k = len(getattr(f, "state_names", ()))
             states = None
@@ -141,7 +147,7 @@ class Layout:
                 states = slice(len(idx), len(idx) + k)
                 idx = np.concatenate([idx, np.arange(n, n + k)])
                 n += k
-            self.force_blocks.append(ForceBlock(f, mks, idx, offs, states))
+            self.force_blocks.append(ForceBlock(f, mks, idx, offs, states, n_own))
         self.n_q = n
         #: global indices of every internal state of the force elements in ``q``
         self.state_indices = np.concatenate(

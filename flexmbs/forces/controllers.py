@@ -1,0 +1,193 @@
+"""Continuous controllers acting on a joint (THEORY §5.7, §7 items 34, 36): force
+elements whose internal states are the controller's states and whose inputs are
+sensors.
+
+A controller reads ``m`` sensor components ``y`` (``feeds``: ``(sensor, component)``
+pairs; the system hands their values and derivatives, :mod:`flexmbs.system.force_terms`),
+forms the errors against the references ``r(t)`` (time functions, one per feed)
+
+    w = r(t) - y,
+
+and runs the linear state-space law (states ``z``, ``k`` of them)
+
+    zd = A z + B w,        u = C z + D w.
+
+``u`` is the generalized force on the actuated coordinate ``c`` of ``joint`` (its
+``angle`` [rad] for a revolute: ``u`` is a torque [N m]; its ``displacement`` [m] for
+a prismatic: a force [N]), applied through virtual work, ``Q_f = u grad c``: a positive
+``u`` drives ``c`` up.
+
+:func:`pid` builds the law of a PID controller
+
+    u = K_p e + K_i int e dt + K_d ed,
+
+with ``e = r - y`` of the first feed and ``ed`` either a second feed measuring the rate
+(``ed = rd - yd``, exact) or the filtered derivative ``ed = s / (T_f s + 1) e``
+(``T_f`` [s]; one more state).  A step of ``r`` at ``t0`` is a constant reference: its
+derivative (an impulse) is not applied, so the derivative acts on the measurement.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from flexmbs.forces.base import ForceContribution
+from flexmbs.forces.states import StatefulForceElement, time_function_problems
+from flexmbs.kinematics.time_functions import TimeFunction, as_time_function
+
+
+def _ro(a) -> np.ndarray:
+    a = np.array(a, dtype=float, ndmin=2)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True, eq=False)
+class LinearController(StatefulForceElement):
+    """State-space controller ``(A, B, C, D)`` on ``joint``'s coordinate ``coordinate``
+    fed by ``feeds`` against ``references`` (module docstring)."""
+
+    joint: object = None
+    feeds: tuple = ()
+    references: tuple = ()
+    A: np.ndarray = field(default_factory=lambda: _ro(np.zeros((0, 0))))
+    B: np.ndarray = field(default_factory=lambda: _ro(np.zeros((0, 1))))
+    C: np.ndarray = field(default_factory=lambda: _ro(np.zeros((1, 0))))
+    D: np.ndarray = field(default_factory=lambda: _ro(np.zeros((1, 1))))
+    z0: tuple | None = None
+    coordinate: str | None = None
+    kind = "state_space_controller"
+
+    def __post_init__(self):
+        for key in ("A", "B", "C", "D"):
+            object.__setattr__(self, key, _ro(getattr(self, key)))
+        if self.A.size == 0:
+            object.__setattr__(self, "A", _ro(np.zeros((0, 0))))
+        object.__setattr__(self, "feeds", tuple(tuple(f) for f in self.feeds))
+
+    @property
+    def state_names(self) -> tuple[str, ...]:
+        return tuple(f"z{k + 1}" for k in range(self.A.shape[0]))
+
+    def initial_states(self) -> np.ndarray:
+        k = self.A.shape[0]
+        return np.zeros(k) if self.z0 is None else np.asarray(self.z0, dtype=float)
+
+    def resolve(self):
+        return self.joint.resolve()
+
+    def actuated(self) -> str:
+        """The name of the actuated joint coordinate."""
+        names = tuple(getattr(self.joint, "coordinate_names", ()))
+        return self.coordinate or (names[0] if names else "")
+
+    def problems(self) -> list[str]:
+        who = f"{type(self).__name__} '{self.name}'"
+        if not hasattr(self.joint, "resolve"):
+            return [f"{who}: joint must be a joint object, got {type(self.joint).__name__}"]
+        out = []
+        names = tuple(getattr(self.joint, "coordinate_names", ()))
+        if self.actuated() not in names:
+            out.append(f"{who}: joint '{self.joint.name}' has no coordinate "
+                       f"{self.actuated()!r} to actuate (it has {names})")
+        k, m = self.A.shape[0], len(self.feeds)
+        want = {"A": (k, k), "B": (k, m), "C": (1, k), "D": (1, m)}
+        for key, shape in want.items():
+            if getattr(self, key).shape != shape and not (getattr(self, key).size == 0
+                                                          and 0 in shape):
+                out.append(f"{who}: {key} must have shape {shape} for {k} states and "
+                           f"{m} feeds, got {getattr(self, key).shape}")
+        if len(self.references) != m:
+            out.append(f"{who}: {m} feeds need {m} references, got {len(self.references)}")
+        for i, r in enumerate(self.references):
+            out += time_function_problems(r, f"{who}: references[{i}]")
+        for i, f in enumerate(self.feeds):
+            if len(f) != 2 or not hasattr(f[0], "measure"):
+                out.append(f"{who}: feeds[{i}] must be (sensor, component), got {f!r}")
+        if self.z0 is not None and np.shape(self.z0) != (k,):
+            out.append(f"{who}: z0 must have shape ({k},), got {np.shape(self.z0)}")
+        return out
+
+    def coordinate_jet(self, P, Q):
+        names = tuple(self.joint.coordinate_names)
+        return self.joint.coordinates(P, Q)[names.index(self.actuated())]
+
+    def contribution(self, ctx) -> ForceContribution:
+        c = self.coordinate_jet(ctx.frames[0], ctx.frames[1])
+        sig, st = ctx.signals, ctx.states
+        z = ctx.x[st] if st is not None else np.zeros(0)
+        refs = [as_time_function(r, self.name)(ctx.t) for r in self.references]
+        w = np.array([float(r[0]) for r in refs]) - sig.y
+        w_t = np.array([float(r[1]) for r in refs])
+        A, B, C, D = self.A.reshape(len(z), len(z)), self.B.reshape(len(z), len(w)), \
+            self.C.reshape(1, len(z)), self.D.reshape(1, len(w))
+        u = float(C[0] @ z + D[0] @ w)
+        g = c.d
+        Q = u * g
+        if st is not None:
+            Q[st] += A @ z + B @ w
+        if ctx.order < 2:
+            return ForceContribution(Q, None, None)
+        n = ctx.n
+        u_x, u_xd = -(D[0] @ sig.y_x), -(D[0] @ sig.y_xd)
+        u_x[-1] += D[0] @ w_t
+        if st is not None:
+            u_x[st] += C[0]
+        dQ_dx = np.outer(g, u_x) + u * c.h
+        dQ_dxd = np.outer(g, u_xd)
+        if st is not None:
+            dQ_dx[st, :] -= B @ sig.y_x
+            dQ_dx[st, st] += A
+            dQ_dx[st, -1] += B @ w_t
+            dQ_dxd[st, :] -= B @ sig.y_xd
+        dQ_dxd[:, -1] = 0.0
+        assert dQ_dx.shape == (n, n)
+        return ForceContribution(Q, dQ_dx, dQ_dxd)
+
+    def energy_exchange(self) -> str | None:
+        return "control force (an active element)"
+
+
+def pid(name: str, joint, measure, reference, *, Kp: float, Ki: float = 0.0,
+        Kd: float = 0.0, rate=None, T_f: float = 0.0, e0: float = 0.0,
+        coordinate: str | None = None) -> LinearController:
+    """A PID controller (module docstring) as a :class:`LinearController`.
+
+    ``measure``: the ``(sensor, component)`` of ``y``; ``reference``: ``r(t)`` (number or
+    time function); ``rate``: the ``(sensor, component)`` of ``yd`` (derivative from the
+    measured rate), else the derivative is filtered with ``T_f > 0`` [s] when ``Kd``.
+    States: ``int e dt`` (and the filter state ``x_f``, ``x_f' = (e - x_f) / T_f``,
+    ``ed = (e - x_f) / T_f``, starting at ``x_f = e0``: the error at ``t0``, so that a
+    step of the reference does not kick the derivative).
+    """
+    z0 = None
+    if rate is not None:
+        A, B = [[0.0]], [[1.0, 0.0]]
+        C, D = [[Ki]], [[Kp, Kd]]
+        r = as_time_function(reference, f"PID '{name}': reference")
+        feeds, refs = (measure, rate), (r, RateOf(r))
+    elif Kd:
+        if not T_f > 0:
+            raise ValueError(f"PID '{name}': a derivative gain Kd needs a rate feed or a "
+                             f"filter time constant T_f > 0 [s], got T_f = {T_f}")
+        A = [[0.0, 0.0], [0.0, -1.0 / T_f]]
+        B = [[1.0], [1.0 / T_f]]
+        C, D = [[Ki, -Kd / T_f]], [[Kp + Kd / T_f]]
+        feeds, refs, z0 = (measure,), (reference,), (0.0, float(e0))
+    else:
+        A, B, C, D = [[0.0]], [[1.0]], [[Ki]], [[Kp]]
+        feeds, refs = (measure,), (reference,)
+    return LinearController(name, joint=joint, feeds=feeds, references=refs, A=A, B=B,
+                            C=C, D=D, z0=z0, coordinate=coordinate)
+
+
+@dataclass(frozen=True)
+class RateOf(TimeFunction):
+    """The time function ``(fd, fdd, 0)`` of a time function's rate."""
+
+    function: object = None
+
+    def __call__(self, t):
+        _, fd, fdd = self.function(t)
+        return fd, fdd, np.zeros_like(np.asarray(fdd, dtype=float))
