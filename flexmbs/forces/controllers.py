@@ -43,6 +43,54 @@ def _ro(a) -> np.ndarray:
     return a
 
 
+def actuated_name(element) -> str:
+    """The actuated coordinate of ``element.joint`` (``element.coordinate`` or the joint's
+    first)."""
+    names = tuple(getattr(element.joint, "coordinate_names", ()))
+    return element.coordinate or (names[0] if names else "")
+
+
+def actuated_jet(element, ctx):
+    """The actuated joint coordinate ``c`` as a jet over the element's local vector."""
+    names = tuple(element.joint.coordinate_names)
+    return element.joint.coordinates(ctx.frames[0], ctx.frames[1])[
+        names.index(actuated_name(element))]
+
+
+def actuation_problems(element) -> list[str]:
+    """Problems of a controller's ``joint``, ``coordinate`` and ``feeds``."""
+    who = f"{type(element).__name__} '{element.name}'"
+    if not hasattr(element.joint, "resolve"):
+        return [f"{who}: joint must be a joint object, got {type(element.joint).__name__}"]
+    out = []
+    names = tuple(getattr(element.joint, "coordinate_names", ()))
+    if actuated_name(element) not in names:
+        out.append(f"{who}: joint '{element.joint.name}' has no coordinate "
+                   f"{actuated_name(element)!r} to actuate (it has {names})")
+    for i, f in enumerate(element.feeds):
+        if len(f) != 2 or not hasattr(f[0], "measure"):
+            out.append(f"{who}: feeds[{i}] must be (sensor, component), got {f!r}")
+    return out
+
+
+def state_space_problems(element, keys: tuple, k: int) -> list[str]:
+    """Problems of the matrices ``keys`` (A, B, C, D) of a state-space law with ``k``
+    states and one input per feed, and of its ``references``."""
+    who = f"{type(element).__name__} '{element.name}'"
+    m = len(element.feeds)
+    out = []
+    for key, shape in zip(keys, ((k, k), (k, m), (1, k), (1, m)), strict=True):
+        a = np.asarray(getattr(element, key), dtype=float)
+        if a.shape != shape and not (a.size == 0 and 0 in shape):
+            out.append(f"{who}: {key} must have shape {shape} for {k} states and {m} "
+                       f"feeds, got {a.shape}")
+    if len(element.references) != m:
+        out.append(f"{who}: {m} feeds need {m} references, got {len(element.references)}")
+    for i, r in enumerate(element.references):
+        out += time_function_problems(r, f"{who}: references[{i}]")
+    return out
+
+
 @dataclass(frozen=True, eq=False)
 class LinearController(StatefulForceElement):
     """State-space controller ``(A, B, C, D)`` on ``joint``'s coordinate ``coordinate``
@@ -77,44 +125,19 @@ class LinearController(StatefulForceElement):
     def resolve(self):
         return self.joint.resolve()
 
-    def actuated(self) -> str:
-        """The name of the actuated joint coordinate."""
-        names = tuple(getattr(self.joint, "coordinate_names", ()))
-        return self.coordinate or (names[0] if names else "")
-
     def problems(self) -> list[str]:
         who = f"{type(self).__name__} '{self.name}'"
-        if not hasattr(self.joint, "resolve"):
-            return [f"{who}: joint must be a joint object, got {type(self.joint).__name__}"]
-        out = []
-        names = tuple(getattr(self.joint, "coordinate_names", ()))
-        if self.actuated() not in names:
-            out.append(f"{who}: joint '{self.joint.name}' has no coordinate "
-                       f"{self.actuated()!r} to actuate (it has {names})")
-        k, m = self.A.shape[0], len(self.feeds)
-        want = {"A": (k, k), "B": (k, m), "C": (1, k), "D": (1, m)}
-        for key, shape in want.items():
-            if getattr(self, key).shape != shape and not (getattr(self, key).size == 0
-                                                          and 0 in shape):
-                out.append(f"{who}: {key} must have shape {shape} for {k} states and "
-                           f"{m} feeds, got {getattr(self, key).shape}")
-        if len(self.references) != m:
-            out.append(f"{who}: {m} feeds need {m} references, got {len(self.references)}")
-        for i, r in enumerate(self.references):
-            out += time_function_problems(r, f"{who}: references[{i}]")
-        for i, f in enumerate(self.feeds):
-            if len(f) != 2 or not hasattr(f[0], "measure"):
-                out.append(f"{who}: feeds[{i}] must be (sensor, component), got {f!r}")
+        out = actuation_problems(self)
+        if out:
+            return out
+        k = self.A.shape[0]
+        out += state_space_problems(self, ("A", "B", "C", "D"), k)
         if self.z0 is not None and np.shape(self.z0) != (k,):
             out.append(f"{who}: z0 must have shape ({k},), got {np.shape(self.z0)}")
         return out
 
-    def coordinate_jet(self, P, Q):
-        names = tuple(self.joint.coordinate_names)
-        return self.joint.coordinates(P, Q)[names.index(self.actuated())]
-
     def contribution(self, ctx) -> ForceContribution:
-        c = self.coordinate_jet(ctx.frames[0], ctx.frames[1])
+        c = actuated_jet(self, ctx)
         sig, st = ctx.signals, ctx.states
         z = ctx.x[st] if st is not None else np.zeros(0)
         refs = [as_time_function(r, self.name)(ctx.t) for r in self.references]

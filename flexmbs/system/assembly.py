@@ -195,6 +195,15 @@ class AssembledSystem:
         state_rates>`)."""
         return self.forces.state_rates(q, qd, t)
 
+    def sample_times(self, t0: float, t_end: float) -> np.ndarray:
+        """The ticks in ``[t0, t_end]`` of the sampled force elements (none: empty)."""
+        return self.forces.sample_times(t0, t_end)
+
+    def sample(self, q, qd, t: float, t0: float) -> np.ndarray:
+        """``q`` with the sampled elements' held states updated at the tick ``t``
+        (:meth:`ForceTerms.sample <flexmbs.system.force_terms.ForceTerms.sample>`)."""
+        return self.forces.sample(q, qd, t, t0)
+
     def tangent(self, q, qd, qdd, lam, t):
         return self.matrices.tangent(q, qd, qdd, lam, t)
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexmbs.forces.base import LocalContext, Signals
+from flexmbs.forces.sampled import is_tick, ticks
 from flexmbs.system.layout import frame_jets
 from flexmbs.system.outputs import marker_kinematics
 
@@ -52,6 +53,27 @@ class ForceTerms:
             ctx = LocalContext(fb.markers, frames, x, xd, t, n, fb.offsets, q_b, qd_b, order,
                                fb.states, self.signals(fb, q, qd, order))
             yield fb, fb.element.contribution(ctx)
+
+    def sampled(self) -> list:
+        """The force elements sampled at ticks (their ``period``,
+        :mod:`flexmbs.forces.sampled`)."""
+        return [fb.element for fb in self.layout.force_blocks
+                if getattr(fb.element, "period", None) is not None]
+
+    def sample_times(self, t0: float, t_end: float) -> np.ndarray:
+        """Every tick ``t0 + k T`` in ``[t0, t_end]`` of the sampled elements, sorted."""
+        out = [ticks(t0, t_end, el.period) for el in self.sampled()]
+        return np.unique(np.concatenate(out)) if out else np.zeros(0)
+
+    def sample(self, q, qd, t: float, t0: float) -> np.ndarray:
+        """``q`` with the states of every element whose tick ``t`` is (ticks from ``t0``)
+        set by its ``update(t, z, y)`` from the sensor values at ``(q, qd)``."""
+        q = np.array(q, dtype=float)
+        for el in self.sampled():
+            if is_tick(t, t0, el.period):
+                s = self.layout.state_slices[el.name]
+                q[s] = el.update(t, q[s], self.measure(el.feeds, q, qd))
+        return q
 
     def measure(self, feeds, q, qd) -> np.ndarray:
         """The sensor components ``feeds`` (``(sensor, component)`` pairs) at ``(q, qd)``
