@@ -21,13 +21,17 @@ from flexmbs.errors import (
     MeshError,
     ModelError,
 )
+from flexmbs.forces.controllers import pid
 from flexmbs.forces.pressure import FacePressure
+from flexmbs.forces.sampled import CallbackController
+from flexmbs.forces.states import StatefulForceElement, StateLaw, scalar_state_law
 from flexmbs.kinematics.time_functions import FromCallables, TimeFunction
 from flexmbs.simulate import Equilibrium, Result, simulate, static_equilibrium
 from flexmbs.system.model import System
 
 __all__ = [
-    "BodyFileError", "CaseError", "ConvergenceError", "Equilibrium", "FacePressure",
+    "BodyFileError", "CallbackController", "CaseError", "ConvergenceError", "Equilibrium",
+    "FacePressure", "StateLaw", "StatefulForceElement", "pid", "scalar_state_law",
     "FlexibleBody", "FlexmbsError", "FromCallables", "MeshError", "ModelError", "PointMass",
     "Result", "RigidBody", "System", "TimeFunction", "ground", "simulate", "static_equilibrium",
 ]

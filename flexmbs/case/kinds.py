@@ -35,9 +35,13 @@ from flexmbs.constraints.prismatic import Prismatic
 from flexmbs.constraints.revolute import Revolute
 from flexmbs.constraints.spherical import Spherical
 from flexmbs.constraints.universal import Universal
+from flexmbs.forces.actuator import LinearActuator
 from flexmbs.forces.bushing import Bushing
+from flexmbs.forces.controllers import LinearController, PIDController
 from flexmbs.forces.external import ExternalForce, ExternalTorque
+from flexmbs.forces.hydraulics import HydraulicCylinder
 from flexmbs.forces.rotational_spring import RotationalSpringDamper
+from flexmbs.forces.sampled import DiscreteStateSpaceController
 from flexmbs.forces.spring_damper import PointToPointSpringDamper
 from flexmbs.forces.stops import JointStop
 from flexmbs.kinematics.time_functions import Constant, Polynomial, Ramp, Sine, SpinUp
@@ -76,7 +80,8 @@ JOINTS = registry(Revolute, Spherical, Fixed, Prismatic, Cylindrical, Universal,
                   Helical)
 DRIVES = registry(AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityDrive)
 FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, ExternalForce,
-                  ExternalTorque, JointStop)
+                  ExternalTorque, JointStop, LinearActuator, HydraulicCylinder, PIDController,
+                  LinearController, DiscreteStateSpaceController)
 SENSORS = registry(PositionSensor, VelocitySensor, AccelerationSensor, OrientationSensor,
                    AngularVelocitySensor, AngularAccelerationSensor, FaceDisplacementSensor)
 #: the time-function tables ``{type = ...}`` of drive values and loads

@@ -272,6 +272,24 @@ def _floats(v):
     return tuple(_finite(x) for x in v)
 
 
+def _matrix(v):
+    """A matrix: an array of rows of numbers, all of one length (``[]`` for no states)."""
+    if not isinstance(v, list) or not all(isinstance(r, list) for r in v) \
+            or len({len(r) for r in v}) > 1:
+        raise _Bad("an array of equally long rows of numbers, e.g. [[0.0, 1.0], [-4.0, 0.0]]",
+                   _show(v))
+    return tuple(tuple(_finite(x) for x in r) for r in v)
+
+
+def _feeds(v):
+    """Sensor components fed to a controller: ``["SENSOR.COMPONENT", ...]`` (the columns
+    of the sensor's output, e.g. "angle.z")."""
+    if not isinstance(v, list) or not v or not all(isinstance(x, str) and "." in x for x in v):
+        raise _Bad("a non-empty array of \"SENSOR.COMPONENT\" strings, e.g. [\"angle.z\"]",
+                   _show(v))
+    return tuple(v)
+
+
 def _value(v):
     """A scalar or a vector (loads)."""
     if isinstance(v, list):
@@ -324,7 +342,7 @@ _CHECKS = {
     "ref": _ref, "markers": _markers, "interfaces": _interfaces, "material": _material,
     "floats": _floats, "value": _value, "coordinate": _coordinate, "options": _options,
     "path": _str, "path_out": _str, "function": lambda v: v,   # checked in _function
-    "sn_curve": _sn_curve,
+    "sn_curve": _sn_curve, "matrix": _matrix, "feeds": _feeds,
 }
 
 
@@ -549,9 +567,11 @@ def spec_from_raw(raw: dict, path: str | Path) -> CaseSpec:
     drives = [d for d in drives if d is not None]
     forces = [f for f in forces if f is not None]
     sensors = [s for s in sensors if s is not None]
-    # the keys the schema types as time functions: scalar in drives, vectors in loads
-    for items, tables, vector in ((drives, S.DRIVE, False), (forces, S.FORCE, True)):
+    # the keys the schema types as time functions: vectors in loads (force, torque),
+    # scalars elsewhere (drives, actuator commands, valve openings, references)
+    for items, tables in ((drives, S.DRIVE), (forces, S.FORCE)):
         for it in items:
+            vector = tables is S.FORCE and it.get("type") in ("force", "torque")
             for key in _function_keys(tables.get(it.get("type"), {})):
                 if key in it and it[key] is not None:
                     it[key] = _function(col, it[key], f"{it['path']}.{key}", vector=vector)

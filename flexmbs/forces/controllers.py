@@ -172,37 +172,54 @@ class LinearController(StatefulForceElement):
         return "control force (an active element)"
 
 
-def pid(name: str, joint, measure, reference, *, Kp: float, Ki: float = 0.0,
-        Kd: float = 0.0, rate=None, T_f: float = 0.0, e0: float = 0.0,
-        coordinate: str | None = None) -> LinearController:
-    """A PID controller (module docstring) as a :class:`LinearController`.
-
-    ``measure``: the ``(sensor, component)`` of ``y``; ``reference``: ``r(t)`` (number or
-    time function); ``rate``: the ``(sensor, component)`` of ``yd`` (derivative from the
-    measured rate), else the derivative is filtered with ``T_f > 0`` [s] when ``Kd``.
-    States: ``int e dt`` (and the filter state ``x_f``, ``x_f' = (e - x_f) / T_f``,
-    ``ed = (e - x_f) / T_f``, starting at ``x_f = e0``: the error at ``t0``, so that a
-    step of the reference does not kick the derivative).
-    """
-    z0 = None
+def pid_law(name, measure, reference, rate, Kp, Ki, Kd, T_f, e0):
+    """``(A, B, C, D, feeds, references, z0)`` of a PID controller (module docstring)."""
     if rate is not None:
-        A, B = [[0.0]], [[1.0, 0.0]]
-        C, D = [[Ki]], [[Kp, Kd]]
         r = as_time_function(reference, f"PID '{name}': reference")
-        feeds, refs = (measure, rate), (r, RateOf(r))
-    elif Kd:
+        return [[0.0]], [[1.0, 0.0]], [[Ki]], [[Kp, Kd]], (measure, rate), (r, RateOf(r)), None
+    if Kd:
         if not T_f > 0:
-            raise ValueError(f"PID '{name}': a derivative gain Kd needs a rate feed or a "
-                             f"filter time constant T_f > 0 [s], got T_f = {T_f}")
-        A = [[0.0, 0.0], [0.0, -1.0 / T_f]]
-        B = [[1.0], [1.0 / T_f]]
-        C, D = [[Ki, -Kd / T_f]], [[Kp + Kd / T_f]]
-        feeds, refs, z0 = (measure,), (reference,), (0.0, float(e0))
-    else:
-        A, B, C, D = [[0.0]], [[1.0]], [[Ki]], [[Kp]]
-        feeds, refs = (measure,), (reference,)
-    return LinearController(name, joint=joint, feeds=feeds, references=refs, A=A, B=B,
-                            C=C, D=D, z0=z0, coordinate=coordinate)
+            raise ValueError(f"PIDController '{name}': a derivative gain Kd needs a rate feed "
+                             f"or a filter time constant T_f > 0 [s], got T_f = {T_f}")
+        return ([[0.0, 0.0], [0.0, -1.0 / T_f]], [[1.0], [1.0 / T_f]], [[Ki, -Kd / T_f]],
+                [[Kp + Kd / T_f]], (measure,), (reference,), (0.0, float(e0)))
+    return [[0.0]], [[1.0]], [[Ki]], [[Kp]], (measure,), (reference,), None
+
+
+@dataclass(frozen=True, eq=False)
+class PIDController(LinearController):
+    """PID controller ``u = K_p e + K_i int e dt + K_d ed`` (module docstring) on
+    ``joint``: ``measure`` the ``(sensor, component)`` of ``y``, ``reference`` ``r(t)``
+    [rad or m], ``rate`` the ``(sensor, component)`` of ``yd`` (exact derivative), else
+    the derivative filtered with ``T_f`` [s].  States: ``int e dt`` (and the filter state
+    ``x_f``, ``x_f' = (e - x_f) / T_f``, ``ed = (e - x_f) / T_f``, starting at ``x_f =
+    e0``: the error at ``t0``, so that a step of the reference does not kick the
+    derivative)."""
+
+    measure: tuple = ()
+    reference: object = 0.0
+    rate: tuple | None = None
+    Kp: float = 0.0
+    Ki: float = 0.0
+    Kd: float = 0.0
+    T_f: float = 0.0
+    e0: float = 0.0
+    kind = "pid"
+
+    def __post_init__(self):
+        A, B, C, D, feeds, refs, z0 = pid_law(self.name, tuple(self.measure), self.reference,
+                                              None if self.rate is None else tuple(self.rate),
+                                              self.Kp, self.Ki, self.Kd, self.T_f, self.e0)
+        for key, v in (("A", A), ("B", B), ("C", C), ("D", D), ("feeds", feeds),
+                       ("references", refs), ("z0", z0)):
+            object.__setattr__(self, key, v)
+        super().__post_init__()
+
+
+def pid(name: str, joint, measure, reference, **kw) -> PIDController:
+    """A :class:`PIDController` (keywords ``Kp``, ``Ki``, ``Kd``, ``rate``, ``T_f``,
+    ``e0``, ``coordinate``)."""
+    return PIDController(name, joint=joint, measure=measure, reference=reference, **kw)
 
 
 @dataclass(frozen=True)

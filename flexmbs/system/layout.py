@@ -142,13 +142,13 @@ class Layout:
             k = len(getattr(f, "state_names", ()))
             states = None
             if k:
-                self.state_slices[f.name] = slice(n, n + k)
+                z0 = self.n_q
+                self.state_slices[f.name] = slice(z0, z0 + k)
                 self.stateful.append(f)
                 states = slice(len(idx), len(idx) + k)
-                idx = np.concatenate([idx, np.arange(n, n + k)])
-                n += k
+                idx = np.concatenate([idx, np.arange(z0, z0 + k)])
+                self.n_q = z0 + k
             self.force_blocks.append(ForceBlock(f, mks, idx, offs, states, n_own))
-        self.n_q = n
         #: global indices of every internal state of the force elements in ``q``
         self.state_indices = np.concatenate(
             [np.arange(s.start, s.stop) for s in self.state_slices.values()]
