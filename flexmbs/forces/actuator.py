@@ -59,6 +59,7 @@ class LinearActuator(StatefulForceElement):
     F0: float = 0.0
     kind = "linear_actuator"
     state_names = ("F",)
+    state_units = "N"
 
     def resolve(self) -> tuple[Marker, Marker]:
         return attach(self.first, self.name, "P"), attach(self.second, self.name, "Q")
