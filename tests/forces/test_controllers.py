@@ -101,3 +101,15 @@ def test_wrong_matrix_shape_is_one_line():
     with pytest.raises(fm.ModelError, match=r"LinearController 'ss': B must have shape "
                                             r"\(1, 1\) for 1 states and 1 feeds, got \(1, 2\)"):
         m.assemble()
+
+
+def test_continued_run_repeats_the_uninterrupted_one(tmp_path):
+    """The controller's states are saved with the bodies' coordinates: a run continued
+    from the result file of its first half ends bit-identical to the whole run."""
+    kw = dict(Kp=KP, Ki=KI, Kd=KD)
+    full = fm.simulate(inertia_model(kw), t_end=0.1, dt=1e-3, rho_inf=1.0)
+    half = fm.simulate(inertia_model(kw), t_end=0.05, dt=1e-3, rho_inf=1.0,
+                       output=str(tmp_path / "half"))
+    cont = fm.simulate(inertia_model(kw), t_end=0.1, dt=1e-3, rho_inf=1.0, restart=half.path)
+    np.testing.assert_array_equal(cont.q[-1], full.q[-1])
+    assert cont.states("pid").shape[1] == 1
