@@ -327,6 +327,11 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
         log.info(report.summary())
     if point is not None:
         _check_restart(point, model, asm, t_end)
+    sampled = asm.forces.sampled()
+    if sampled and method != "genalpha":
+        raise ModelError(f"simulate: sampled controller '{sampled[0].name}' needs the "
+                           f"generalized-alpha integrator (it lands on the ticks), got "
+                           f"method '{method}'")
     spin = SpinStep(dt, None, "")
     if method == "genalpha":
         spin = spin_step(asm, *((init.q, init.qd, t0) if point is None else

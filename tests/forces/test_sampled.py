@@ -74,3 +74,11 @@ def test_callback_returning_nan_is_one_line():
                                          r"at t = 0 s, expected a finite number"):
         run(lambda g, p: CallbackController("cb", joint=g, feeds=((p, 0),), period=PERIOD,
                                             function=lambda t, y: float("nan")))
+
+
+def test_ts_integrator_is_refused_in_one_line():
+    with pytest.raises(fm.ModelError, match=r"simulate: sampled controller 'cb' needs the "
+                                              r"generalized-alpha integrator .* got method 'ts'"):
+        fm.simulate(slider(lambda g, p: CallbackController(
+            "cb", joint=g, feeds=((p, 0),), period=PERIOD, function=lambda t, y: 0.0)),
+            t_end=0.01, dt=1e-3, method="ts")
