@@ -84,3 +84,45 @@ def test_state_space_matrix_shape_is_one_line(tmp_path, capsys):
         'feeds = ["angle.z"]\nreferences = [0.2]\nA = [[0.0]]\nB = [[1.0, 2.0]]\n'
         'C = [[1.0]]\nD = [[40.0]]')
     check(tmp_path, capsys, text, "forces[0]", "B must have shape (1, 1)", "got (1, 2)")
+
+
+CYLINDER_CASE = """
+[model]
+gravity = [0.0, 0.0, 0.0]
+
+[[bodies]]
+name = "rod"
+type = "point_mass"
+m = {m}
+position = [0.5, 0.0, 0.0]
+velocity = [{v0}, 0.0, 0.0]
+
+[[forces]]
+name = "cyl"
+type = "hydraulic_cylinder"
+first = "ground"
+second = "rod"
+A1 = {A}
+A2 = {A}
+V01 = {V0}
+V02 = {V0}
+beta = {beta}
+p10 = {p0}
+p20 = {p0}
+
+[solver]
+t_end = 0.02
+dt = 1e-4
+"""
+
+
+def test_cylinder_case_runs_the_api_model(tmp_path):
+    """The case file's cylinder is the API's (tests/forces/test_hydraulics.py): same
+    trajectory to the last bit."""
+    from forces.test_hydraulics import A, BETA, M_KG, P0, V0, V_START, cylinder_model
+    path = tmp_path / "case.toml"
+    path.write_text(CYLINDER_CASE.format(m=M_KG, v0=V_START, A=A, V0=V0, beta=BETA, p0=P0))
+    case = fm.simulate(build(load_case(path)).system, t_end=0.02, dt=1e-4)
+    api = fm.simulate(cylinder_model(), t_end=0.02, dt=1e-4)
+    np.testing.assert_array_equal(case.q, api.q)
+    assert case.states("cyl").shape == (len(case.t), 2)
