@@ -119,7 +119,7 @@ dt = 1e-4
 def test_cylinder_case_runs_the_api_model(tmp_path):
     """The case file's cylinder is the API's (tests/forces/test_hydraulics.py): same
     trajectory to the last bit."""
-    from forces.test_hydraulics import A, BETA, M_KG, P0, V0, V_START, cylinder_model
+    from forces.test_hydraulics import BETA, M_KG, P0, V0, V_START, A, cylinder_model
     path = tmp_path / "case.toml"
     path.write_text(CYLINDER_CASE.format(m=M_KG, v0=V_START, A=A, V0=V0, beta=BETA, p0=P0))
     case = fm.simulate(build(load_case(path)).system, t_end=0.02, dt=1e-4)
