@@ -559,13 +559,18 @@ class GeneralizedAlpha:
 
             s_q = max(1, max|q_0|),   s_lam = m_s s_q,   F_floor = 64 eps m_s s_q sqrt(N)
 
+        (``q_0`` without the internal states of force elements, which are no lengths)
+
         with ``m_s = max_i |M_ii(q_0)|``: the scaled multipliers ``lam / beta'`` and the
         equilibrium rows ``r / beta'`` are (mass x length); a block whose values are all 0
         (an unloaded joint) is at round-off once its increment is ``64 eps s_b``, and a
         residual norm below ``F_floor`` is round-off of the model's own terms."""
         if not self._newton.increment_test:
             return
-        s_q = max(1.0, float(np.max(np.abs(s.q), initial=0.0)))
+        q = s.q
+        if isinstance(self.dae, FirstOrderStates) and len(self.dae.state_indices):
+            q = np.delete(q, self.dae.state_indices)    # lengths only (states: Pa, N, ...)
+        s_q = max(1.0, float(np.max(np.abs(q), initial=0.0)))
         try:
             M = self.dae.tangent(s.q, s.qd, s.qdd, s.lam, s.t)[2]
             m_s = float(np.max(np.abs(sp.csr_matrix(M).diagonal()), initial=0.0))
