@@ -73,6 +73,7 @@ def test_pid_step_response_matches_lsim_of_the_closed_loop():
     assert err[-1] < 1e-4 * R_STEP
 
 
+@pytest.mark.slow
 def test_filtered_derivative_approaches_the_ideal_one():
     """Without a rate feed the derivative is ``s / (T_f s + 1) e``: the response tends to
     the PD closed form as ``T_f -> 0`` (difference ~ T_f; the filter starts at the
