@@ -126,3 +126,10 @@ def test_cylinder_case_runs_the_api_model(tmp_path):
     api = fm.simulate(cylinder_model(), t_end=0.02, dt=1e-4)
     np.testing.assert_array_equal(case.q, api.q)
     assert case.states("cyl").shape == (len(case.t), 2)
+
+
+def test_cylinder_on_one_side_twice_is_one_line(tmp_path, capsys):
+    from forces.test_hydraulics import A, BETA, M_KG, P0, V0, V_START
+    text = CYLINDER_CASE.format(m=M_KG, v0=V_START, A=A, V0=V0, beta=BETA, p0=P0)
+    check(tmp_path, capsys, text.replace('first = "ground"', 'first = "rod"'),
+          "forces[0].second", "a side other than first", '"rod"')
