@@ -93,3 +93,20 @@ def test_bad_area_is_one_line():
     msg = r"HydraulicCylinder 'cyl': A1 must be > 0 \[m\^2\], got -1"
     with pytest.raises(fm.ModelError, match=msg):
         cylinder_model(A1=-1.0).assemble()
+
+
+def test_end_cushion_returns_the_mass_elastically():
+    """A mass at 1 m/s runs into the end cushion k_c (oil spring negligible: A = 1e-6 m^2,
+    V = 1 m^3): half a period of sqrt(k_c/m) in contact, penetration v0/omega_c, and it
+    leaves at -v0 (an elastic stop; errors of the kinked contact law, first order in h)."""
+    k_c, m, x_max = 1e4, 1.0, 0.01
+    mass = fm.PointMass("m", m, r0=(0.5, 0.0, 0.0), v0=(1.0, 0.0, 0.0))
+    model = fm.System(gravity=(0.0, 0.0, 0.0))
+    model.add(mass, HydraulicCylinder("cyl", fm.ground.marker("o"), mass, A1=1e-6, A2=1e-6,
+                                      V01=1.0, V02=1.0, x_max=x_max, k_c=k_c))
+    r = fm.simulate(model, t_end=0.06, dt=2e-5, rho_inf=1.0)
+    omega_c = np.sqrt(k_c / m)
+    assert r.q[:, 0].max() - 0.5 - x_max == pytest.approx(1.0 / omega_c, rel=1e-3)
+    assert r.qd[-1, 0] == pytest.approx(-1.0, rel=1e-3)
+    back = r.t[np.flatnonzero(r.q[:, 0] - 0.5 > x_max)[-1]]
+    assert back - x_max / 1.0 == pytest.approx(np.pi / omega_c, abs=2 * 2e-5)
