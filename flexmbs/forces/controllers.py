@@ -137,6 +137,9 @@ class LinearController(StatefulForceElement):
         return out
 
     def contribution(self, ctx) -> ForceContribution:
+        """``Q_x = u grad c``, ``Q_z = A z + B w`` with ``w = r(t) - y``; tangents
+        ``dQ_x/dx = grad c (du/dx)^T + u hess c``, ``du/dx = -D dy/dx`` (+ ``C`` in the
+        ``z`` columns), ``dQ_z/dx = -B dy/dx`` (+ ``A``), and the same with ``xd``."""
         c = actuated_jet(self, ctx)
         sig, st = ctx.signals, ctx.states
         z = ctx.x[st] if st is not None else np.zeros(0)
@@ -152,7 +155,6 @@ class LinearController(StatefulForceElement):
             Q[st] += A @ z + B @ w
         if ctx.order < 2:
             return ForceContribution(Q, None, None)
-        n = ctx.n
         u_x, u_xd = -(D[0] @ sig.y_x), -(D[0] @ sig.y_xd)
         u_x[-1] += D[0] @ w_t
         if st is not None:
@@ -165,7 +167,6 @@ class LinearController(StatefulForceElement):
             dQ_dx[st, -1] += B @ w_t
             dQ_dxd[st, :] -= B @ sig.y_xd
         dQ_dxd[:, -1] = 0.0
-        assert dQ_dx.shape == (n, n)
         return ForceContribution(Q, dQ_dx, dQ_dxd)
 
     def energy_exchange(self) -> str | None:
