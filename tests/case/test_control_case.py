@@ -129,7 +129,7 @@ def test_cylinder_case_runs_the_api_model(tmp_path):
 
 
 def test_cylinder_on_one_side_twice_is_one_line(tmp_path, capsys):
-    from forces.test_hydraulics import A, BETA, M_KG, P0, V0, V_START
+    from forces.test_hydraulics import BETA, M_KG, P0, V0, V_START, A
     text = CYLINDER_CASE.format(m=M_KG, v0=V_START, A=A, V0=V0, beta=BETA, p0=P0)
     check(tmp_path, capsys, text.replace('first = "ground"', 'first = "rod"'),
           "forces[0].second", "a side other than first", '"rod"')
