@@ -65,3 +65,16 @@ def test_bad_time_constant_is_one_line():
         mass = fm.PointMass("m", 1.0, r0=(1.0, 0.0, 0.0))
         m.add(mass, LinearActuator("act", fm.ground.marker("o"), mass, tau=0.0))
         m.assemble()
+
+
+def test_static_equilibrium_puts_the_states_at_steady_state():
+    """Static equilibrium solves ``f(z, q) = 0`` with the forces: the lag settles at
+    ``F = F_cmd`` and a spring k against it at ``x = l0 + F_cmd / k`` (Hooke)."""
+    b = fm.RigidBody("b", M_KG, np.eye(3) * 0.01, r0=(1.0, 0.0, 0.0))
+    model = fm.System(gravity=(0.0, 0.0, 0.0))
+    model.add(b, fm.Prismatic("guide", fm.ground, b, at=(1.0, 0.0, 0.0), axis="x"),
+              LinearActuator("act", fm.ground.marker("o"), b, command=F_CMD, tau=TAU),
+              fm.PointToPointSpringDamper("k", fm.ground.marker("o2"), b, k=100.0, l0=1.0))
+    eq = fm.static_equilibrium(model)
+    assert eq.q[0] == pytest.approx(1.0 + F_CMD / 100.0, rel=1e-10)
+    assert eq.q[-1] == pytest.approx(F_CMD, rel=1e-10)
