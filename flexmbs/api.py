@@ -23,16 +23,20 @@ from flexmbs.errors import (
     MeshError,
     ModelError,
 )
+from flexmbs.forces.controllers import pid
 from flexmbs.forces.pressure import FacePressure
+from flexmbs.forces.sampled import CallbackController
+from flexmbs.forces.states import StatefulForceElement, StateLaw, scalar_state_law
 from flexmbs.kinematics.time_functions import FromCallables, TimeFunction
 from flexmbs.simulate import Equilibrium, Result, simulate, static_equilibrium
 from flexmbs.system.model import System
 
 __all__ = [
-    "BodyFileError", "CaseError", "ConvergenceError", "Equilibrium", "FacePressure",
-    "FlexibleBody", "FlexmbsError", "FromCallables", "MeshError", "MeshForces",
-    "ModalDamping", "ModelError", "PointMass", "RayleighDamping", "Result", "RigidBody",
-    "System", "TimeFunction", "ground", "mesh_forces", "simulate", "static_equilibrium",
+    "BodyFileError", "CallbackController", "CaseError", "ConvergenceError", "Equilibrium",
+    "FacePressure", "FlexibleBody", "FlexmbsError", "FromCallables", "MeshError",
+    "MeshForces", "ModalDamping", "ModelError", "PointMass", "RayleighDamping", "Result",
+    "RigidBody", "StateLaw", "StatefulForceElement", "System", "TimeFunction", "ground",
+    "mesh_forces", "pid", "scalar_state_law", "simulate", "static_equilibrium",
 ]
 
 #: the registered classes by class name (``fm.Revolute``, ...)

@@ -62,9 +62,17 @@ class Result:
     path: str | None = None
     wall_time: float = 0.0
     extra: dict = field(default_factory=dict)
+    state_slices: dict = field(default_factory=dict)   # {force element: slice into q}
 
     def body_q(self, name: str) -> np.ndarray:
         return self.q[:, self.bodies[name]]
+
+    def states(self, name: str) -> np.ndarray:
+        """Internal states ``z`` (n, k) of force element ``name`` (its ``state_names``)."""
+        if name not in self.state_slices:
+            raise KeyError(f"Result: no force element with internal states named {name!r}; "
+                           f"those with states: {sorted(self.state_slices)}")
+        return self.q[:, self.state_slices[name]]
 
 
 #: the conditioning of the active constraint rows is measured every this many outputs
@@ -144,6 +152,10 @@ class _Recorder:
             s = asm.body_slices[b.name]
             rec[f"bodies/{b.name}/q"] = (q[s], "m | Euler parameters")
             rec[f"bodies/{b.name}/qd"] = (qd[s], "m/s | 1/s")
+        for f in asm.layout.stateful:
+            s = asm.state_slices[f.name]
+            rec[f"states/{f.name}/z"] = (q[s], getattr(f, "state_units", ""), f.state_names)
+            rec[f"states/{f.name}/zd"] = (qd[s], "", f.state_names)
         for name, (f, m) in asm.reactions(q, lam, t).items():
             rec[f"joints/{name}/reaction"] = (np.concatenate([f, m]), "N | N m",
                                               ("Fx", "Fy", "Fz", "Mx", "My", "Mz"))
@@ -315,6 +327,11 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
         log.info(report.summary())
     if point is not None:
         _check_restart(point, model, asm, t_end)
+    sampled = asm.forces.sampled()
+    if sampled and method != "genalpha":
+        raise ModelError(f"simulate: sampled controller '{sampled[0].name}' needs the "
+                           f"generalized-alpha integrator (it lands on the ticks), got "
+                           f"method '{method}'")
     spin = SpinStep(dt, None, "")
     if method == "genalpha":
         spin = spin_step(asm, *((init.q, init.qd, t0) if point is None else
@@ -421,7 +438,7 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
                                                   if k.endswith("/reaction")},
         joint_coordinates={k[7:-12]: np.array(v) for k, v in rows.items() if k.endswith("/coordinates")},
         energy=recorder.arrays("energy/"), dof=report, initial=init, stats=stats,
-        path=path, wall_time=wall,
+        path=path, wall_time=wall, state_slices=dict(asm.state_slices),
         extra={"notes": notes, "conditioning": recorder.worst, "model": model,
                "restart": point})
 
@@ -562,9 +579,13 @@ def _singular_or(exc: ConvergenceError, asm, recorder) -> ConvergenceError:
 
 
 def _concat_bodies(rows, asm, key="q"):
+    """The rows of ``q`` (``key`` "q") or ``qd`` ("qd"): the bodies' coordinates and the
+    force elements' internal states."""
     n = len(rows["time"])
+    zkey = "z" if key == "q" else "zd"
     for i in range(n):
-        yield np.concatenate([rows[f"bodies/{b.name}/{key}"][i] for b in asm.bodies])
+        yield np.concatenate([rows[f"bodies/{b.name}/{key}"][i] for b in asm.bodies]
+                             + [rows[f"states/{f.name}/{zkey}"][i] for f in asm.layout.stateful])
 
 
 def _with_guess_report(init, q_guess, qd_guess):

@@ -46,8 +46,8 @@ def _value(key: S.Key, value):
     :class:`~flexmbs.kinematics.time_functions.TimeFunction` objects, arrays tuples."""
     if key.kind == "function":
         return time_function(value)
-    if key.kind in ("floats", "ints", "vec6") and value is not None:
-        return tuple(value)
+    if key.kind in ("floats", "ints", "vec6"):
+        return None if value is None else tuple(value)
     return value
 
 
@@ -232,8 +232,8 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
         cls = kinds.JOINTS[j["type"]]
         _make(case, j, system, joints, cls, **_arguments(cls, j, S.JOINT, side, points=False))
     _drives(case, system, joints, side)
-    _forces(case, system, joints, side)
-    _sensors(case, system, side)
+    sensors = _sensors(case, system, side)
+    _forces(case, system, joints, side, sensors)
     problems = system.problems()
     if problems:
         if len(problems) == 1:
@@ -273,18 +273,44 @@ def _drives(case, system, joints, side) -> None:
                             f"{', '.join(joint.coordinate_names) or 'none'})")
 
 
-def _forces(case, system, joints, side) -> None:
+#: keys of controllers naming sensor components "SENSOR.COMPONENT" (one, or a list)
+_FEED_KEYS = {"measure": False, "rate": False, "feeds": True}
+
+
+def feed(case, item: dict, key: str, ref: str, sensors: dict) -> tuple:
+    """``(sensor, component index)`` of ``"SENSOR.COMPONENT"`` (a column of the sensor's
+    output, e.g. ``"angle.z"``); a :class:`CaseError` naming ``key`` if there is none."""
+    name = ref.partition(".")[0]
+    if name not in sensors:
+        raise CaseError(f"{case.where(item['path'] + '.' + key)}: no sensor \"{name}\" "
+                        f"(sensors: {', '.join(sensors) or 'none'})")
+    cols = sensors[name].columns
+    if ref not in cols:
+        raise CaseError(f"{case.where(item['path'] + '.' + key)}: sensor \"{name}\" has no "
+                        f"component \"{ref}\"; components: {', '.join(cols)}")
+    return sensors[name], cols.index(ref)
+
+
+def _forces(case, system, joints, side, sensors) -> None:
     for f in case.forces:
         cls = kinds.FORCES[f["type"]]
-        _make(case, f, system, None, cls,
-              **_arguments(cls, f, S.FORCE_COMMON | S.FORCE[f["type"]], side, joints))
+        args = _arguments(cls, f, S.FORCE_COMMON | S.FORCE[f["type"]], side, joints)
+        for key, many in _FEED_KEYS.items():
+            if args.get(key) is not None:
+                refs = args[key] if many else (args[key],)
+                feeds = tuple(feed(case, f, key, r, sensors) for r in refs)
+                args[key] = feeds if many else feeds[0]
+        _make(case, f, system, None, cls, **args)
 
 
-def _sensors(case, system, side) -> None:
+def _sensors(case, system, side) -> dict:
+    """The case's sensors added to ``system``: ``{name: sensor}``."""
+    named = {}
     for s in case.sensors:
         cls = kinds.SENSORS[s["type"]]
-        _make(case, s, system, None, cls,
+        _make(case, s, system, named, cls,
               **_arguments(cls, s, S.SENSOR_COMMON | S.SENSOR[s["type"]], side))
+    return named
 
 
 __all__ = ["BuiltCase", "FlexmbsError", "build", "inertia_matrix", "rotation_matrix",

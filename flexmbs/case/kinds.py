@@ -45,11 +45,15 @@ from flexmbs.constraints.sphere_on_plane import SphereOnPlane
 from flexmbs.constraints.spherical import Spherical
 from flexmbs.constraints.surface import PointOnSurface
 from flexmbs.constraints.universal import Universal
+from flexmbs.forces.actuator import LinearActuator
 from flexmbs.forces.bushing import Bushing
+from flexmbs.forces.controllers import LinearController, PIDController
 from flexmbs.forces.external import ExternalForce, ExternalTorque
 from flexmbs.forces.nonlinear_spring import NonlinearRotationalSpring, NonlinearSpring
 from flexmbs.forces.one_sided import CompressionSpring, Rope
+from flexmbs.forces.hydraulics import HydraulicCylinder
 from flexmbs.forces.rotational_spring import RotationalSpringDamper
+from flexmbs.forces.sampled import DiscreteStateSpaceController
 from flexmbs.forces.spring_damper import PointToPointSpringDamper
 from flexmbs.forces.stops import JointStop
 from flexmbs.kinematics.time_functions import Constant, Polynomial, Ramp, Sine, SpinUp
@@ -91,7 +95,8 @@ JOINTS = registry(Revolute, Spherical, Fixed, Prismatic, Cylindrical, Universal,
 DRIVES = registry(AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityDrive)
 FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, ExternalForce,
                   ExternalTorque, JointStop, Rope, CompressionSpring, NonlinearSpring,
-                  NonlinearRotationalSpring)
+                  NonlinearRotationalSpring, LinearActuator, HydraulicCylinder, PIDController,
+                  LinearController, DiscreteStateSpaceController)
 SENSORS = registry(PositionSensor, VelocitySensor, AccelerationSensor, OrientationSensor,
                    AngularVelocitySensor, AngularAccelerationSensor, FaceDisplacementSensor)
 #: the time-function tables ``{type = ...}`` of drive values and loads

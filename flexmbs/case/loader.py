@@ -285,6 +285,24 @@ def _ints(v):
     return tuple(_int(x) for x in v)
 
 
+def _matrix(v):
+    """A matrix: an array of rows of numbers, all of one length (``[]`` for no states)."""
+    if not isinstance(v, list) or not all(isinstance(r, list) for r in v) \
+            or len({len(r) for r in v}) > 1:
+        raise _Bad("an array of equally long rows of numbers, e.g. [[0.0, 1.0], [-4.0, 0.0]]",
+                   _show(v))
+    return tuple(tuple(_finite(x) for x in r) for r in v)
+
+
+def _feeds(v):
+    """Sensor components fed to a controller: ``["SENSOR.COMPONENT", ...]`` (the columns
+    of the sensor's output, e.g. "angle.z")."""
+    if not isinstance(v, list) or not v or not all(isinstance(x, str) and "." in x for x in v):
+        raise _Bad("a non-empty array of \"SENSOR.COMPONENT\" strings, e.g. [\"angle.z\"]",
+                   _show(v))
+    return tuple(v)
+
+
 def _value(v):
     """A scalar or a vector (loads)."""
     if isinstance(v, list):
@@ -337,7 +355,7 @@ _CHECKS = {
     "ref": _ref, "markers": _markers, "interfaces": _interfaces, "material": _material,
     "floats": _floats, "ints": _ints, "grid": _grid, "value": _value, "coordinate": _coordinate,
     "options": _options, "path": _str, "path_out": _str, "function": lambda v: v,   # checked in _function
-    "sn_curve": _sn_curve,
+    "sn_curve": _sn_curve, "matrix": _matrix, "feeds": _feeds,
 }
 
 
@@ -562,9 +580,11 @@ def spec_from_raw(raw: dict, path: str | Path) -> CaseSpec:
     drives = [d for d in drives if d is not None]
     forces = [f for f in forces if f is not None]
     sensors = [s for s in sensors if s is not None]
-    # the keys the schema types as time functions: scalar in drives, vectors in loads
-    for items, tables, vector in ((drives, S.DRIVE, False), (forces, S.FORCE, True)):
+    # the keys the schema types as time functions: vectors in loads (force, torque),
+    # scalars elsewhere (drives, actuator commands, valve openings, references)
+    for items, tables in ((drives, S.DRIVE), (forces, S.FORCE)):
         for it in items:
+            vector = tables is S.FORCE and it.get("type") in ("force", "torque")
             for key in _function_keys(tables.get(it.get("type"), {})):
                 if key in it and it[key] is not None:
                     it[key] = _function(col, it[key], f"{it['path']}.{key}", vector=vector)
@@ -756,7 +776,8 @@ def _check_references(col, bodies, joints, drives, forces, sensors, raw_names=No
         if f.get("type") in ("force", "torque") and f.get("at") == "ground":
             col.add(f"{f['path']}.at", f"expected a body (\"BODY\" or \"BODY.MARKER\"), "
                     f"got \"ground\": a {f['type']} on the ground does nothing")
-        if f.get("type") in ("spring_damper", "bushing") and f.get("first") is not None and \
+        if f.get("type") in ("spring_damper", "bushing", "linear_actuator",
+                             "hydraulic_cylinder") and f.get("first") is not None and \
                 f.get("first") == f.get("second"):
             col.add(f"{f['path']}.second", f"expected a side other than first, got "
                     f"\"{f['second']}\"")

@@ -342,6 +342,82 @@ FORCE = _per_kind(kinds.FORCES, {
             check="nonneg"),
         Key("d", "float", "N m s/rad", 0.0, "torsion damping", check="nonneg"),
         Key("angle0", "float", "rad", 0.0, "free angle")),
+    # -- force elements with internal states and controllers (docs/control.md) --
+    "linear_actuator": _table(
+        Key("first", "ref", default=REQUIRED, doc="side P: \"ground\", \"BODY\", \"BODY.MARKER\""),
+        Key("second", "ref", default=REQUIRED, doc="side Q (pushed away from P by F > 0)"),
+        Key("first_at", "vec3", "m", None, "attachment point of P (as for spring_damper)"),
+        Key("second_at", "vec3", "m", None, "attachment point of Q"),
+        Key("command", "function", "N", REQUIRED, "commanded force F_cmd: number or time "
+            "function"),
+        Key("tau", "float", "s", REQUIRED, "lag: F' = (F_cmd - F) / tau", check="positive"),
+        Key("F0", "float", "N", 0.0, "initial force (state F)")),
+    "hydraulic_cylinder": _table(
+        Key("first", "ref", default=REQUIRED, doc="barrel side P"),
+        Key("second", "ref", default=REQUIRED, doc="rod side Q; stroke x = |PQ| - l0"),
+        Key("first_at", "vec3", "m", None, "attachment point of P (as for spring_damper)"),
+        Key("second_at", "vec3", "m", None, "attachment point of Q"),
+        Key("A1", "float", "m^2", REQUIRED, "piston area (chamber 1, grows with x)",
+            check="positive"),
+        Key("A2", "float", "m^2", REQUIRED, "annulus area (chamber 2)", check="positive"),
+        Key("V01", "float", "m^3", REQUIRED, "chamber 1 volume at x = 0", check="positive"),
+        Key("V02", "float", "m^3", REQUIRED, "chamber 2 volume at x = 0", check="positive"),
+        Key("beta", "float", "Pa", 1.5e9, "oil bulk modulus", check="positive"),
+        Key("p10", "float", "Pa", 0.0, "initial pressure, chamber 1"),
+        Key("p20", "float", "Pa", 0.0, "initial pressure, chamber 2"),
+        Key("l0", "float", "m", None, "|PQ| at x = 0 (default: initial distance)",
+            check="nonneg"),
+        Key("valve", "function", "-", 0.0, "valve opening u in [-1, 1] (u > 0: supply to "
+            "chamber 1): number or time function"),
+        Key("C_d", "float", "-", 0.7, "discharge coefficient", check="nonneg"),
+        Key("w", "float", "m^2", 0.0, "valve opening area at u = 1", check="nonneg"),
+        Key("p_s", "float", "Pa", 0.0, "supply pressure"),
+        Key("p_t", "float", "Pa", 0.0, "tank pressure"),
+        Key("rho", "float", "kg/m^3", 850.0, "oil density", check="positive"),
+        Key("dp_r", "float", "Pa", 1e5, "regularisation of the orifice law near dp = 0",
+            check="positive"),
+        Key("x_min", "float", "m", float("-inf"), "stroke end (cushion beyond)"),
+        Key("x_max", "float", "m", float("inf"), "stroke end (cushion beyond)"),
+        Key("k_c", "float", "N/m", 0.0, "end cushion stiffness", check="nonneg")),
+    "pid": _table(
+        _JOINT_REF,
+        Key("coordinate", "str", default=None, doc="actuated joint coordinate (default: the "
+            "joint's first, \"angle\" or \"displacement\")"),
+        Key("measure", "str", default=REQUIRED, doc="measured y: \"SENSOR.COMPONENT\" "
+            "(a column of the sensor, e.g. \"angle.z\")"),
+        Key("rate", "str", default=None, doc="measured rate yd (\"SENSOR.COMPONENT\"); "
+            "default: derivative filtered with T_f"),
+        Key("reference", "function", "rad | m", REQUIRED, "reference r: number or time "
+            "function"),
+        Key("Kp", "float", "N m/rad | N/m", REQUIRED, "proportional gain"),
+        Key("Ki", "float", "N m/(rad s) | N/(m s)", 0.0, "integral gain"),
+        Key("Kd", "float", "N m s/rad | N s/m", 0.0, "derivative gain"),
+        Key("T_f", "float", "s", 0.0, "derivative filter time constant (no rate feed)",
+            check="nonneg"),
+        Key("e0", "float", "rad | m", 0.0, "initial error (filter start: no kick)")),
+    "state_space_controller": _table(
+        _JOINT_REF,
+        Key("coordinate", "str", default=None, doc="actuated joint coordinate"),
+        Key("feeds", "feeds", default=REQUIRED, doc="measured y: [\"SENSOR.COMPONENT\", ...]"),
+        Key("references", "floats", "rad | m", REQUIRED, "constant references r, one per "
+            "feed: w = r - y"),
+        Key("A", "matrix", "1/s", REQUIRED, "z' = A z + B w ([] for no states)"),
+        Key("B", "matrix", "-", REQUIRED, "input matrix"),
+        Key("C", "matrix", "-", REQUIRED, "u = C z + D w (one row)"),
+        Key("D", "matrix", "N m/rad | N/m", REQUIRED, "feedthrough (one row)"),
+        Key("z0", "floats", "-", None, "initial states (default zero)")),
+    "sampled_state_space_controller": _table(
+        _JOINT_REF,
+        Key("coordinate", "str", default=None, doc="actuated joint coordinate"),
+        Key("feeds", "feeds", default=REQUIRED, doc="measured y: [\"SENSOR.COMPONENT\", ...]"),
+        Key("period", "float", "s", REQUIRED, "sampling period T: ticks t0 + k T, output held "
+            "between them (zero-order hold)", check="positive"),
+        Key("references", "floats", "rad | m", REQUIRED, "constant references, one per feed"),
+        Key("A_d", "matrix", "-", REQUIRED, "x_{k+1} = A_d x_k + B_d w_k ([] for no states)"),
+        Key("B_d", "matrix", "-", REQUIRED, "input matrix"),
+        Key("C_d", "matrix", "-", REQUIRED, "u_k = C_d x_k + D_d w_k (one row)"),
+        Key("D_d", "matrix", "N m/rad | N/m", REQUIRED, "feedthrough (one row)"),
+        Key("x0", "floats", "-", None, "initial discrete states (default zero)")),
 })
 
 # -- [[sensors]] -----------------------------------------------------------------------------------

@@ -80,6 +80,17 @@ def damping_exchange(d, unit: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class Signals:
+    """Sensor values ``y`` (m,) read by a force element, with ``y_x = dy/dx`` and
+    ``y_xd = dy/dxd`` (m, n) on its local vector (None at order 1; the time column
+    zero: sensors measure the motion only)."""
+
+    y: np.ndarray
+    y_x: np.ndarray | None
+    y_xd: np.ndarray | None
+
+
+@dataclass(frozen=True)
 class LocalContext:
     """What the system hands a force element at one evaluation.
 
@@ -89,7 +100,10 @@ class LocalContext:
     first use (elements such as torques never need them); ``xd`` the local velocities (last entry 1.0);
     ``offsets[k]`` the start of marker k's body coordinates in ``x`` (None for ground);
     ``q_bodies[k]``/``qd_bodies[k]`` that body's coordinates and velocities (None for
-    ground); ``order`` 1 (force only) or 2 (force and tangents).
+    ground); ``order`` 1 (force only) or 2 (force and tangents); ``states`` the slice
+    of the element's internal states in ``x`` (:mod:`flexmbs.forces.states`), or None;
+    ``signals`` the :class:`Signals` of the sensors the element reads (its ``feeds``),
+    or None.
     """
 
     markers: tuple
@@ -102,6 +116,8 @@ class LocalContext:
     q_bodies: tuple
     qd_bodies: tuple
     order: int
+    states: slice | None = None
+    signals: object = None
 
     @cached_property
     def frames(self) -> tuple:

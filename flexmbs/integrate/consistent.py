@@ -8,6 +8,12 @@
 
        [[M, G^T], [G, 0]] [qdd; lam] = [f; -gamma].
 
+First-order coordinates ``z`` (:class:`~.protocol.FirstOrderStates`: internal states of
+force elements, rows ``zd - f(z, q, qd, t) = 0``) keep their given values; their rates
+are set to ``zd = f`` before step 3, where their rows read ``zdd = df/dt`` along the
+motion (a central difference of ``f`` along ``(qd, qdd, 1)``, step ``1e-6`` of the
+time scale), so the generalized-alpha start ``a0 = qdd0`` is consistent for them too.
+
 Pseudo-inverses (least squares, minimum norm) make redundant constraints (a
 rank-deficient ``G``) work; the multipliers are then the minimum-norm ones.
 """
@@ -22,7 +28,7 @@ import scipy.sparse.linalg as spla
 
 from flexmbs.errors import ConvergenceError
 
-from .protocol import ConstraintTimeDerivative, Labelled
+from .protocol import ConstraintTimeDerivative, FirstOrderStates, Labelled
 
 __all__ = ["ConsistentState", "accelerations", "consistent_initial_conditions",
            "consistent_positions", "project_velocities"]
@@ -104,12 +110,40 @@ def project_velocities(dae, q: np.ndarray, qd0: np.ndarray, t: float = 0.0, *,
     return qd
 
 
-def accelerations(dae, q: np.ndarray, qd: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:
-    """``(qdd, lam)`` from ``[[M, G^T], [G, 0]] [qdd; lam] = [f; -gamma]``, ``f = -r(q,qd,0,0,t)``."""
+def state_accelerations(dae, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
+                        t: float) -> np.ndarray:
+    """``zdd = d f(z, q, qd, t)/dt`` along ``(qd, qdd, 1)`` by central differences."""
+    h = 1e-6 * max(1.0, abs(t))
+    fp = dae.state_rates(q + h * qd, qd + h * qdd, t + h)
+    fm = dae.state_rates(q - h * qd, qd - h * qdd, t - h)
+    return (fp - fm) / (2.0 * h)
+
+
+def accelerations(dae, q: np.ndarray, qd: np.ndarray, t: float, *,
+                  first_order: np.ndarray = ()) -> tuple[np.ndarray, np.ndarray]:
+    """``(qdd, lam)`` from ``[[M, G^T], [G, 0]] [qdd; lam] = [f; -gamma]``, ``f = -r(q,qd,0,0,t)``.
+
+    ``first_order``: indices of first-order coordinates (rates consistent already); their
+    ``qdd`` is :func:`state_accelerations`."""
     n, m = dae.n_q, dae.n_lam
     zq, zl = np.zeros(n), np.zeros(m)
     f = -np.asarray(dae.residual(q, qd, zq, zl, t), dtype=float)
     M = dae.tangent(q, qd, zq, zl, t)[2]
+    z = np.asarray(first_order, dtype=int)
+    if z.size == 0:
+        return _saddle(dae, q, qd, t, M, f)
+    # no mass in the rows of z: solve with the rows zdd = 0, then zdd = df/dt
+    f[z] = 0.0
+    M = sp.csr_matrix(M) + sp.csr_matrix((np.ones(z.size), (z, z)), shape=(n, n))
+    qdd, lam = _saddle(dae, q, qd, t, M, f)
+    qdd[z] = state_accelerations(dae, q, qd, qdd, t)
+    return qdd, lam
+
+
+def _saddle(dae, q, qd, t, M, f) -> tuple[np.ndarray, np.ndarray]:
+    """``(qdd, lam)`` of ``[[M, G^T], [G, 0]] [qdd; lam] = [f; -gamma]``."""
+    n, m = dae.n_q, dae.n_lam
+    zl = np.zeros(m)
     if m == 0:
         return _solve(sp.csr_matrix(M), f), zl
     G = dae.constraint_jacobian(q, t)
@@ -185,7 +219,10 @@ def consistent_initial_conditions(dae, q0: np.ndarray, qd0: np.ndarray, t0: floa
                          f"got {q0.shape} and {qd0.shape}")
     q, it = consistent_positions(dae, q0, t0, fixed=fixed_positions, tol=tol, max_iter=max_iter)
     qd = project_velocities(dae, q, qd0, t0, fixed=fixed_velocities)
-    qdd, lam = accelerations(dae, q, qd, t0)
+    z = dae.state_indices if isinstance(dae, FirstOrderStates) else np.zeros(0, dtype=int)
+    if z.size:
+        qd[z] = dae.state_rates(q, qd, t0)
+    qdd, lam = accelerations(dae, q, qd, t0, first_order=z)
     dq, dqd = np.abs(q - q0), np.abs(qd - qd0)
     return ConsistentState(t=float(t0), q=q, qd=qd, qdd=qdd, lam=lam,
                            max_dq=float(dq.max(initial=0.0)), i_dq=int(np.argmax(dq)),

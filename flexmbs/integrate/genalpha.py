@@ -52,13 +52,20 @@ from petsc4py import PETSc
 from flexmbs.compiled import use_compiled
 from flexmbs.errors import ConvergenceError
 
-from .settings import DEFAULTS
 from . import genalpha_kernel, genalpha_reference
 from ._newton import NewtonFailure, NewtonSolver, NewtonState
 from ._petsc import saddle
 from .affine_step import AffineStep
-from .consistent import project_velocities
-from .protocol import CompiledStepSystem, FixedPatternNewton, IterationMatrix, Labelled
+from .consistent import accelerations, project_velocities
+from .protocol import (
+    CompiledStepSystem,
+    FirstOrderStates,
+    FixedPatternNewton,
+    IterationMatrix,
+    Labelled,
+    Sampled,
+)
+from .settings import DEFAULTS
 from .trajectory import Callback, Recorder, Stats, Trajectory
 
 __all__ = ["Checkpoint", "GenAlphaParameters", "GeneralizedAlpha", "State"]
@@ -389,7 +396,9 @@ class GeneralizedAlpha:
 
         Fixed steps ``h`` (cut in halves on Newton failure, up to ``max_cuts`` times), or
         with ``adaptive`` the initial step ``h`` controlled by the local error estimate
-        (``err <= 1`` with weights ``atol + rtol |q|``).  Steps land on ``output_times``.
+        (``err <= 1`` with weights ``atol + rtol |q|``).  Steps land on ``output_times``
+        and on the ticks of a :class:`~.protocol.Sampled` system (``sample_times``), where
+        its ``sample`` sets the held coordinates (at ``t0`` too, unless resumed).
         ``callback(t, q, qd, qdd, lam, stats)`` is called at ``t0`` and after every
         accepted step (with ``callback_at_outputs`` only at ``t0`` and the output times);
         a true return value stops the integration.  ``step_callback(t, stats)`` is called
@@ -419,6 +428,10 @@ class GeneralizedAlpha:
         eps = 1e-9 * h
         targets = [t_end] if outs is None else sorted(
             {*(x for x in outs if t0 + eps < x < t_end - eps), t_end})
+        tick_times = self.dae.sample_times(t0, t_end) if isinstance(self.dae, Sampled) \
+            else np.zeros(0)
+        if tick_times.size:     # land on the ticks of sampled elements like on outputs
+            targets = sorted({*targets, *(x for x in tick_times if t0 + eps < x < t_end - eps)})
         h_min = h * 2.0 ** -max_cuts if h_min is None else h_min
         h_max = (t_end - t0) if h_max is None else h_max
         self._set_newton_scales(s if scales_from is None else scales_from)
@@ -457,7 +470,13 @@ class GeneralizedAlpha:
                                      st.lam.copy(), c.stats()))
             return False
 
+        def at_tick(t: float) -> bool:
+            k = int(np.searchsorted(tick_times, t - eps))
+            return k < tick_times.size and abs(tick_times[k] - t) <= eps
+
         i_target, cuts = 0, 0
+        if tick_times.size and not started and at_tick(s.t):
+            s = self.last_state = self._sampled(s, t0)
         stop = emit(s)
         # floating-point errors ignored in the time loop, as in every Newton solve (set
         # once here: np.errstate per solve costs several µs)
@@ -510,6 +529,8 @@ class GeneralizedAlpha:
                         k_grid += 1
                     if abs(goal - targets[i_target]) <= eps:
                         i_target += 1
+                    if tick_times.size and at_tick(goal):
+                        s = self.last_state = self._sampled(s, t0)
                 grid[1], grid[2] = k_grid, h_cur
                 stop = emit(s)
                 if step_callback is not None and not stop:
@@ -521,11 +542,24 @@ class GeneralizedAlpha:
             rec(s.t, s.q, self._output_qd(s), s.qdd, s.lam)
         return rec.trajectory(stats)
 
+    def _sampled(self, s: State, t0: float) -> State:
+        """The state after the tick ``s.t``: the sampled coordinates set by the system's
+        ``sample``, then restarted from consistent accelerations (the held forces jump:
+        ``a = qdd`` keeps the steps after the tick second-order)."""
+        q = self.dae.sample(s.q, s.qd, s.t, t0)
+        if np.array_equal(q, s.q):
+            return s
+        z = self.dae.state_indices if isinstance(self.dae, FirstOrderStates) else ()
+        qdd, lam = accelerations(self.dae, q, s.qd, s.t, first_order=z)
+        return State(s.t, q, s.qd.copy(), qdd, qdd.copy(), lam)
+
     # --- the Newton test's scales and failure report -----------------------------------
     def _set_newton_scales(self, s: State) -> None:
         """The model's magnitudes for the Newton increment test (:mod:`._newton`):
 
             s_q = max(1, max|q_0|),   s_lam = m_s s_q,   F_floor = 64 eps m_s s_q sqrt(N)
+
+        (``q_0`` without the internal states of force elements, which are no lengths)
 
         with ``m_s = max_i |M_ii(q_0)|``: the scaled multipliers ``lam / beta'`` and the
         equilibrium rows ``r / beta'`` are (mass x length); a block whose values are all 0
@@ -533,7 +567,10 @@ class GeneralizedAlpha:
         residual norm below ``F_floor`` is round-off of the model's own terms."""
         if not self._newton.increment_test:
             return
-        s_q = max(1.0, float(np.max(np.abs(s.q), initial=0.0)))
+        q = s.q
+        if isinstance(self.dae, FirstOrderStates) and len(self.dae.state_indices):
+            q = np.delete(q, self.dae.state_indices)    # lengths only (states: Pa, N, ...)
+        s_q = max(1.0, float(np.max(np.abs(q), initial=0.0)))
         try:
             M = self.dae.tangent(s.q, s.qd, s.qdd, s.lam, s.t)[2]
             m_s = float(np.max(np.abs(sp.csr_matrix(M).diagonal()), initial=0.0))
@@ -556,9 +593,9 @@ class GeneralizedAlpha:
                 parts.append(f"{name}: last increment {d:.2e} > {tol:.2e} needed")
         r = self._newton.residual
         named = isinstance(self.dae, Labelled)
-        labels = list(named and self.dae.coordinate_labels or
+        labels = list((named and self.dae.coordinate_labels) or
                       [f"q[{i}]" for i in range(self._n)])
-        labels += list(named and self.dae.active_row_labels or
+        labels += list((named and self.dae.active_row_labels) or
                        [f"g[{i}]" for i in range(self._m)])
         if r.size == len(labels):
             worst = np.argsort(-np.nan_to_num(np.abs(r), nan=np.inf))[:3]

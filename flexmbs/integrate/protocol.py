@@ -30,7 +30,12 @@ Optional capabilities:
   (:mod:`flexmbs.integrate.affine_step`) needs, or None when its kernels do not cover the
   system, plus the force elements and the source of a non-finite residual;
 * :class:`ConstraintTimeDerivative` -- ``constraint_time_derivative``: ``g_t`` alone;
-* :class:`Labelled` -- names of the coordinates and active rows (failure reports).
+* :class:`Labelled` -- names of the coordinates and active rows (failure reports);
+* :class:`FirstOrderStates` -- coordinates ``z = q[state_indices]`` whose residual rows
+  are first-order ODEs ``zd - f(z, q, qd, t)`` (no mass: their ``qdd`` is unused), with
+  ``state_rates`` giving ``f`` (consistent initial rates);
+* :class:`Sampled` -- coordinates set at ticks (sampled controllers with a zero-order
+  hold): the integrator lands on ``sample_times`` and applies ``sample`` there.
 
 And between a step residual and the Newton solver (:mod:`flexmbs.integrate._newton`):
 
@@ -138,6 +143,29 @@ class Labelled(Protocol):
 
     coordinate_labels: list
     active_row_labels: list
+
+
+@runtime_checkable
+class FirstOrderStates(Protocol):
+    """A system with first-order coordinates ``z = q[state_indices]``, residual rows
+    ``zd - f(z, q, qd, t)``."""
+
+    state_indices: np.ndarray
+
+    def state_rates(self, q: np.ndarray, qd: np.ndarray, t: float) -> np.ndarray:
+        """``f(z, q, qd, t)``, shape (len(state_indices),)."""
+
+
+@runtime_checkable
+class Sampled(Protocol):
+    """A system with coordinates held between ticks and set at them."""
+
+    def sample_times(self, t0: float, t_end: float) -> np.ndarray:
+        """The ticks in ``[t0, t_end]`` (sorted; empty when nothing is sampled)."""
+
+    def sample(self, q: np.ndarray, qd: np.ndarray, t: float, t0: float) -> np.ndarray:
+        """``q`` with the held coordinates set at the tick ``t`` (ticks counted from
+        ``t0``)."""
 
 
 @runtime_checkable

@@ -5,7 +5,9 @@ mass: ``r``).  The residual and constraints of :class:`flexmbs.integrate.protoco
 
     r = sum_bodies r_b(q_b, qd_b, qdd_b) - sum_forces Q_f + G^T lam,     g = [g_norm; g_joints]
 
-with ``g_norm = e.e - 1`` per rigid body.  Every joint, drive and force element is
+with ``g_norm = e.e - 1`` per rigid body.  Internal states ``z`` of force elements
+(:mod:`flexmbs.forces.states`) are coordinates after the bodies' with the residual rows
+``r_z = zd - f(z, q, qd, t)`` (``f`` is the elements' ``Q`` in those rows).  Every joint, drive and force element is
 evaluated on its local vector ``x = [q_i; q_j; t]`` through jets, and scattered into
 sparse global matrices.  Redundant constraint rows found by the rank test
 (:mod:`flexmbs.system.dof`) are dropped from ``g``; their multipliers are reported as 0
@@ -65,6 +67,7 @@ class AssembledSystem:
         self.n_rows_all, self.row_start = lay.n_rows_all, lay.row_start
         self.force_blocks, self.sensors = lay.force_blocks, lay.sensors
         self.sensor_markers = lay.sensor_markers
+        self.state_slices, self.state_indices = lay.state_slices, lay.state_indices
 
     # -- active rows ----------------------------------------------------------------
     @property
@@ -115,10 +118,10 @@ class AssembledSystem:
     # -- compiled paths -----------------------------------------------------------------
     def body_pack(self) -> BodyPack | None:
         """All bodies packed for one compiled residual call (:class:`~flexmbs.bodies.pack.
-        BodyPack`), or None if some body has no compiled residual (point masses) or the
-        reference kernels are chosen (:func:`flexmbs.compiled.use_compiled`)."""
+        BodyPack`), or None if some body has no compiled residual (point masses), force
+        elements have internal states, or the reference kernels are chosen (:func:`flexmbs.compiled.use_compiled`)."""
         if self._pack is None:
-            ok = use_compiled() and BodyPack.supports(self.bodies)
+            ok = use_compiled() and BodyPack.supports(self.bodies) and not self.state_slices
             self._pack = BodyPack(self.bodies, [self.offset[id(b)] for b in self.bodies]) \
                 if ok else False
         return self._pack or None
@@ -148,6 +151,7 @@ class AssembledSystem:
             for b in self.bodies:                       # the bodies' slices tile q
                 s = self.body_slices[b.name]
                 r[s] = b.residual(q[s], qd[s], qdd[s], self.gravity)
+            r[self.state_indices] = qd[self.state_indices]      # r_z = zd - f
         for fb, c in self.forces.contributions(q, qd, t, 1):
             r[fb.idx] -= c.Q[:-1]                   # a block's coordinates are distinct
         if self.n_lam:
@@ -184,6 +188,21 @@ class AssembledSystem:
         """:meth:`ForceTerms.contributions <flexmbs.system.force_terms.ForceTerms.
         contributions>` of the system's force elements (or of ``blocks``)."""
         return self.forces.contributions(q, qd, t, order, blocks)
+
+    def state_rates(self, q, qd, t) -> np.ndarray:
+        """``f(z, q, qd, t)`` of the internal states ``q[state_indices]`` of the force
+        elements (:meth:`ForceTerms.state_rates <flexmbs.system.force_terms.ForceTerms.
+        state_rates>`)."""
+        return self.forces.state_rates(q, qd, t)
+
+    def sample_times(self, t0: float, t_end: float) -> np.ndarray:
+        """The ticks in ``[t0, t_end]`` of the sampled force elements (none: empty)."""
+        return self.forces.sample_times(t0, t_end)
+
+    def sample(self, q, qd, t: float, t0: float) -> np.ndarray:
+        """``q`` with the sampled elements' held states updated at the tick ``t``
+        (:meth:`ForceTerms.sample <flexmbs.system.force_terms.ForceTerms.sample>`)."""
+        return self.forces.sample(q, qd, t, t0)
 
     def tangent(self, q, qd, qdd, lam, t):
         return self.matrices.tangent(q, qd, qdd, lam, t)

@@ -7,7 +7,9 @@
   normalisations, then joints and drives in the order they were added, each joint's
   equations in its label order); a row is redundant when it lies in the span of the rows
   kept before it, i.e. its Gram–Schmidt remainder is below ``tol`` times its norm.
-  The mobility is ``n_q - rank(G)``.
+  The mobility is ``n_q - rank(G)`` over the bodies' coordinates (the internal states
+  of force elements, first-order coordinates after them, are not freedoms of the
+  mechanism; they are reported apart).
 """
 from __future__ import annotations
 
@@ -26,10 +28,14 @@ class DofReport:
     n_constraints: int
     rank: int
     redundant: tuple
+    n_states: int = 0       # internal states of force elements (not in n_q)
 
     def summary(self) -> str:
+        states = f" (and {self.n_states} internal states of force elements)" \
+            if self.n_states else ""
         lines = [f"degrees of freedom: {self.mobility} (Grübler count {self.grubler}); "
-                 f"{self.n_q} coordinates, {self.n_constraints} constraint rows, rank {self.rank}"]
+                 f"{self.n_q} coordinates{states}, {self.n_constraints} constraint rows, "
+                 f"rank {self.rank}"]
         if self.redundant:
             lines.append(f"{len(self.redundant)} redundant constraint rows removed "
                          "(their reactions are not unique):")
@@ -74,5 +80,7 @@ def analyse(asm, q: np.ndarray, t: float = 0.0, tol: float = 1e-9) -> DofReport:
     asm.active = keep
     asm.redundant = [lab for lab, k in zip(asm.row_labels, keep) if not k]
     rank = int(keep.sum())
-    return DofReport(grubler(asm.model), asm.n_q - rank, asm.n_q, len(keep), rank,
-                     tuple(asm.redundant))
+    n_states = len(getattr(asm, "state_indices", ()))
+    n_q = asm.n_q - n_states
+    return DofReport(grubler(asm.model), n_q - rank, n_q, len(keep), rank,
+                     tuple(asm.redundant), n_states)

@@ -6,13 +6,23 @@ makes the markers' frame jets on demand; an element with a ``body_force`` shortc
 body's load without frame jets, e.g. a torque) is asked that first.  Its contribution
 holds ``Q`` and, at order 2, ``dQ/dx`` and ``dQ/dxd`` (the residual subtracts ``Q``,
 the tangent ``dQ``).
+
+An element that reads sensors (``feeds``: ``(sensor, component)`` pairs) gets their
+values ``y`` in ``ctx.signals`` (:class:`~flexmbs.forces.base.Signals`), with ``dy/dx``
+and ``dy/dxd`` on its local vector by central differences of the sensors' ``measure``
+(step ``1e-7 (1 + |x_k|)``; the accelerations a sensor sees are taken as zero, so an
+acceleration sensor cannot feed a force element).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from flexmbs.forces.base import LocalContext
+from flexmbs.forces.base import LocalContext, Signals
+from flexmbs.forces.sampled import is_tick, ticks
 from flexmbs.system.layout import frame_jets
+from flexmbs.system.outputs import marker_kinematics
+
+FD_STEP = 1e-7      # relative central-difference step of the sensor derivatives
 
 
 class ForceTerms:
@@ -40,8 +50,67 @@ class ForceTerms:
                         for m, o in zip(fb.markers, fb.offsets))
             qd_b = tuple(None if o is None else qd[fb.idx[o:o + m.body.n_coords]]
                          for m, o in zip(fb.markers, fb.offsets))
-            ctx = LocalContext(fb.markers, frames, x, xd, t, n, fb.offsets, q_b, qd_b, order)
+            ctx = LocalContext(fb.markers, frames, x, xd, t, n, fb.offsets, q_b, qd_b, order,
+                               fb.states, self.signals(fb, q, qd, order))
             yield fb, fb.element.contribution(ctx)
+
+    def sampled(self) -> list:
+        """The force elements sampled at ticks (their ``period``,
+        :mod:`flexmbs.forces.sampled`)."""
+        return [fb.element for fb in self.layout.force_blocks
+                if getattr(fb.element, "period", None) is not None]
+
+    def sample_times(self, t0: float, t_end: float) -> np.ndarray:
+        """Every tick ``t0 + k T`` in ``[t0, t_end]`` of the sampled elements, sorted."""
+        out = [ticks(t0, t_end, el.period) for el in self.sampled()]
+        return np.unique(np.concatenate(out)) if out else np.zeros(0)
+
+    def sample(self, q, qd, t: float, t0: float) -> np.ndarray:
+        """``q`` with the states of every element whose tick ``t`` is (ticks from ``t0``)
+        set by its ``update(t, z, y)`` from the sensor values at ``(q, qd)``."""
+        q = np.array(q, dtype=float)
+        for el in self.sampled():
+            if is_tick(t, t0, el.period):
+                s = self.layout.state_slices[el.name]
+                q[s] = el.update(t, q[s], self.measure(el.feeds, q, qd))
+        return q
+
+    def measure(self, feeds, q, qd) -> np.ndarray:
+        """The sensor components ``feeds`` (``(sensor, component)`` pairs) at ``(q, qd)``
+        with zero accelerations."""
+        qdd = np.zeros_like(qd)
+        out = np.empty(len(feeds))
+        for i, (sensor, k) in enumerate(feeds):
+            states = tuple(marker_kinematics(self.layout, m, q, qd, qdd)
+                           for m in sensor.resolve())
+            out[i] = sensor.measure(states)[k]
+        return out
+
+    def signals(self, fb, q, qd, order) -> Signals | None:
+        """:class:`~flexmbs.forces.base.Signals` of the sensors force block ``fb`` reads
+        (module docstring), or None when it reads none."""
+        feeds = getattr(fb.element, "feeds", ())
+        if not feeds:
+            return None
+        y = self.measure(feeds, q, qd)
+        if order < 2:
+            return Signals(y, None, None)
+        n = len(fb.idx) + 1
+        y_x, y_xd = np.zeros((len(y), n)), np.zeros((len(y), n))
+        n_body = len(fb.idx) if fb.states is None else fb.states.start
+        for k in range(n_body):
+            i = fb.idx[k]
+            for v, out, other in ((q, y_x, False), (qd, y_xd, True)):
+                h = FD_STEP * (1.0 + abs(v[i]))
+                vp, vm = v.copy(), v.copy()
+                vp[i] += h
+                vm[i] -= h
+                if other:
+                    fp, fm = self.measure(feeds, q, vp), self.measure(feeds, q, vm)
+                else:
+                    fp, fm = self.measure(feeds, vp, qd), self.measure(feeds, vm, qd)
+                out[:, k] = (fp - fm) / (2.0 * h)
+        return Signals(y, y_x, y_xd)
 
     @staticmethod
     def body_force(fb, q, t, order):
@@ -64,7 +133,14 @@ class ForceTerms:
         xd = np.zeros(n)
         xd[-1] = 1.0
         return LocalContext(fb.markers, frames, np.append(q[fb.idx], t), xd, t, n,
-                            fb.offsets, q_b, qd_b, 1)
+                            fb.offsets, q_b, qd_b, 1, fb.states)
+
+    def state_rates(self, q, qd, t) -> np.ndarray:
+        """``f(z, q, qd, t)`` of every internal state (:mod:`flexmbs.forces.states`), in
+        the order of ``layout.state_indices``."""
+        blocks = [fb for fb in self.layout.force_blocks if fb.states is not None]
+        out = [c.Q[fb.states] for fb, c in self.contributions(q, qd, t, 1, blocks)]
+        return np.concatenate(out) if out else np.zeros(0)
 
     def potentials(self, q, t=0.0) -> dict:
         """``{name: V_f}`` [J]: the potential of each force element that has one (springs,

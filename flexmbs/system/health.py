@@ -102,10 +102,13 @@ def conditioning(G: np.ndarray) -> tuple[float, int]:
 @dataclass(frozen=True)
 class Scales:
     """The model's sizes for the divergence test: per flexible body its slice of ``q``,
-    the bounds ``max|Phi_k|`` of its modes and its size; the model size [m]."""
+    the bounds ``max|Phi_k|`` of its modes and its size; the model size [m]; the number
+    of the bodies' coordinates (the force elements' internal states after them, pressures
+    or forces, are not lengths)."""
 
     elastic: tuple          # ((name, slice of q_e, max|Phi_k| (n_q,), size [m]), ...)
     size: float
+    n_body: int | None = None
 
     @classmethod
     def of(cls, asm, q0: np.ndarray) -> Scales:
@@ -123,7 +126,8 @@ class Scales:
             phi = np.abs(np.asarray(modes)).reshape(-1, np.asarray(modes).shape[-1]).max(axis=0)
             el.append((b.name, slice(s.start + 7, s.stop), phi, size))
             ext.append(size)
-        return cls(tuple(el), max(ext))
+        n_body = sum(b.n_coords for b in asm.bodies)
+        return cls(tuple(el), max(ext), n_body)
 
 
 def divergence(scales: Scales, q: np.ndarray) -> str | None:
@@ -136,7 +140,7 @@ def divergence(scales: Scales, q: np.ndarray) -> str | None:
             return (f"flexible body '{name}': elastic displacement up to {u:.3g} m, beyond "
                     f"the body's size {size:.3g} m (the floating-frame model assumes small "
                     f"elastic displacements)")
-    r = float(np.max(np.abs(q), initial=0.0))
+    r = float(np.max(np.abs(q[:scales.n_body]), initial=0.0))
     if r > 1e6 * scales.size:
         return f"a coordinate reached {r:.3g}, 1e6 times the model's size {scales.size:.3g} m"
     return None

@@ -8,6 +8,13 @@ block ``b`` holds the rows ``row_start[b]:row_start[b + 1]`` of all rows, and th
 ``active`` ones (redundant rows dropped by the rank test) make ``g``.  Each joint,
 drive and force element is evaluated on its local vector ``x = [q_i; q_j; t]``, the
 coordinates ``idx`` of its markers' bodies plus time.
+
+Force elements with internal states ``z`` (:mod:`flexmbs.forces.states`) add them as
+first-order coordinates after all bodies' coordinates, ``q = [q_bodies; z_1; z_2; ...]``;
+such an element's local vector is ``x = [q_i; q_j; z; t]`` (``ForceBlock.states`` is
+the slice of ``z`` in it) and ``state_slices[name]`` its part of ``q``.  An element that
+reads sensors (its ``feeds``, :mod:`flexmbs.forces.controllers`) has their markers after
+its own, so their bodies' coordinates are in its local vector too.
 """
 from __future__ import annotations
 
@@ -39,6 +46,8 @@ class ForceBlock:
     markers: tuple
     idx: np.ndarray
     offsets: tuple
+    states: slice | None = None   # the element's internal states in the local vector
+    n_own: int | None = None      # its own markers (those of the sensors it reads follow)
 
 
 def local_indices(offsets_global, markers) -> tuple[np.ndarray, tuple]:
@@ -92,6 +101,7 @@ class Layout:
             self.offset[id(b)] = n
             n += b.n_coords
         self.n_q = n
+        self.stateful = []      # force elements with internal states (filled below)
         self.body_slices = {b.name: slice(self.offset[id(b)], self.offset[id(b)] + b.n_coords)
                             for b in self.bodies}
         self.joint_markers = {}
@@ -121,10 +131,28 @@ class Layout:
         #: block ``b`` holds the rows ``row_start[b]:row_start[b + 1]`` of all rows
         self.row_start = np.cumsum([0] + [len(b.labels) for b in blocks])
         self.force_blocks = []
+        #: {force element name: its internal states' slice of ``q``}
+        self.state_slices = {}
         for f in model.forces:
             mks = tuple(m for m in f.resolve() if m is not None)
+            n_own = len(mks)
+            for sensor, _ in getattr(f, "feeds", ()):     # the sensors it reads
+                mks += tuple(sensor.resolve())
             idx, offs = self.local(mks)
-            self.force_blocks.append(ForceBlock(f, mks, idx, offs))
+            k = len(getattr(f, "state_names", ()))
+            states = None
+            if k:
+                z0 = self.n_q
+                self.state_slices[f.name] = slice(z0, z0 + k)
+                self.stateful.append(f)
+                states = slice(len(idx), len(idx) + k)
+                idx = np.concatenate([idx, np.arange(z0, z0 + k)])
+                self.n_q = z0 + k
+            self.force_blocks.append(ForceBlock(f, mks, idx, offs, states, n_own))
+        #: global indices of every internal state of the force elements in ``q``
+        self.state_indices = np.concatenate(
+            [np.arange(s.start, s.stop) for s in self.state_slices.values()]
+        ).astype(int) if self.state_slices else np.zeros(0, dtype=int)
         self.sensors = list(model.sensors)
         self.sensor_markers = {s.name: tuple(s.resolve()) for s in self.sensors}
         #: columns of a block's rows in ascending global order (the CSR order of ``G``)
@@ -173,13 +201,22 @@ class Layout:
                 ("x", "y", "z")[:b.n_coords]
             names += tuple(f"q_e{k}" for k in range(1, b.n_coords - len(names) + 1))
             out.extend(f"body '{b.name}' {c}" for c in names)
+        for f in self.stateful:
+            out.extend(f"force element '{f.name}' {c}" for c in f.state_names)
         return out
 
     def initial_q(self) -> np.ndarray:
-        return np.concatenate([b.initial_q() for b in self.bodies]) if self.bodies else np.zeros(0)
+        """The bodies' initial coordinates and the force elements' initial states."""
+        parts = [b.initial_q() for b in self.bodies]
+        parts += [np.asarray(f.initial_states(), dtype=float) for f in self.stateful]
+        return np.concatenate(parts) if parts else np.zeros(0)
 
     def initial_qd(self) -> np.ndarray:
-        return np.concatenate([b.initial_qd() for b in self.bodies]) if self.bodies else np.zeros(0)
+        """The bodies' initial velocities; the states' rates are zero here (made
+        consistent, ``zd = f``, with the initial conditions)."""
+        parts = [b.initial_qd() for b in self.bodies]
+        parts += [np.zeros(len(f.state_names)) for f in self.stateful]
+        return np.concatenate(parts) if parts else np.zeros(0)
 
     def normalize(self, q: np.ndarray) -> np.ndarray:
         """``q`` with every Euler-parameter quadruple scaled to unit norm (a copy)."""

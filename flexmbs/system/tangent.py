@@ -52,6 +52,10 @@ class TangentAssembly:
             rr, cc = self.grids(("b", b.name), np.arange(s.start, s.stop))
             rows.append(rr); cols.append(cc)
             vk.append(K.ravel()); vc.append(C.ravel()); vm.append(M.ravel())
+        z = lay.state_indices
+        if z.size:          # r_z = zd - f: dr_z/dzd = I
+            rows.append(z); cols.append(z)
+            vk.append(np.zeros(z.size)); vc.append(np.ones(z.size)); vm.append(None)
         for k, (fb, c) in enumerate(self.forces.contributions(q, qd, t, 2)):
             rr, cc = self.grids(("f", k), fb.idx)
             rows.append(rr); cols.append(cc)
@@ -102,6 +106,8 @@ class TangentAssembly:
             s = lay.body_slices[b.name]
             rr, cc = self.grids(("b", b.name), np.arange(s.start, s.stop))
             rows.append(rr); cols.append(cc)
+        if lay.state_indices.size:
+            rows.append(lay.state_indices); cols.append(lay.state_indices)
         for k, fb in enumerate(lay.force_blocks):
             rr, cc = self.grids(("f", k), fb.idx)
             rows.append(rr); cols.append(cc)
@@ -147,6 +153,8 @@ class TangentAssembly:
                 s = lay.body_slices[b.name]
                 K, C, M = b.tangent(q[s], qd[s], qdd[s], lay.gravity)
                 vals.append((c_K * K + c_C * C + c_M * M).ravel())
+        if lay.state_indices.size:
+            vals.append(np.full(lay.state_indices.size, float(c_C)))
         for _, c in self.forces.contributions(q, qd, t, 2):
             vals.append((c_K * c.dQ_dx[:-1, :-1] + c_C * c.dQ_dxd[:-1, :-1]).ravel() * -1.0)
         if H is not None:
