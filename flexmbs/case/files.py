@@ -24,23 +24,26 @@ from flexmbs.errors import OutputError
 from flexmbs.io.results import list_outputs, listed_outputs, status_path, steps_in
 
 
-def write_xdmf(built, result, out: Path, dt: float | None, check=None) -> list[Path]:
+def write_xdmf(built, result, out: Path, dt: float | None, check=None,
+               loads=None) -> list[Path]:
     """One XDMF time series per flexible body: point fields ``displacement`` (total,
     inertial: reference geometry + displacement = current position), ``elastic_displacement``
     (``Phi q_e``, body frame) and ``von_mises`` [Pa] (with the static correction of the
     interface loads for a body preprocessed with ``residual_flexibility``, docs/stresses.md).
     ``check()`` is called before each frame (it may raise ``KeyboardInterrupt``: the
-    series being written is dropped)."""
+    series being written is dropped); ``loads``: :func:`interface_loads` (made here if
+    not given)."""
     from flexmbs.io.xdmf import write_time_series
     from flexmbs.post.recovery import deformed_positions, elastic_displacements, von_mises_stress
     paths = []
     t = np.asarray(result.t)
     idx = subsample(t, dt)
+    loads = interface_loads(built, result) if loads is None else loads
     for name, fb in built.flexible.items():
         body = fb.body
         q = result.body_q(name)[idx]
         X = np.asarray(body.points)
-        W = wrench_history(built, result, name, idx)
+        W = {k: v[idx] for k, v in loads.get(name, {}).items()}
 
         def fields(i, q=q, body=body, X=X, W=W):
             if check is not None:
@@ -54,24 +57,26 @@ def write_xdmf(built, result, out: Path, dt: float | None, check=None) -> list[P
     return paths
 
 
-def wrench_history(built, result, name: str, rows=None) -> dict[str, np.ndarray]:
-    """``{marker: W (n, 6)}`` [N, N m]: the body-frame interface loads at the markers of
-    flexible body ``name`` that carry residual stress modes, at the result rows ``rows``
-    (default all), for the static correction of its stresses
-    (:func:`flexmbs.post.interface_loads.stress_wrenches`, docs/stresses.md); ``{}``
-    for a body without such markers."""
+def interface_loads(built, result) -> dict[str, dict[str, np.ndarray]]:
+    """``{body: {marker: W (n, 6)}}`` [N, N m]: the body-frame interface loads at every
+    result row, at the markers of each flexible body that carry residual stress modes,
+    for the static correction of its stresses
+    (:func:`flexmbs.post.interface_loads.stress_wrenches`, docs/stresses.md).  Bodies
+    without such markers are left out; the system is assembled once, and only if one
+    has them."""
     from flexmbs.post.interface_loads import corrected_markers, stress_wrenches
-    fb = built.flexible[name]
-    if not corrected_markers(fb.body):
+    bodies = {n: fb for n, fb in built.flexible.items() if corrected_markers(fb.body)}
+    if not bodies:
         return {}
     asm = built.system.assemble()
-    rows = np.arange(len(result.t)) if rows is None else np.asarray(rows)
-    per_row = [stress_wrenches(asm, fb, result.q[k], result.lam[k], result.t[k],
-                               result.qd[k]) for k in rows]
-    names = set().union(*per_row) if per_row else set()
-    if any(set(W) != names for W in per_row):
-        return {}                         # some rows could not be corrected: none is
-    return {m: np.array([W[m] for W in per_row]) for m in sorted(names)}
+    out = {}
+    for name, fb in bodies.items():
+        per_row = [stress_wrenches(asm, fb, result.q[k], result.lam[k], result.t[k],
+                                   result.qd[k]) for k in range(len(result.t))]
+        names = set().union(*per_row) if per_row else set()
+        if names and all(set(W) == names for W in per_row):   # else none is corrected
+            out[name] = {m: np.array([W[m] for W in per_row]) for m in sorted(names)}
+    return out
 
 
 def mechanism_name(name: str) -> str:
@@ -79,10 +84,12 @@ def mechanism_name(name: str) -> str:
     return f"{name}_mechanism"
 
 
-def write_mechanism(spec, built, result, out: Path, dt: float | None, check=None) -> Path:
+def write_mechanism(spec, built, result, out: Path, dt: float | None, check=None,
+                    loads=None) -> Path:
     """The XDMF of the whole mechanism (:mod:`flexmbs.post.scene`) at the output times
     ``dt`` [s] apart; its flexible grids carry ``von_mises_max`` [Pa] and
-    ``time_of_max`` [s], the maximum over every output step (:mod:`flexmbs.post.extrema`)."""
+    ``time_of_max`` [s], the maximum over every output step (:mod:`flexmbs.post.extrema`);
+    ``loads``: :func:`interface_loads` (made here if not given)."""
     from flexmbs.case.post_items import solids
     from flexmbs.io.xdmf_collection import write_collection
     from flexmbs.post import scene
@@ -90,6 +97,7 @@ def write_mechanism(spec, built, result, out: Path, dt: float | None, check=None
     t = np.asarray(result.t)
     idx = subsample(t, dt)
     system = built.system
+    loads = interface_loads(built, result) if loads is None else loads
 
     def q_of(body):
         return result.body_q(body.name)[idx]
@@ -99,7 +107,7 @@ def write_mechanism(spec, built, result, out: Path, dt: float | None, check=None
         q = result.body_q(b.name)
         if b.name in built.flexible:
             body = built.flexible[b.name].body
-            W = wrench_history(built, result, b.name)
+            W = loads.get(b.name, {})
             peak = von_mises_maximum(body, t, q[:, 7:], W)
             grids.append(scene.flexible_grid(
                 b.name, body, q[idx], check=check, static={
@@ -114,19 +122,23 @@ def write_mechanism(spec, built, result, out: Path, dt: float | None, check=None
     return write_collection(out / mechanism_name(built.case.name), t[idx], grids, check)
 
 
-def write_hotspots(spec, built, result) -> list:
+def write_hotspots(spec, built, result, loads=None) -> list:
     """The stress histories of the case's hot spots
     (:class:`~flexmbs.post.hotspots.HotSpotHistory`), written into the result file as
     ``/hotspots/<name>/stress``, ``von_mises``, ``principal`` [Pa] (attributes ``nodes``,
-    ``body`` and, with an S-N curve, ``damage``)."""
+    ``body`` and, with an S-N curve, ``damage``); ``loads``: :func:`interface_loads` (made
+    here if not given)."""
     from flexmbs.case.post_items import hotspots
     from flexmbs.io.results import add_rows
     from flexmbs.post.hotspots import stress_history
     out = []
-    for spot in hotspots(spec, built):
+    spots = hotspots(spec, built)
+    if spots and loads is None:
+        loads = interface_loads(built, result)
+    for spot in spots:
         q = result.body_q(spot.body)
         h = stress_history(spot, built.flexible[spot.body].body, result.t, q[:, 7:],
-                           wrench_history(built, result, spot.body))
+                           loads.get(spot.body, {}))
         attrs = {"nodes": spot.nodes, "body": spot.body}
         if h.damage is not None:
             attrs.update(damage=h.damage, sn_C=spot.sn_curve.C, sn_m=spot.sn_curve.m)
@@ -227,20 +239,22 @@ def write_outputs(spec, built, result, out: Path, previous: list[Path], *, xdmf:
     for f in out.glob(f".{spec.name}_*.xdmf.partial"):    # left by a killed run
         shutil.rmtree(f, ignore_errors=True)
     written: list[Path] = []
+    loads = interface_loads(built, result)
     try:
         with StopOnSignal() as stop:
             if spec.output["xdmf"] and built.flexible and xdmf:
-                for p in write_xdmf(built, result, out, spec.output["xdmf_dt"], stop.check):
+                for p in write_xdmf(built, result, out, spec.output["xdmf_dt"], stop.check,
+                                    loads):
                     written.append(Path(p))
                     # named from the output folder as given, like every path the run prints
                     say("output", f"XDMF time series: {out / Path(p).name}")
             if spec.output["xdmf"] and xdmf:
                 p = write_mechanism(spec, built, result, out, spec.output["xdmf_dt"],
-                                    stop.check)
+                                    stop.check, loads)
                 written.append(p)
                 say("output", f"XDMF of the whole mechanism: {out / p.name}")
             stop.check()
-            histories = write_hotspots(spec, built, result)
+            histories = write_hotspots(spec, built, result, loads)
             for h in histories:
                 say("output", hotspot_line(h))
             p = write_table(built, result, histories, out)

@@ -54,15 +54,9 @@ class NonlinearSpring(CurveLaw, PointToPointSpringDamper):
         return (named_problems(self, PointToPointSpringDamper, super().problems())
                 + self.curve_problems())
 
-    def contribution(self, ctx) -> ForceContribution:
-        P, Q = ctx.frames[0], ctx.frames[1]
-        r_f = Q.p - P.p
-        if float(np.linalg.norm(r_f.v)) < 1e-14:
-            raise ValueError(f"NonlinearSpring '{self.name}': zero length, direction undefined")
-        length = J.norm(r_f)
-        F, F_s, F_sd = self.scalar(float(length.v) - self.free_length(),
-                                   float(J.rate(length, ctx.xd)))
-        return scalar_law(length, ctx.xd, F, F_s, F_sd, ctx.order)
+    def axial_law(self, length: float, ld: float) -> tuple[float, float, float]:
+        """``(F, F_s, F_sd)`` of the curve at ``s = l - l0`` (module docstring)."""
+        return self.scalar(length - self.free_length(), ld)
 
     def potential(self, ctx) -> float:
         """``V = k s^2 / 2 + int_0^s F_c`` [J], ``s = l - l0``."""

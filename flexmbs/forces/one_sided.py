@@ -38,10 +38,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flexmbs.forces.base import ForceContribution, scalar_law
 from flexmbs.forces.spring_damper import PointToPointSpringDamper
 from flexmbs.forces.stops import ramp_integral, stop_law
-from flexmbs.kinematics import jet as J
 
 
 def named_problems(element, parent: type, problems: list[str]) -> list[str]:
@@ -65,7 +63,7 @@ class Rope(PointToPointSpringDamper):
                        f"got {self.smoothing}")
         return out
 
-    def law(self, length: float, ld: float) -> tuple[float, float, float]:
+    def axial_law(self, length: float, ld: float) -> tuple[float, float, float]:
         """``(F, F_l, F_ld)`` of the module docstring."""
         l0 = self.free_length()
         lower, upper = (-np.inf, l0) if self.tension_only else (l0, np.inf)
@@ -75,16 +73,6 @@ class Rope(PointToPointSpringDamper):
         """True when the element applies its spring force (taut rope, compressed spring)."""
         l0 = self.free_length()
         return length > l0 if self.tension_only else length < l0
-
-    def contribution(self, ctx) -> ForceContribution:
-        P, Q = ctx.frames[0], ctx.frames[1]
-        r_f = Q.p - P.p
-        if float(np.linalg.norm(r_f.v)) < 1e-14:
-            raise ValueError(f"{type(self).__name__} '{self.name}': zero length, direction "
-                             "undefined")
-        length = J.norm(r_f)
-        F, F_l, F_ld = self.law(float(length.v), float(J.rate(length, ctx.xd)))
-        return scalar_law(length, ctx.xd, F, F_l, F_ld, ctx.order)
 
     def potential(self, ctx) -> float:
         """Spring energy ``V = k R(+-(l - l0))`` [J] (module docstring)."""

@@ -72,16 +72,21 @@ class PointToPointSpringDamper(ForceElement):
                        "of action is undefined (use a Bushing)")
         return out
 
+    def axial_law(self, length: float, ld: float) -> tuple[float, float, float]:
+        """``(F, dF/dl, dF/dld)`` at length ``l`` [m] and rate ``ld`` [m/s]: here
+        ``F = k (l - l0) + d ld``; subclasses with other laws (one-sided, tabulated)
+        override this alone."""
+        return self.k * (length - self.free_length()) + self.d * ld, self.k, self.d
+
     def contribution(self, ctx) -> ForceContribution:
         P, Q = ctx.frames[0], ctx.frames[1]
         r_f = Q.p - P.p
         if float(np.linalg.norm(r_f.v)) < 1e-14:
-            raise ValueError(f"PointToPointSpringDamper '{self.name}': zero length, "
+            raise ValueError(f"{type(self).__name__} '{self.name}': zero length, "
                              "direction undefined")
         length = J.norm(r_f)
-        ld = float(J.rate(length, ctx.xd))
-        F = self.k * (float(length.v) - self.free_length()) + self.d * ld
-        return scalar_law(length, ctx.xd, F, self.k, self.d, ctx.order)
+        F, F_l, F_ld = self.axial_law(float(length.v), float(J.rate(length, ctx.xd)))
+        return scalar_law(length, ctx.xd, F, F_l, F_ld, ctx.order)
 
     def potential(self, ctx) -> float:
         """Spring energy ``V = k/2 (l - l0)^2`` [J], ``l = |r_Q - r_P|`` (the damper has none)."""

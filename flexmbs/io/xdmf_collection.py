@@ -19,6 +19,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -69,6 +70,7 @@ class Grid:
             cells = cells.reshape(-1, TOPOLOGY[self.cell_type][1])
         object.__setattr__(self, "cells", cells)
 
+    @cached_property
     def topology(self) -> tuple[str, np.ndarray]:
         """XDMF topology type and its connectivity: the cells (E, k), or for several
         kinds ``Mixed`` with each cell as its :data:`MIXED_CODE` and node ids, flat."""
@@ -126,7 +128,7 @@ def write_collection(path: str | Path, times: Sequence[float], grids: Sequence[G
                            CollectionType="Temporal")
     with written_pair(path) as tmp, h5py.File(tmp / h5name, "w") as h5:
         for g in grids:
-            h5.create_dataset(f"{g.name}/cells", data=g.topology()[1])
+            h5.create_dataset(f"{g.name}/cells", data=g.topology[1])
             if not callable(g.points):
                 h5.create_dataset(f"{g.name}/points", data=_points(g, 0))
             for k, v in g.static.items():
@@ -148,7 +150,7 @@ def write_collection(path: str | Path, times: Sequence[float], grids: Sequence[G
 def _grid_step(step: ET.Element, h5, h5name: str, g: Grid, i: int) -> None:
     """The grid ``g`` at step ``i``: its XML under ``step``, its moving data into ``h5``."""
     el = ET.SubElement(step, "Grid", Name=g.name, GridType="Uniform")
-    topo, cells = g.topology()
+    topo, cells = g.topology
     top = ET.SubElement(el, "Topology", TopologyType=topo, NumberOfElements=str(len(g.cells)))
     if topo in ("Polyline", "Polyvertex"):
         top.set("NodesPerElement", str(TOPOLOGY[g.cell_type][1]))
