@@ -9,9 +9,9 @@ the tangent ``dQ``).
 
 An element that reads sensors (``feeds``: ``(sensor, component)`` pairs) gets their
 values ``y`` in ``ctx.signals`` (:class:`~flexmbs.forces.base.Signals`), with ``dy/dx``
-and ``dy/dxd`` on its local vector by central differences of the sensors' ``measure``
-(step ``1e-7 (1 + |x_k|)``; the accelerations a sensor sees are taken as zero, so an
-acceleration sensor cannot feed a force element).
+and ``dy/dxd`` on its local vector by the chain rule through the markers' kinematics
+(:mod:`flexmbs.system.feed_jacobian`; the accelerations a sensor sees are not
+differentiated, so an acceleration sensor cannot feed a force element).
 """
 from __future__ import annotations
 
@@ -19,10 +19,9 @@ import numpy as np
 
 from flexmbs.forces.base import LocalContext, Signals
 from flexmbs.forces.sampled import is_tick, ticks
+from flexmbs.system.feed_jacobian import feed_jacobians
 from flexmbs.system.layout import frame_jets
 from flexmbs.system.outputs import marker_kinematics
-
-FD_STEP = 1e-7      # relative central-difference step of the sensor derivatives
 
 
 class ForceTerms:
@@ -92,25 +91,9 @@ class ForceTerms:
         feeds = getattr(fb.element, "feeds", ())
         if not feeds:
             return None
-        y = self.measure(feeds, q, qd)
         if order < 2:
-            return Signals(y, None, None)
-        n = len(fb.idx) + 1
-        y_x, y_xd = np.zeros((len(y), n)), np.zeros((len(y), n))
-        n_body = len(fb.idx) if fb.states is None else fb.states.start
-        for k in range(n_body):
-            i = fb.idx[k]
-            for v, out, other in ((q, y_x, False), (qd, y_xd, True)):
-                h = FD_STEP * (1.0 + abs(v[i]))
-                vp, vm = v.copy(), v.copy()
-                vp[i] += h
-                vm[i] -= h
-                if other:
-                    fp, fm = self.measure(feeds, q, vp), self.measure(feeds, q, vm)
-                else:
-                    fp, fm = self.measure(feeds, vp, qd), self.measure(feeds, vm, qd)
-                out[:, k] = (fp - fm) / (2.0 * h)
-        return Signals(y, y_x, y_xd)
+            return Signals(self.measure(feeds, q, qd), None, None)
+        return Signals(*feed_jacobians(self.layout, feeds, q, qd, fb.idx))
 
     @staticmethod
     def body_force(fb, q, t, order):
