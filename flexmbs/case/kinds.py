@@ -53,6 +53,7 @@ from flexmbs.forces.nonlinear_spring import NonlinearRotationalSpring, Nonlinear
 from flexmbs.forces.one_sided import CompressionSpring, Rope
 from flexmbs.forces.hydraulics import HydraulicCylinder
 from flexmbs.forces.rotational_spring import RotationalSpringDamper
+from flexmbs.forces.servo import ServoCylinder
 from flexmbs.forces.sampled import DiscreteStateSpaceController
 from flexmbs.forces.spring_damper import PointToPointSpringDamper
 from flexmbs.forces.stops import JointStop
@@ -95,7 +96,8 @@ JOINTS = registry(Revolute, Spherical, Fixed, Prismatic, Cylindrical, Universal,
 DRIVES = registry(AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityDrive)
 FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, ExternalForce,
                   ExternalTorque, JointStop, Rope, CompressionSpring, NonlinearSpring,
-                  NonlinearRotationalSpring, LinearActuator, HydraulicCylinder, PIDController,
+                  NonlinearRotationalSpring, LinearActuator, HydraulicCylinder, ServoCylinder,
+                  PIDController,
                   LinearController, DiscreteStateSpaceController)
 SENSORS = registry(PositionSensor, VelocitySensor, AccelerationSensor, OrientationSensor,
                    AngularVelocitySensor, AngularAccelerationSensor, FaceDisplacementSensor)

@@ -777,7 +777,7 @@ def _check_references(col, bodies, joints, drives, forces, sensors, raw_names=No
             col.add(f"{f['path']}.at", f"expected a body (\"BODY\" or \"BODY.MARKER\"), "
                     f"got \"ground\": a {f['type']} on the ground does nothing")
         if f.get("type") in ("spring_damper", "bushing", "linear_actuator",
-                             "hydraulic_cylinder") and f.get("first") is not None and \
+                             "hydraulic_cylinder", "servo_cylinder") and f.get("first") is not None and \
                 f.get("first") == f.get("second"):
             col.add(f"{f['path']}.second", f"expected a side other than first, got "
                     f"\"{f['second']}\"")

@@ -264,6 +264,52 @@ _P2P_SIDES = (
         "configuration (default: the marker or body origin)"),
     Key("second_at", "vec3", "m", None, "attachment point of Q (as `first_at`)"),
 )
+#: the keys of a hydraulic cylinder (docs/control.md), the valve apart
+_CYLINDER = (
+    Key("first", "ref", default=REQUIRED, doc="barrel side P"),
+    Key("second", "ref", default=REQUIRED, doc="rod side Q; stroke x = |PQ| - l0"),
+    Key("first_at", "vec3", "m", None, "attachment point of P (as for spring_damper)"),
+    Key("second_at", "vec3", "m", None, "attachment point of Q"),
+    Key("A1", "float", "m^2", REQUIRED, "piston area (chamber 1, grows with x)",
+        check="positive"),
+    Key("A2", "float", "m^2", REQUIRED, "annulus area (chamber 2)", check="positive"),
+    Key("V01", "float", "m^3", REQUIRED, "chamber 1 volume at x = 0", check="positive"),
+    Key("V02", "float", "m^3", REQUIRED, "chamber 2 volume at x = 0", check="positive"),
+    Key("beta", "float", "Pa", 1.5e9, "oil bulk modulus", check="positive"),
+    Key("p10", "float", "Pa", 0.0, "initial pressure, chamber 1"),
+    Key("p20", "float", "Pa", 0.0, "initial pressure, chamber 2"),
+    Key("l0", "float", "m", None, "|PQ| at x = 0 (default: initial distance)",
+        check="nonneg"),
+    Key("C_d", "float", "-", 0.7, "discharge coefficient", check="nonneg"),
+    Key("w", "float", "m^2", 0.0, "valve opening area at u = 1", check="nonneg"),
+    Key("p_s", "float", "Pa", 0.0, "supply pressure"),
+    Key("p_t", "float", "Pa", 0.0, "tank pressure"),
+    Key("rho", "float", "kg/m^3", 850.0, "oil density", check="positive"),
+    Key("dp_r", "float", "Pa", 1e5, "regularisation of the orifice law near dp = 0",
+        check="positive"),
+    Key("x_min", "float", "m", float("-inf"), "stroke end (cushion beyond)"),
+    Key("x_max", "float", "m", float("inf"), "stroke end (cushion beyond)"),
+    Key("k_c", "float", "N/m", 0.0, "end cushion stiffness", check="nonneg"),
+    Key("b", "float", "N s/m", 0.0, "viscous friction of the seals: F = ... - b xd",
+        check="nonneg"))
+_VALVE = Key("valve", "function", "-", 0.0, "valve opening u in [-1, 1] (u > 0: supply to "
+             "chamber 1): number or time function")
+#: the PID law of a servo cylinder's valve (flexmbs/forces/servo.py)
+_SERVO = (
+    Key("measure", "str", default=REQUIRED, doc="measured y: \"SENSOR.COMPONENT\" (a column "
+        "of the sensor, e.g. \"boom_angle.z\")"),
+    Key("rate", "str", default=None, doc="measured rate yd (\"SENSOR.COMPONENT\"); default: "
+        "derivative filtered with T_f"),
+    Key("reference", "function", "rad | m", REQUIRED, "reference r: number or time function"),
+    Key("Kp", "float", "1/rad | 1/m", REQUIRED, "proportional gain: valve opening per unit "
+        "error (u > 0 extends the cylinder)"),
+    Key("Ki", "float", "1/(rad s) | 1/(m s)", 0.0, "integral gain"),
+    Key("Kd", "float", "s/rad | s/m", 0.0, "derivative gain"),
+    Key("T_f", "float", "s", 0.0, "derivative filter time constant (no rate feed)",
+        check="nonneg"),
+    Key("e0", "float", "rad | m", 0.0, "initial error (filter start: no kick)"),
+    Key("u_max", "float", "-", 1.0, "valve saturation: |u| <= u_max <= 1", check="positive"))
+
 FORCE = _per_kind(kinds.FORCES, {
     "spring_damper": _table(
         *_P2P_SIDES,
@@ -352,33 +398,8 @@ FORCE = _per_kind(kinds.FORCES, {
             "function"),
         Key("tau", "float", "s", REQUIRED, "lag: F' = (F_cmd - F) / tau", check="positive"),
         Key("F0", "float", "N", 0.0, "initial force (state F)")),
-    "hydraulic_cylinder": _table(
-        Key("first", "ref", default=REQUIRED, doc="barrel side P"),
-        Key("second", "ref", default=REQUIRED, doc="rod side Q; stroke x = |PQ| - l0"),
-        Key("first_at", "vec3", "m", None, "attachment point of P (as for spring_damper)"),
-        Key("second_at", "vec3", "m", None, "attachment point of Q"),
-        Key("A1", "float", "m^2", REQUIRED, "piston area (chamber 1, grows with x)",
-            check="positive"),
-        Key("A2", "float", "m^2", REQUIRED, "annulus area (chamber 2)", check="positive"),
-        Key("V01", "float", "m^3", REQUIRED, "chamber 1 volume at x = 0", check="positive"),
-        Key("V02", "float", "m^3", REQUIRED, "chamber 2 volume at x = 0", check="positive"),
-        Key("beta", "float", "Pa", 1.5e9, "oil bulk modulus", check="positive"),
-        Key("p10", "float", "Pa", 0.0, "initial pressure, chamber 1"),
-        Key("p20", "float", "Pa", 0.0, "initial pressure, chamber 2"),
-        Key("l0", "float", "m", None, "|PQ| at x = 0 (default: initial distance)",
-            check="nonneg"),
-        Key("valve", "function", "-", 0.0, "valve opening u in [-1, 1] (u > 0: supply to "
-            "chamber 1): number or time function"),
-        Key("C_d", "float", "-", 0.7, "discharge coefficient", check="nonneg"),
-        Key("w", "float", "m^2", 0.0, "valve opening area at u = 1", check="nonneg"),
-        Key("p_s", "float", "Pa", 0.0, "supply pressure"),
-        Key("p_t", "float", "Pa", 0.0, "tank pressure"),
-        Key("rho", "float", "kg/m^3", 850.0, "oil density", check="positive"),
-        Key("dp_r", "float", "Pa", 1e5, "regularisation of the orifice law near dp = 0",
-            check="positive"),
-        Key("x_min", "float", "m", float("-inf"), "stroke end (cushion beyond)"),
-        Key("x_max", "float", "m", float("inf"), "stroke end (cushion beyond)"),
-        Key("k_c", "float", "N/m", 0.0, "end cushion stiffness", check="nonneg")),
+    "hydraulic_cylinder": _table(*_CYLINDER, _VALVE),
+    "servo_cylinder": _table(*_CYLINDER, *_SERVO),
     "pid": _table(
         _JOINT_REF,
         Key("coordinate", "str", default=None, doc="actuated joint coordinate (default: the "

@@ -172,6 +172,18 @@ class LinearController(StatefulForceElement):
     def energy_exchange(self) -> str | None:
         return "control force (an active element)"
 
+    def recorded_signals(self, t: float, y: np.ndarray, z: np.ndarray, ends=()) -> dict:
+        """What a result file records of the loop at ``t`` from the measured ``y`` and the
+        states ``z`` (``ends``: the markers' states, unused): ``error`` ``w = r - y`` and
+        the actuation ``u = C z + D w`` [N m or N], each ``(values, unit, columns)``."""
+        w = np.array([float(as_time_function(r, self.name)(t)[0])
+                      for r in self.references]) - np.asarray(y, dtype=float)
+        k = len(z)
+        u = float(self.D.reshape(1, len(w))[0] @ w) + (
+            float(self.C.reshape(1, k)[0] @ z) if k else 0.0)
+        return {"error": (w, "rad | m", tuple(f"e{i + 1}" for i in range(len(w)))),
+                "u": (np.array([u]), "N m | N", ("u",))}
+
 
 def pid_law(name, measure, reference, rate, Kp, Ki, Kd, T_f, e0):
     """``(A, B, C, D, feeds, references, z0)`` of a PID controller (module docstring)."""
@@ -188,14 +200,12 @@ def pid_law(name, measure, reference, rate, Kp, Ki, Kd, T_f, e0):
 
 
 @dataclass(frozen=True, eq=False)
-class PIDController(LinearController):
-    """PID controller ``u = K_p e + K_i int e dt + K_d ed`` (module docstring) on
-    ``joint``: ``measure`` the ``(sensor, component)`` of ``y``, ``reference`` ``r(t)``
-    [rad or m], ``rate`` the ``(sensor, component)`` of ``yd`` (exact derivative), else
-    the derivative filtered with ``T_f`` [s].  States: ``int e dt`` (and the filter state
-    ``x_f``, ``x_f' = (e - x_f) / T_f``, ``ed = (e - x_f) / T_f``, starting at ``x_f =
-    e0``: the error at ``t0``, so that a step of the reference does not kick the
-    derivative)."""
+class PIDGains:
+    """The keys of a PID law ``u = K_p e + K_i int e dt + K_d ed`` on a sensor feed (mixed
+    into the elements that carry one): ``measure`` the ``(sensor, component)`` of ``y``,
+    ``reference`` ``r(t)``, ``rate`` the ``(sensor, component)`` of ``yd`` (exact
+    derivative), else the derivative filtered with ``T_f`` [s]; ``e0`` the error at
+    ``t0`` (the filter's start)."""
 
     measure: tuple = ()
     reference: object = 0.0
@@ -205,12 +215,26 @@ class PIDController(LinearController):
     Kd: float = 0.0
     T_f: float = 0.0
     e0: float = 0.0
+
+    def pid_law(self):
+        """``(A, B, C, D, feeds, references, z0)`` of the law (:func:`pid_law`)."""
+        return pid_law(self.name, tuple(self.measure), self.reference,
+                       None if self.rate is None else tuple(self.rate), self.Kp, self.Ki,
+                       self.Kd, self.T_f, self.e0)
+
+
+@dataclass(frozen=True, eq=False)
+class PIDController(PIDGains, LinearController):
+    """PID controller ``u = K_p e + K_i int e dt + K_d ed`` (module docstring) on
+    ``joint``, with the keys of :class:`PIDGains` ([rad or m] for ``reference``).
+    States: ``int e dt`` (and the filter state ``x_f``, ``x_f' = (e - x_f) / T_f``,
+    ``ed = (e - x_f) / T_f``, starting at ``x_f = e0``: the error at ``t0``, so that a
+    step of the reference does not kick the derivative)."""
+
     kind = "pid"
 
     def __post_init__(self):
-        A, B, C, D, feeds, refs, z0 = pid_law(self.name, tuple(self.measure), self.reference,
-                                              None if self.rate is None else tuple(self.rate),
-                                              self.Kp, self.Ki, self.Kd, self.T_f, self.e0)
+        A, B, C, D, feeds, refs, z0 = self.pid_law()
         for key, v in (("A", A), ("B", B), ("C", C), ("D", D), ("feeds", feeds),
                        ("references", refs), ("z0", z0)):
             object.__setattr__(self, key, v)

@@ -28,9 +28,10 @@ with the orifice law ``q(dp) = sqrt(2 |dp| / rho) sign(dp)`` regularised near
 square-root law to a relative error ``(dp_r/dp)^2 / 4``).  The cylinder pushes the
 markers apart with
 
-    F = p1 A1 - p2 A2 + F_c,      F_c = k_c (x_min - x)^+ - k_c (x - x_max)^+,
+    F = p1 A1 - p2 A2 + F_c - b xd,      F_c = k_c (x_min - x)^+ - k_c (x - x_max)^+,
 
-``F_c`` the end cushions: stiff one-sided springs ``k_c`` [N/m] beyond the stroke ends.
+``F_c`` the end cushions: stiff one-sided springs ``k_c`` [N/m] beyond the stroke ends;
+``b`` [N s/m] the viscous friction of the piston and rod seals.
 With the valve closed (``u = 0``), small motions about equal pressures see the oil
 spring ``k_oil = beta (A1^2 / V1 + A2^2 / V2)``.
 """
@@ -86,6 +87,7 @@ class HydraulicCylinder(StatefulForceElement):
     x_min: float = -np.inf
     x_max: float = np.inf
     k_c: float = 0.0
+    b: float = 0.0               # viscous seal friction [N s/m]
     kind = "hydraulic_cylinder"
     state_names = ("p1", "p2")
     state_units = "Pa"
@@ -111,7 +113,7 @@ class HydraulicCylinder(StatefulForceElement):
             v = getattr(self, key)
             if not np.isfinite(v) or v <= 0:
                 out.append(f"{who}: {key} must be > 0 [{unit}], got {v}")
-        for key, unit in (("C_d", "1"), ("w", "m^2"), ("k_c", "N/m")):
+        for key, unit in (("C_d", "1"), ("w", "m^2"), ("k_c", "N/m"), ("b", "N s/m")):
             v = getattr(self, key)
             if not np.isfinite(v) or v < 0:
                 out.append(f"{who}: {key} must be >= 0 [{unit}], got {v}")
@@ -123,9 +125,17 @@ class HydraulicCylinder(StatefulForceElement):
         """``(V1, V2)`` [m^3] at stroke ``x`` [m]."""
         return self.V01 + self.A1 * x, self.V02 - self.A2 * x
 
-    def valve_flows(self, p1: float, p2: float, t: float):
-        """``(Q, dQ/dp, dQ/dt)`` of the two chambers [m^3/s] (module docstring)."""
-        u, ud, _ = (float(v) for v in as_time_function(self.valve, self.name)(t))
+    def valve_opening(self, ctx) -> tuple[float, np.ndarray, np.ndarray]:
+        """``(u, du/dx, du/dxd)``: the opening ``u(t)`` and its derivatives on the local
+        vector (``du/dx`` holds ``ud`` in the time column)."""
+        u, ud, _ = (float(v) for v in as_time_function(self.valve, self.name)(ctx.t))
+        u_x = np.zeros(ctx.n)
+        u_x[-1] = ud
+        return u, u_x, np.zeros(ctx.n)
+
+    def valve_flows(self, p1: float, p2: float, u: float):
+        """``(Q, dQ/dp, dQ/du)`` of the two chambers [m^3/s] at opening ``u`` (module
+        docstring)."""
         up, um = max(u, 0.0), min(u, 0.0)
         a = self.C_d * self.w
         qs1, dqs1 = orifice(self.p_s - p1, self.rho, self.dp_r)
@@ -135,7 +145,7 @@ class HydraulicCylinder(StatefulForceElement):
         Q = np.array([a * (up * qs1 + um * qt1), -a * (up * qt2 + um * qs2)])
         dQ_dp = np.array([a * (-up * dqs1 + um * dqt1), -a * (up * dqt2 - um * dqs2)])
         dQ_du = np.array([a * (qs1 if u > 0 else qt1), -a * (qt2 if u > 0 else qs2)])
-        return Q, dQ_dp, dQ_du * ud
+        return Q, dQ_dp, dQ_du
 
     def cushion(self, x: float) -> tuple[float, float]:
         """``(F_c, dF_c/dx)`` [N, N/m] of the end cushions."""
@@ -146,24 +156,61 @@ class HydraulicCylinder(StatefulForceElement):
         return 0.0, 0.0
 
     def contribution(self, ctx) -> ForceContribution:
+        return self.chamber_contribution(ctx, *self.valve_opening(ctx))
+
+    def recorded_signals(self, t: float, y, z: np.ndarray, ends) -> dict:
+        """What a result file records at ``t`` from the states ``z`` and the markers'
+        states ``ends`` (P, Q): ``stroke`` ``x`` [m] and its rate [m/s], and the
+        ``force`` ``F = p1 A1 - p2 A2 + F_c - b xd`` [N] pushing the markers apart, each
+        ``(values, unit, columns)``."""
+        P, Q = ends
+        d = Q.p - P.p
+        length = float(np.linalg.norm(d))
+        x = length - self.stroke_origin()
+        xd = d @ (Q.v - P.v) / length
+        F = z[0] * self.A1 - z[1] * self.A2 + self.cushion(x)[0] - self.b * xd
+        return {"stroke": (np.array([x, xd]), "m, m/s",
+                           ("x", "xd")),
+                "force": (np.array([F]), "N", ("F",))}
+
+    def chamber_contribution(self, ctx, u: float, u_x: np.ndarray,
+                             u_xd: np.ndarray) -> ForceContribution:
+        """The force and the chamber rows (the first two states ``p1``, ``p2`` of
+        ``ctx.states``; further states get zero rows) at valve opening ``u`` with
+        derivatives ``u_x``, ``u_xd`` on the local vector: ``dp'/dx += beta/V dQ/du
+        u_x^T`` (the same with ``xd``)."""
         length = marker_distance(self, ctx)
         x = float(length.v) - self.stroke_origin()
         xd = float(length.d @ ctx.xd)
-        p1, p2 = (float(v) for v in ctx.x[ctx.states])
+        st = ctx.states
+        z = ctx.x[st]
+        p1, p2 = float(z[0]), float(z[1])
         V1, V2 = self.volumes(x)
         if V1 <= 0 or V2 <= 0:
             raise ValueError(f"HydraulicCylinder '{self.name}': chamber volume not positive "
                              f"(V1 = {V1:.3e} m^3, V2 = {V2:.3e} m^3) at stroke x = {x:.4g} m")
-        Q, dQ_dp, dQ_dt = self.valve_flows(p1, p2, ctx.t)
+        Q, dQ_dp, dQ_du = self.valve_flows(p1, p2, u)
         Fc, Fc_x = self.cushion(x)
         b1, b2 = self.beta / V1, self.beta / V2
+        k = len(z)
+
+        def rows(a, b):
+            out = np.zeros(k)
+            out[:2] = a, b
+            return out
+        f_z = np.zeros((k, k))
+        f_z[0, 0], f_z[1, 1] = b1 * dQ_dp[0], b2 * dQ_dp[1]
         law = StateLaw(
-            f=np.array([b1 * (Q[0] - self.A1 * xd), b2 * (Q[1] + self.A2 * xd)]),
-            f_s=np.array([-b1 / V1 * self.A1 * (Q[0] - self.A1 * xd),
-                          b2 / V2 * self.A2 * (Q[1] + self.A2 * xd)]),
-            f_sd=np.array([-b1 * self.A1, b2 * self.A2]),
-            f_z=np.diag([b1 * dQ_dp[0], b2 * dQ_dp[1]]),
-            f_t=np.array([b1 * dQ_dt[0], b2 * dQ_dt[1]]))
-        F = p1 * self.A1 - p2 * self.A2 + Fc          # pushes the markers apart
-        return scalar_state_law(length, ctx.xd, ctx.states, -F, -Fc_x, 0.0,
-                                np.array([-self.A1, self.A2]), law, ctx.order)
+            f=rows(b1 * (Q[0] - self.A1 * xd), b2 * (Q[1] + self.A2 * xd)),
+            f_s=rows(-b1 / V1 * self.A1 * (Q[0] - self.A1 * xd),
+                     b2 / V2 * self.A2 * (Q[1] + self.A2 * xd)),
+            f_sd=rows(-b1 * self.A1, b2 * self.A2), f_z=f_z, f_t=np.zeros(k))
+        F = p1 * self.A1 - p2 * self.A2 + Fc - self.b * xd    # pushes the markers apart
+        c = scalar_state_law(length, ctx.xd, st, -F, -Fc_x, self.b, rows(-self.A1, self.A2),
+                             law, ctx.order)
+        if ctx.order >= 2:
+            p = slice(st.start, st.start + 2)
+            bq = np.array([b1 * dQ_du[0], b2 * dQ_du[1]])
+            c.dQ_dx[p, :] += np.outer(bq, u_x)
+            c.dQ_dxd[p, :] += np.outer(bq, u_xd)
+        return c

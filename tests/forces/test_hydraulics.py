@@ -50,7 +50,7 @@ def test_orifice_law_and_its_derivative():
 def test_tangent_against_central_differences(u):
     """Valve open either way (time-varying opening), cushions engaged at the random state."""
     model = cylinder_model(valve=Sine(amplitude=0.2, omega=3.0, offset=u), w=1e-5,
-                           p_s=2e7, p_t=1e5, dp_r=1e6, x_min=-1e-3, x_max=1e-3, k_c=1e8)
+                           p_s=2e7, p_t=1e5, dp_r=1e6, x_min=-1e-3, x_max=1e-3, k_c=1e8, b=3e3)
     check_tangent(model, np.random.default_rng(1), scale=5e-3)
 
 
