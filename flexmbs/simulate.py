@@ -63,6 +63,7 @@ class Result:
     wall_time: float = 0.0
     extra: dict = field(default_factory=dict)
     state_slices: dict = field(default_factory=dict)   # {force element: slice into q}
+    outputs: dict = field(default_factory=dict)  # {element: {signal: (n, k)}} (recorded_signals)
 
     def body_q(self, name: str) -> np.ndarray:
         return self.q[:, self.bodies[name]]
@@ -156,6 +157,11 @@ class _Recorder:
             s = asm.state_slices[f.name]
             rec[f"states/{f.name}/z"] = (q[s], getattr(f, "state_units", ""), f.state_names)
             rec[f"states/{f.name}/zd"] = (qd[s], "", f.state_names)
+            if hasattr(f, "recorded_signals"):
+                y = asm.forces.measure(getattr(f, "feeds", ()), q, qd)
+                ends = tuple(asm.marker_kinematics(m, q, qd, qdd) for m in f.resolve())
+                for k, (v, unit, cols) in f.recorded_signals(t, y, q[s], ends).items():
+                    rec[f"outputs/{f.name}/{k}"] = (v, unit, cols)
         for name, (f, m) in asm.reactions(q, lam, t).items():
             rec[f"joints/{name}/reaction"] = (np.concatenate([f, m]), "N | N m",
                                               ("Fx", "Fy", "Fz", "Mx", "My", "Mz"))
@@ -199,6 +205,16 @@ class _Recorder:
     def arrays(self, prefix):
         n = len(prefix)
         return {k[n:].split("/")[0]: np.array(v) for k, v in self.rows.items() if k.startswith(prefix)}
+
+
+def _outputs(rows) -> dict:
+    """``{element: {signal: (n, k)}}`` of the rows ``outputs/<element>/<signal>``."""
+    out: dict = {}
+    for k, v in rows.items():
+        if k.startswith("outputs/"):
+            _, name, sig = k.split("/")
+            out.setdefault(name, {})[sig] = np.array(v)
+    return out
 
 
 def output_times(t0: float, t_end: float, output_dt: float) -> np.ndarray:
@@ -249,7 +265,7 @@ def prepare(model, t0: float = DEFAULTS.t0) -> Prepared:
     q_pos, _ = consistent_positions(asm, q_guess, t0)
     report = dof.analyse(asm, q_pos, t0)
     init = consistent_initial_conditions(asm, q_pos, qd_guess, t0)
-    init = _with_guess_report(init, q_guess, qd_guess)
+    init = _with_guess_report(init, q_guess, qd_guess, asm.state_indices)
     bad = health.inconsistent_rows(asm, init.q, init.qd, t0)
     if bad:
         raise ModelError([f"{model.name}: inconsistent constraints: {b}" for b in bad])
@@ -439,6 +455,7 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
         joint_coordinates={k[7:-12]: np.array(v) for k, v in rows.items() if k.endswith("/coordinates")},
         energy=recorder.arrays("energy/"), dof=report, initial=init, stats=stats,
         path=path, wall_time=wall, state_slices=dict(asm.state_slices),
+        outputs=_outputs(rows),
         extra={"notes": notes, "conditioning": recorder.worst, "model": model,
                "restart": point})
 
@@ -588,10 +605,12 @@ def _concat_bodies(rows, asm, key="q"):
                              + [rows[f"states/{f.name}/{zkey}"][i] for f in asm.layout.stateful])
 
 
-def _with_guess_report(init, q_guess, qd_guess):
-    """Re-measure what moved against the user's original guess (not the projected one)."""
+def _with_guess_report(init, q_guess, qd_guess, states=()):
+    """Re-measure what moved against the user's original guess (not the projected one);
+    the rates of the internal ``states`` are set by their ODEs, not moved."""
     import dataclasses
     dq, dqd = np.abs(init.q - q_guess), np.abs(init.qd - qd_guess)
+    dqd[np.asarray(states, dtype=int)] = 0.0
     return dataclasses.replace(init, max_dq=float(dq.max(initial=0.0)), i_dq=int(np.argmax(dq)),
                                max_dqd=float(dqd.max(initial=0.0)), i_dqd=int(np.argmax(dqd)))
 

@@ -149,6 +149,22 @@ def write_hotspots(spec, built, result, loads=None) -> list:
     return out
 
 
+def write_peak_stress(built, result, loads) -> dict[str, np.ndarray]:
+    """The largest von Mises stress over each flexible body's nodes at every output step
+    (:func:`flexmbs.post.extrema.von_mises_peak`), written into the result file as
+    ``/stress/<body>/von_mises_peak`` [Pa] and ``/stress/<body>/node`` (the node that
+    carries it); returns ``{body: peak}``."""
+    from flexmbs.io.results import add_rows
+    from flexmbs.post.extrema import von_mises_peak
+    out = {}
+    for name, fb in built.flexible.items():
+        p, i = von_mises_peak(fb.body, result.body_q(name)[:, 7:], loads.get(name, {}))
+        add_rows(result.path, f"stress/{name}", {"von_mises_peak": (p, "Pa"),
+                                                 "node": (i.astype(float), "1")}, {})
+        out[name] = p
+    return out
+
+
 def write_table(built, result, histories, out: Path) -> Path:
     """``DIR/<case>.csv``: time [s], every sensor column in its unit, and per hot spot the
     largest von Mises stress, the largest first and the smallest third principal stress
@@ -255,6 +271,11 @@ def write_outputs(spec, built, result, out: Path, previous: list[Path], *, xdmf:
                 say("output", f"XDMF of the whole mechanism: {out / p.name}")
             stop.check()
             histories = write_hotspots(spec, built, result, loads)
+            peaks = write_peak_stress(built, result, loads)
+            for body, p in peaks.items():
+                k = int(np.argmax(p))
+                say("output", f"peak von Mises stress of '{body}': {p[k] / 1e6:.4g} MPa at "
+                    f"t = {result.t[k]:.4g} s (/stress/{body}/von_mises_peak)")
             for h in histories:
                 say("output", hotspot_line(h))
             p = write_table(built, result, histories, out)

@@ -224,6 +224,7 @@ def consistent_initial_conditions(dae, q0: np.ndarray, qd0: np.ndarray, t0: floa
         qd[z] = dae.state_rates(q, qd, t0)
     qdd, lam = accelerations(dae, q, qd, t0, first_order=z)
     dq, dqd = np.abs(q - q0), np.abs(qd - qd0)
+    dqd[z] = 0.0        # the states' rates are set by their ODEs, not moved by constraints
     return ConsistentState(t=float(t0), q=q, qd=qd, qdd=qdd, lam=lam,
                            max_dq=float(dq.max(initial=0.0)), i_dq=int(np.argmax(dq)),
                            max_dqd=float(dqd.max(initial=0.0)), i_dqd=int(np.argmax(dqd)),

@@ -1,4 +1,6 @@
-"""PNG plots of a result file: sensors, joint coordinates, joint reactions, energy.
+"""PNG plots of a result file: sensors, joint coordinates, joint reactions, internal
+states of force elements (pressures, controller states), recorded signals of force
+elements (cylinder stroke and force, tracking error, valve opening, actuation), each flexible body's peak von Mises stress over time, energy.
 
 :func:`plot_results` reads a result file (``flexmbs.io.results`` layout) and writes one
 PNG per sensor and per joint (coordinates and reactions), plus the energy, with
@@ -34,6 +36,18 @@ def _series(path: Path) -> tuple[np.ndarray, list[tuple[str, str, np.ndarray, li
                     ds = grp[key]
                     out.append((f"joint_{key}", name, np.array(ds[:n]), _columns(ds),
                                 str(ds.attrs.get("unit", ""))))
+        for group in ("states", "outputs"):
+            for name, grp in (f[group].items() if group in f else []):
+                for key, ds in grp.items():
+                    if group == "states" and key != "z":
+                        continue
+                    out.append((group, name if group == "states" else f"{name}/{key}",
+                                np.array(ds[:n]), _columns(ds),
+                                str(ds.attrs.get("unit", ""))))
+        for name, grp in (f["stress"].items() if "stress" in f else []):
+            if "von_mises_peak" in grp:
+                out.append(("stress", name, np.array(grp["von_mises_peak"][:n]),
+                            ["von Mises peak"], "Pa"))
         if "energy" in f:
             kinds = sorted(f["energy"])
             vals = np.column_stack([np.array(f["energy"][k][:n]) for k in kinds]) \
@@ -85,25 +99,33 @@ def plot_results(result_path: str | Path, out_dir: str | Path) -> list[Path]:
             axes[-1].set_xlabel("time [s]")
         else:
             title = {"sensor": f"sensor '{name}'", "joint_coordinates": f"joint '{name}': "
-                     "coordinates", "energy": "energy"}[group]
+                     "coordinates", "energy": "energy",
+                     "states": f"force element '{name}': internal states",
+                     "stress": f"body '{name}': largest von Mises stress over the nodes",
+                     "outputs": "force element '{}': {}".format(*name.partition("/")[::2])}[group]
             # sensors: one axis per component, so a millimetre deflection is not flattened
             # by a 0.4 m offset of another component on a shared scale
-            n_ax = vals.shape[1] if group == "sensor" and 1 < vals.shape[1] <= 6 else 1
+            n_ax = vals.shape[1] if group in ("sensor", "states", "outputs") and \
+                1 < vals.shape[1] <= 6 \
+                else 1
             fig, axes = plt.subplots(n_ax, 1, figsize=(7, 2.2 + 1.5 * n_ax), sharex=True,
                                      squeeze=False)
             axes = axes[:, 0]
             for k, (c, col) in enumerate(zip(vals.T, cols)):
                 ax = axes[k if n_ax > 1 else 0]
                 ax.plot(t, c, label=col)
-            for ax in axes:
-                ax.set_ylabel(f"[{unit}]" if unit else "")
+            per_axis = unit.split(", ")            # one unit per column, or one for all
+            for k, ax in enumerate(axes):
+                u = per_axis[k] if len(per_axis) == len(axes) > 1 else unit
+                ax.set_ylabel(f"[{u}]" if u else "")
                 ax.legend(loc="best", fontsize=8)
                 ax.grid(True, alpha=0.3)
             axes[0].set_title(title)
             axes[-1].set_xlabel("time [s]")
         fig.tight_layout()
         prefix = {"sensor": "sensor", "joint_coordinates": "joint", "joint_reaction": "reaction",
-                  "energy": ""}[group]
+                  "energy": "", "states": "states", "outputs": "element",
+                  "stress": "stress"}[group]
         fname = out_dir / (f"{prefix}_{_safe(name)}.png" if prefix else "energy.png")
         try:
             _save(fig, fname)
