@@ -44,6 +44,18 @@ def _start(name: str) -> None:
     gmsh.model.add(name)
 
 
+def _tet10_by_curvature(filename: str, size: float, per_circle: int) -> None:
+    """Mesh the model with tet10 elements of size ``size`` (down to ``size / 4``,
+    ``per_circle`` elements around curved edges) and write it to ``filename``."""
+    gmsh.option.setNumber("Mesh.MeshSizeMax", size)
+    gmsh.option.setNumber("Mesh.MeshSizeMin", 0.25 * size)
+    gmsh.option.setNumber("Mesh.MeshSizeFromCurvature", per_circle)
+    gmsh.option.setNumber("Mesh.ElementOrder", 2)
+    gmsh.option.setNumber("Mesh.HighOrderOptimize", 1)
+    gmsh.model.mesh.generate(3)
+    _finish(filename)
+
+
 def _finish(filename: str | Path) -> None:
     """Write the current model to ``filename`` (relative names: next to this script).
 
@@ -135,13 +147,7 @@ def conrod(filename: str, size: float) -> None:
             raise RuntimeError(f"conrod: no surface found for {name}")
         gmsh.model.addPhysicalGroup(2, tags, name=name)
     gmsh.model.addPhysicalGroup(3, vols, name="volume")
-    gmsh.option.setNumber("Mesh.MeshSizeMax", size)
-    gmsh.option.setNumber("Mesh.MeshSizeMin", 0.25 * size)
-    gmsh.option.setNumber("Mesh.MeshSizeFromCurvature", 12)
-    gmsh.option.setNumber("Mesh.ElementOrder", 2)
-    gmsh.option.setNumber("Mesh.HighOrderOptimize", 1)
-    gmsh.model.mesh.generate(3)
-    _finish(filename)
+    _tet10_by_curvature(filename, size, 12)
 
 
 #: pin-loaded lug [m]: hole centre (0, 0), hole radius, outer radius of the rounded
@@ -250,6 +256,52 @@ def element_meshes():
     return jobs
 
 
+#: excavator members [m]: holes along each member's axis (x), in the member's own frame
+#: (the first hole at the origin), plate height (y) and thickness (z), hole and boss radii
+EXCAVATOR = {
+    "boom": {"holes": {"root": 0.0, "cyl_boom": 0.9, "cyl_stick": 1.5, "tip": 2.4},
+             "height": 0.2, "t": 0.08},
+    "stick": {"holes": {"cyl_stick": -0.4, "root": 0.0, "cyl_bucket": 0.3, "tip": 1.6},
+              "height": 0.16, "t": 0.08},
+    "r_hole": 0.03, "r_boss": 0.07,
+}
+
+
+def pin_link(filename: str, name: str, size: float) -> None:
+    """A straight steel link of an excavator, tet10: a plate of height ``height`` along x
+    through the pin holes of :data:`EXCAVATOR` ``[name]`` (radius ``r_hole`` in bosses of
+    radius ``r_boss``), thickness ``t`` (z from 0 to t).  Element size ``size``.
+
+    Physical groups: one per hole (its cylindrical surface, named as in the table, the
+    joints' and cylinders' interfaces) and "volume"."""
+    g, r_hole, r_boss = EXCAVATOR[name], EXCAVATOR["r_hole"], EXCAVATOR["r_boss"]
+    xs = g["holes"]
+    x0, x1 = min(xs.values()), max(xs.values())
+    _start(filename)
+    occ = gmsh.model.occ
+    bosses = [(2, occ.addDisk(x, 0.0, 0.0, r_boss, r_boss)) for x in xs.values()]
+    bar = occ.addRectangle(x0, -g["height"] / 2, 0.0, x1 - x0, g["height"])
+    outline, _ = occ.fuse([(2, bar)], bosses)
+    holes = [(2, occ.addDisk(x, 0.0, 0.0, r_hole, r_hole)) for x in xs.values()]
+    plate, _ = occ.cut(outline, holes)
+    ext = occ.extrude(plate, 0.0, 0.0, g["t"])
+    occ.synchronize()
+    vols = [tag for dim, tag in ext if dim == 3]
+    found = {k: [] for k in xs}
+    for _, s in gmsh.model.getEntities(2):
+        bb = gmsh.model.getBoundingBox(2, s)
+        radius = 0.5 * max(bb[3] - bb[0], bb[4] - bb[1])
+        if abs(radius - r_hole) < 1e-6 and bb[5] - bb[2] > 0.5 * g["t"]:
+            cx = 0.5 * (bb[0] + bb[3])
+            found[min(xs, key=lambda k: abs(xs[k] - cx))].append(s)
+    for hole, tags in found.items():
+        if not tags:
+            raise RuntimeError(f"pin_link {name}: no surface found for hole {hole}")
+        gmsh.model.addPhysicalGroup(2, tags, name=hole)
+    gmsh.model.addPhysicalGroup(3, vols, name="volume")
+    _tet10_by_curvature(filename, size, 8)
+
+
 BEAM = (1.0, 0.1, 0.1)  # cantilever L x b x h [m]
 
 
@@ -304,6 +356,9 @@ def all_meshes():
     jobs.append(("conrod_tet10.msh", lambda: conrod("conrod_tet10.msh", 0.011)))
     jobs.append(("conrod_tet10_fine.msh", lambda: conrod("conrod_tet10_fine.msh", 0.004)))
     jobs.append(("lug_tet10.msh", lambda: lug("lug_tet10.msh", 0.008, 0.0025)))
+    for member in ("boom", "stick"):
+        name = f"excavator_{member}_tet10.msh"
+        jobs.append((name, lambda name=name, member=member: pin_link(name, member, 0.06)))
     return jobs + element_meshes()
 
 
