@@ -103,7 +103,8 @@ class LocalContext:
     ground); ``order`` 1 (force only) or 2 (force and tangents); ``states`` the slice
     of the element's internal states in ``x`` (:mod:`flexmbs.forces.states`), or None;
     ``signals`` the :class:`Signals` of the sensors the element reads (its ``feeds``),
-    or None.
+    or None; ``lam`` the multipliers of the rows of the joint an element reads the
+    reaction of (``reads_reaction``, e.g. joint friction; dropped rows 0), else None.
     """
 
     markers: tuple
@@ -118,6 +119,7 @@ class LocalContext:
     order: int
     states: slice | None = None
     signals: object = None
+    lam: np.ndarray | None = None
 
     @cached_property
     def frames(self) -> tuple:

@@ -42,8 +42,9 @@ class TangentAssembly:
         self.grids = grids
         self._plan_cache = None
 
-    def chunks(self, q, qd, qdd, t):
-        """``(rows, cols, K values, C values, M values or None)`` per body and force block."""
+    def chunks(self, q, qd, qdd, t, lam=None):
+        """``(rows, cols, K values, C values, M values or None)`` per body and force block
+        (``lam``: the multipliers, for the force elements that read a reaction)."""
         lay = self.layout
         rows, cols, vk, vc, vm = [], [], [], [], []
         for b in lay.bodies:
@@ -56,7 +57,7 @@ class TangentAssembly:
         if z.size:          # r_z = zd - f: dr_z/dzd = I
             rows.append(z); cols.append(z)
             vk.append(np.zeros(z.size)); vc.append(np.ones(z.size)); vm.append(None)
-        for k, (fb, c) in enumerate(self.forces.contributions(q, qd, t, 2)):
+        for k, (fb, c) in enumerate(self.forces.contributions(q, qd, t, 2, lam=lam)):
             rr, cc = self.grids(("f", k), fb.idx)
             rows.append(rr); cols.append(cc)
             vk.append(-c.dQ_dx[:-1, :-1].ravel()); vc.append(-c.dQ_dxd[:-1, :-1].ravel())
@@ -65,7 +66,7 @@ class TangentAssembly:
 
     def tangent(self, q, qd, qdd, lam, t):
         """``(K, C, M)``, each CSR (n_q, n_q)."""
-        rows, cols, vk, vc, vm = self.chunks(q, qd, qdd, t)
+        rows, cols, vk, vc, vm = self.chunks(q, qd, qdd, t, lam)
         vm = [np.zeros(r.size) if v is None else v for r, v in zip(rows, vm)]
         n = self.layout.n_q
         shape = (n, n)
@@ -79,7 +80,7 @@ class TangentAssembly:
     def iteration_matrix(self, q, qd, qdd, lam, t, c_K, c_C, c_M) -> sp.csr_matrix:
         """``c_K K + c_C C + c_M M`` of :meth:`tangent` as one CSR matrix, built from one
         COO array (no sums of sparse matrices)."""
-        rows, cols, vk, vc, vm = self.chunks(q, qd, qdd, t)
+        rows, cols, vk, vc, vm = self.chunks(q, qd, qdd, t, lam)
         vals = [c_K * k + c_C * c + (0.0 if m is None else c_M * m)
                 for k, c, m in zip(vk, vc, vm)]
         if self.rows.n_lam:
@@ -155,7 +156,7 @@ class TangentAssembly:
                 vals.append((c_K * K + c_C * C + c_M * M).ravel())
         if lay.state_indices.size:
             vals.append(np.full(lay.state_indices.size, float(c_C)))
-        for _, c in self.forces.contributions(q, qd, t, 2):
+        for _, c in self.forces.contributions(q, qd, t, 2, lam=lam):
             vals.append((c_K * c.dQ_dx[:-1, :-1] + c_C * c.dQ_dxd[:-1, :-1]).ravel() * -1.0)
         if H is not None:
             vals.append(c_K * H[self.hessian.pairs()])

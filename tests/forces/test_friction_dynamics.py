@@ -1,0 +1,150 @@
+"""Joint friction against closed forms (flexmbs.forces.joint_friction, docs/friction.md):
+a block on an incline (sticking and sliding), a pendulum with a bearing friction torque
+(linear amplitude decay, stop band) and the stick-slip oscillator (limit cycle)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+
+import flexmbs as fm
+
+G = 9.81
+
+
+def incline(theta, mu_s, mu_k, **kw):
+    """A 1 kg block on a prismatic joint down an incline of ``theta`` [rad] (x-y plane,
+    gravity -y), with friction in the joint; the joint coordinate runs downhill."""
+    axis = (np.cos(theta), -np.sin(theta), 0.0)
+    block = fm.RigidBody.box("block", size=(0.1, 0.1, 0.1), rho=1000.0)
+    joint = fm.Prismatic("slide", fm.ground, block, at=(0.0, 0.0, 0.0), axis=axis)
+    model = fm.System(gravity=(0.0, -G, 0.0))
+    model.add(block, joint, fm.JointFriction("friction", joint=joint,
+                                             law=fm.FrictionLaw(mu_s=mu_s, mu_k=mu_k), **kw))
+    return model
+
+
+def test_block_sticks_below_the_static_limit_without_drift():
+    """tan(theta) = 0.25 < mu_s = 0.3 (but > mu_k = 0.2): the block holds.  Stated
+    tolerance (docs/friction.md): displacement below 2 z_s over 10 s, and no drift once
+    stuck (the bristle law has zd = 0 exactly at v = 0)."""
+    z_s = 1e-5
+    res = fm.simulate(incline(np.arctan(0.25), 0.3, 0.2, stiction_deformation=z_s),
+                      t_end=10.0, dt=5e-3, output_dt=0.5)
+    s = res.joint_coordinates["slide"][:, 0]
+    assert np.abs(s).max() < 2.0 * z_s
+    late = s[res.t >= 5.0]
+    assert np.ptp(late) < 1e-6 * z_s
+    # the bristles carry the whole downhill load: z = tan(theta) / sigma0, sigma0 = mu_s / z_s
+    z = res.states("friction")[-1, 0]
+    assert z == pytest.approx(0.25 * z_s / 0.3, rel=1e-6)
+
+
+def test_block_slides_above_the_static_limit_with_kinetic_friction():
+    """tan(0.4) = 0.423 > mu_s = 0.3: a = g (sin theta - mu_k cos theta); the friction
+    work is mu_k m g cos(theta) times the distance, and E + W_f is constant."""
+    theta, mu_k = 0.4, 0.2
+    res = fm.simulate(incline(theta, 0.3, mu_k), t_end=1.0, dt=1e-3, output_dt=0.1)
+    axis = np.array([np.cos(theta), -np.sin(theta), 0.0])
+    v = res.qd[:, res.bodies["block"]][:, :3] @ axis
+    i5, i10 = np.argmin(abs(res.t - 0.5)), len(res.t) - 1
+    a = (v[i10] - v[i5]) / (res.t[i10] - res.t[i5])
+    a_ref = G * (np.sin(theta) - mu_k * np.cos(theta))
+    assert a == pytest.approx(a_ref, rel=1e-4)
+    s = res.joint_coordinates["slide"][:, 0]
+    W = res.energy["friction_work"]
+    m = 1.0
+    assert W[i10] - W[i5] == pytest.approx(mu_k * m * G * np.cos(theta) * (s[i10] - s[i5]),
+                                           rel=1e-4)
+    E = res.energy["total"] + W
+    assert np.abs(E - E[0]).max() < 1e-5 * W[-1]
+
+
+def turning_points(t, x):
+    """Times and values of the local extrema of ``x(t)`` (parabola through three
+    samples around each sign change of the difference)."""
+    dx = np.diff(x)
+    out = []
+    for i in np.nonzero(dx[:-1] * dx[1:] < 0)[0] + 1:
+        c = np.polyfit(t[i - 1:i + 2] - t[i], x[i - 1:i + 2], 2)
+        tau = -c[1] / (2 * c[0])
+        out.append((t[i] + tau, np.polyval(c, tau)))
+    return np.array(out)
+
+
+def pendulum_amplitudes(theta0, mgl, T_c, n):
+    """Successive turning-point magnitudes of a pendulum (potential ``mgl (1 - cos)``)
+    with a constant friction torque ``T_c``: energy lost over a half swing,
+    ``mgl (cos th_{k+1} - cos th_k) = T_c (th_k + th_{k+1})``, until
+    ``mgl sin th_k <= T_c`` (it stays)."""
+    out = [theta0]
+    while len(out) < n and mgl * np.sin(out[-1]) > T_c:
+        th = out[-1]
+        out.append(brentq(lambda x, th=th: mgl * (np.cos(x) - np.cos(th)) - T_c * (th + x),
+                          -th + 1e-12, th))
+    return np.array(out)
+
+
+def test_pendulum_with_bearing_friction_decays_linearly_and_stops_in_the_band():
+    """A 1 kg, 1 m rod hanging from a revolute with a bearing friction torque
+    T_c = mu r N_0 = 0.25 N m (normal force a preload, ``from_reaction = False``): the
+    turning points follow the energy balance of a constant Coulomb torque (about
+    2 T_c / (m g l) = 0.1 rad less per half swing) and the rod stops where that balance
+    puts it, within the band m g l |sin theta| <= T_c.  Tolerance 2e-3 rad (the bristle
+    compliance z_s / r = 2e-4 rad and the Stribeck-free transition)."""
+    m, L, theta0 = 1.0, 1.0, 0.5
+    mu, r, N0 = 0.1, 0.05, 50.0
+    T_c, mgl = mu * r * N0, m * G * L / 2
+    c, s = np.cos(theta0), np.sin(theta0)
+    R0 = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    rod = fm.RigidBody.box("rod", size=(0.02, L, 0.02), rho=m / (0.02 * L * 0.02),
+                           r0=R0 @ np.array([0.0, -L / 2, 0.0]), R0=R0)
+    pin = fm.Revolute("pin", fm.ground, rod, at=(0.0, 0.0, 0.0), axis="z")
+    model = fm.System(gravity=(0.0, -G, 0.0))
+    model.add(rod, pin, fm.JointFriction("bearing", joint=pin, law=fm.FrictionLaw(mu, mu),
+                                         pin_radius=r, preload=N0, from_reaction=False))
+    res = fm.simulate(model, t_end=5.0, dt=2e-3)
+    theta = theta0 + res.joint_coordinates["pin"][:, 0]
+    ref = pendulum_amplitudes(theta0, mgl, T_c, 20)
+    tp = turning_points(res.t, theta)
+    amp = np.abs(tp[:len(ref) - 1, 1])
+    np.testing.assert_allclose(amp, np.abs(ref[1:]), atol=2e-3)
+    assert len(ref) == 6     # five swings; the last ends before crossing zero and stays
+    band = np.arcsin(T_c / mgl)
+    assert abs(theta[-1]) <= band
+    assert abs(theta[-1] - ref[-1] * (-1) ** (len(ref) - 1)) < 2e-3
+    assert np.ptp(theta[res.t > res.t[-1] - 0.5]) < 1e-6   # at rest
+
+
+def test_stick_slip_oscillator_limit_cycle_matches_the_closed_form():
+    """A 1 kg mass on a belt moving at v_b = 0.1 m/s, held by a spring k = 100 N/m,
+    mu_s = 0.4, mu_k = 0.3, N = m g from the joint reaction.  Closed form (stick while
+    the spring force is below mu_s N, harmonic slip about x_k = mu_k N / k):
+    x_max = x_k + A, x_min = x_k - A, A = sqrt((x_s - x_k)^2 + (v_b / omega)^2),
+    period 2 (x_s - x_k) / v_b + (pi + 2 atan(v_b / (omega (x_s - x_k)))) / omega."""
+    m, k, v_b, mu_s, mu_k = 1.0, 100.0, 0.1, 0.4, 0.3
+    N, omega = m * G, np.sqrt(k / m)
+    x_s, x_k = mu_s * N / k, mu_k * N / k
+    A = np.hypot(x_s - x_k, v_b / omega)
+    period = 2 * (x_s - x_k) / v_b + (np.pi + 2 * np.arctan(v_b / (omega * (x_s - x_k)))) \
+        / omega
+    v0 = (v_b, 0.0, 0.0)
+    belt = fm.RigidBody.box("belt", size=(1.0, 0.02, 0.1), rho=1000.0, v0=v0)
+    mass = fm.RigidBody.box("mass", size=(0.1, 0.1, 0.1), rho=m / 1e-3, v0=v0)
+    rail = fm.Prismatic("rail", fm.ground, belt, at=(0.0, 0.0, 0.0), axis="x")
+    contact = fm.Prismatic("contact", belt, mass, at=(0.0, 0.0, 0.0), axis="x")
+    model = fm.System(gravity=(0.0, -G, 0.0))
+    model.add(belt, mass, rail, contact,
+              fm.VelocityDrive("belt_speed", joint="rail", v=v_b),
+              fm.PointToPointSpringDamper("spring", first=(fm.ground, (-1.0, 0.0, 0.0)),
+                                          second=mass, k=k, l0=1.0),
+              fm.JointFriction("friction", joint=contact,
+                               law=fm.FrictionLaw(mu_s=mu_s, mu_k=mu_k)))
+    res = fm.simulate(model, t_end=3.0, dt=1e-3)
+    x = res.q[:, res.bodies["mass"]][:, 0]
+    late = res.t > 1.0
+    assert x[late].max() == pytest.approx(x_k + A, abs=3e-2 * A)
+    assert x[late].min() == pytest.approx(x_k - A, abs=3e-2 * A)
+    tp = turning_points(res.t, x)
+    maxima = tp[(tp[:, 1] > x_k) & (tp[:, 0] > 0.5)]
+    assert np.diff(maxima[:, 0]).mean() == pytest.approx(period, rel=1.5e-2)
