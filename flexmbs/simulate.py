@@ -619,8 +619,16 @@ def static_equilibrium(model, *, t: float = DEFAULTS.t0,
     (Newton on PETSc SNES with ``[[K, G^T], [G, 0]]``; see ``flexmbs.integrate.static``).
 
     ``assembled``: ``prepare(model, t)``, when the caller has it already (the model is
-    then not assembled and checked again); the solve starts from its positions."""
+    then not assembled and checked again); the solve starts from its positions.
+
+    A model with joint friction has no unique static equilibrium (a sticking joint holds
+    any load below its limit): :class:`~flexmbs.errors.ModelError` naming the element."""
     from flexmbs.integrate.static import solve_static
+    sticking = [f.name for f in model.forces if getattr(f, "statically_indeterminate", False)]
+    if sticking:
+        raise ModelError(f"static_equilibrium: joint friction {', '.join(map(repr, sticking))} "
+                         "makes the static equilibrium indeterminate (a sticking joint holds "
+                         "any load below mu_s N); remove the friction or simulate to rest")
     if assembled is None:
         asm = model.assemble()
         q_pos, _ = consistent_positions(asm, asm.initial_q(), t)

@@ -96,6 +96,7 @@ class JointFriction(StatefulForceElement):
     stiction_velocity: float = 1e-3
     bristle_damping: float | None = None
     reads_reaction = True          # ForceTerms hands the joint's multipliers in ctx.lam
+    statically_indeterminate = True   # sticking holds any load below the limit
     state_units = "m (z), J (W)"
 
     @property

@@ -170,3 +170,10 @@ def test_element_problems_are_one_line(kw, says):
     args = dict(joint=joint, law=FrictionLaw(0.3, 0.2), pin_radius=0.01) | kw
     out = fm.JointFriction("JF", **args).problems()
     assert out == [f"JointFriction 'JF': {says}"]
+
+
+def test_static_equilibrium_with_friction_is_refused_in_one_line():
+    """Sticking makes the static problem indeterminate: one line naming the element."""
+    with pytest.raises(fm.ModelError) as exc:
+        fm.static_equilibrium(joint_model("prismatic"))
+    assert str(exc.value).count("\n") == 0 and "joint friction 'f'" in str(exc.value)
