@@ -23,11 +23,14 @@ from flexmbs.kinematics.jet import Jet
 
 @dataclass(frozen=True)
 class ForceContribution:
-    """``Q`` (n,), and ``dQ_dx``, ``dQ_dxd`` (n, n) or None when not requested."""
+    """``Q`` (n,), and ``dQ_dx``, ``dQ_dxd`` (n, n) or None when not requested;
+    ``dQ_dlam`` (n, k) by the multipliers ``ctx.lam`` of an element that reads its joint's
+    reaction (None otherwise)."""
 
     Q: np.ndarray
     dQ_dx: np.ndarray | None
     dQ_dxd: np.ndarray | None
+    dQ_dlam: np.ndarray | None = None
 
 
 def scalar_law(s: Jet, xd: np.ndarray, F: float, F_s: float, F_sd: float,

@@ -35,8 +35,8 @@ i.e. a torque ``-r F`` about the pin axis of a revolute.  A law without a Stribe
 bristle model needs a continuous ``mu``).  One more state ``W`` [J] integrates the friction
 work, ``Wd = F . v``; it is reported as ``friction_work`` in the energies.
 
-Newton: ``N`` is held at the iterate's ``lam`` (no ``dQ_f/dlam`` block: a fixed point on
-``lam`` inside the Newton iterations, which contracts by about ``mu`` per iteration).
+Newton: the contribution carries ``dQ_f/dlam = dQ_f/dN dN/dlam`` (``dN/dx`` at fixed
+``lam``, the turning of the reaction with the joint frame, is left out of ``dQ_f/dx``).
 """
 from __future__ import annotations
 
@@ -186,19 +186,30 @@ class JointFriction(StatefulForceElement):
 
     def normal_force(self, ctx) -> float:
         """``N`` [N] of the module docstring from the joint's multipliers ``ctx.lam``."""
+        return self.normal_force_and_gradient(ctx)[0]
+
+    def normal_force_and_gradient(self, ctx) -> tuple[float, np.ndarray | None]:
+        """``N`` [N] and ``dN/dlam`` (k,) (None when ``N`` does not depend on ``lam``):
+        ``f`` is linear in ``lam`` and ``dN/dlam = u . df/dlam`` with ``u`` the unit
+        transverse (spherical: whole) reaction."""
         N0 = float(self.preload)
         lam = getattr(ctx, "lam", None)
         if not self.from_reaction or lam is None or not np.any(lam):
-            return N0
+            return N0, None
         P, Q = ctx.frames
         rows = self.joint.equations(P, Q, J.Jet.variable(ctx.n - 1, ctx.t, ctx.n, 1))
-        gen = -(np.asarray(lam) @ np.array([g.d for g in rows]))
         o_P, o_Q = ctx.offsets[0], ctx.offsets[1]
-        f = gen[o_Q:o_Q + 3] if o_Q is not None else -gen[o_P:o_P + 3]
+        D = np.array([g.d for g in rows])
+        # the force on Q's body, f = df_dlam @ lam
+        df_dlam = -D[:, o_Q:o_Q + 3].T if o_Q is not None else D[:, o_P:o_P + 3].T
+        f = df_dlam @ np.asarray(lam)
         if self.joint.kind != "spherical":
             a = P.z.v
             f = f - (f @ a) * a
-        return float(np.linalg.norm(f)) + N0
+        size = float(np.linalg.norm(f))
+        if size == 0.0:
+            return N0, None
+        return size + N0, (f / size) @ df_dlam
 
     def contribution(self, ctx) -> ForceContribution:
         n, S = ctx.n, ctx.states
@@ -206,7 +217,8 @@ class JointFriction(StatefulForceElement):
         zs, wi = slice(S.start, S.start + d), S.start + d
         B, H = self.slip_map(ctx)
         xd = ctx.xd
-        st = lugre(self.effective_law, B @ xd, ctx.x[zs], self.normal_force(ctx),
+        N, N_lam = self.normal_force_and_gradient(ctx)
+        st = lugre(self.effective_law, B @ xd, ctx.x[zs], N,
                    self.sigma0, self.sigma1, SMOOTHING * self.stiction_velocity,
                    DAMPING_VELOCITY * self.stiction_velocity)
         Q = -(B.T @ st.F)
@@ -214,6 +226,11 @@ class JointFriction(StatefulForceElement):
         Q[wi] += st.P
         if ctx.order < 2:
             return ForceContribution(Q, None, None)
+        dQ_dlam = None
+        if N_lam is not None:                       # dQ/dN dN/dlam
+            dQ_dN = -(B.T @ st.F_N)
+            dQ_dN[wi] += st.F_N @ (B @ xd)
+            dQ_dlam = np.outer(dQ_dN, N_lam)
         dQ_dx, dQ_dxd = np.zeros((n, n)), np.zeros((n, n))
         dQ_dxd -= B.T @ st.F_v @ B
         dQ_dx[:, zs] -= B.T @ st.F_z
@@ -227,4 +244,4 @@ class JointFriction(StatefulForceElement):
             dQ_dx[zs, :] += st.f_v @ Hxd
             dQ_dx[wi, :] += st.P_v @ Hxd
         dQ_dxd[:, -1] = 0.0                         # time is not a velocity
-        return ForceContribution(Q, dQ_dx, dQ_dxd)
+        return ForceContribution(Q, dQ_dx, dQ_dxd, dQ_dlam)

@@ -28,7 +28,7 @@ sliding (``zd = 0``, ``v != 0``) gives ``z = mu(a) v / (sigma0 a)`` and
 
 The friction work rate is ``P = F . v`` [W] (dissipation plus the rate of the bristles'
 elastic energy ``N sigma0 z.z / 2``).  :func:`lugre` returns ``f``, ``F``, ``P`` and their
-partial derivatives by ``v`` and ``z`` (``N`` is held fixed).
+partial derivatives by ``v`` and ``z``, and ``dF/dN``.
 """
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ from flexmbs.forces.friction_law import FrictionLaw
 @dataclass(frozen=True)
 class LuGreState:
     """``f``, ``F`` (d,), ``P`` and the partials ``f_v``, ``f_z``, ``F_v``, ``F_z``
-    (d, d), ``P_v``, ``P_z`` (d,)."""
+    (d, d), ``P_v``, ``P_z`` (d,), ``F_N = dF/dN`` (d,)."""
 
     f: np.ndarray
     F: np.ndarray
@@ -53,6 +53,7 @@ class LuGreState:
     F_z: np.ndarray
     P_v: np.ndarray
     P_z: np.ndarray
+    F_N: np.ndarray
 
 
 def lugre(law: FrictionLaw, v: np.ndarray, z: np.ndarray, N: float, sigma0: float,
@@ -74,8 +75,9 @@ def lugre(law: FrictionLaw, v: np.ndarray, z: np.ndarray, N: float, sigma0: floa
     f = v - sigma0 * g * z
     f_v = eye - sigma0 * np.outer(z, g_v)
     f_z = -sigma0 * g * eye
-    F = N * (sigma0 * z + s1 * f) + law.c_v * v
+    F_N = sigma0 * z + s1 * f
+    F = N * F_N + law.c_v * v
     F_v = N * (s1 * f_v + s1_a * np.outer(f, a_v)) + law.c_v * eye
     F_z = N * (sigma0 * eye + s1 * f_z)
     P = float(F @ v)
-    return LuGreState(f, F, P, f_v, f_z, F_v, F_z, F + F_v.T @ v, F_z.T @ v)
+    return LuGreState(f, F, P, f_v, f_z, F_v, F_z, F + F_v.T @ v, F_z.T @ v, F_N)

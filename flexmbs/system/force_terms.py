@@ -42,6 +42,20 @@ class ForceTerms:
                               for fb in layout.force_blocks
                               if getattr(fb.element, "reads_reaction", False)}
 
+    def reaction_blocks(self) -> list:
+        """``[(force block, mask of its joint's rows that are active, their positions in
+        lam)]`` of the elements that read a reaction (for the ``dQ/dlam`` block of the
+        Newton matrix)."""
+        lay = self.layout
+        pos = np.cumsum(lay.active) - 1
+        out = []
+        for fb in lay.force_blocks:
+            rows = self.reaction_rows.get(id(fb))
+            if rows is not None:
+                act = lay.active[rows]
+                out.append((fb, act, pos[rows][act]))
+        return out
+
     def joint_multipliers(self, lam) -> np.ndarray | None:
         """The multipliers of all rows (dropped rows 0) from those of the active rows
         ``lam``, when some element reads a reaction (else None)."""

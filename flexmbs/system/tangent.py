@@ -10,7 +10,8 @@ and the Newton matrix of an implicit step on ``[q; lam~]``
      [G,                      0  ]]
 
 is made in a fixed CSR pattern (:meth:`TangentAssembly.newton_plan`), so a solver can
-overwrite its matrix values in place.
+overwrite its matrix values in place.  A force element that reads its joint's reaction
+(joint friction) adds ``-dQ/dlam`` to the upper right block beside ``G^T``.
 """
 from __future__ import annotations
 
@@ -125,6 +126,9 @@ class TangentAssembly:
             g_rows = n + np.repeat(np.arange(m), np.diff(indptr))
             rows += [g_rows, indices]
             cols += [indices, g_rows]
+            for fb, _, lam_cols in self.forces.reaction_blocks():     # -dQ/dlam
+                rows.append(np.repeat(fb.idx, lam_cols.size))
+                cols.append(np.tile(n + lam_cols, fb.idx.size))
         n_vals = sum(len(r) for r in rows)
         rows.append(np.arange(N)); cols.append(np.arange(N))
         keys = np.concatenate(rows).astype(np.int64) * N + np.concatenate(cols)
@@ -156,8 +160,10 @@ class TangentAssembly:
                 vals.append((c_K * K + c_C * C + c_M * M).ravel())
         if lay.state_indices.size:
             vals.append(np.full(lay.state_indices.size, float(c_C)))
-        for _, c in self.forces.contributions(q, qd, t, 2, lam=lam):
+        dQ_dlam = {}
+        for fb, c in self.forces.contributions(q, qd, t, 2, lam=lam):
             vals.append((c_K * c.dQ_dx[:-1, :-1] + c_C * c.dQ_dxd[:-1, :-1]).ravel() * -1.0)
+            dQ_dlam[id(fb)] = c.dQ_dlam
         if H is not None:
             vals.append(c_K * H[self.hessian.pairs()])
         elif R.n_lam:
@@ -166,6 +172,10 @@ class TangentAssembly:
         if R.n_lam:
             Gd = R.G_data(q, t)
             vals += [Gd, Gd]
+            for fb, act, lam_cols in self.forces.reaction_blocks():
+                D = dQ_dlam.get(id(fb))
+                vals.append(np.zeros(fb.idx.size * lam_cols.size) if D is None
+                            else -D[:-1][:, act].ravel())
         data = np.bincount(nplan.inv, weights=np.concatenate(vals), minlength=nplan.nnz) \
             if vals else np.zeros(nplan.nnz)
         return CSRMatrix(nplan.indptr, nplan.indices, data, (nplan.N, nplan.N))

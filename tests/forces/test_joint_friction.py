@@ -177,3 +177,27 @@ def test_static_equilibrium_with_friction_is_refused_in_one_line():
     with pytest.raises(fm.ModelError) as exc:
         fm.static_equilibrium(joint_model("prismatic"))
     assert str(exc.value).count("\n") == 0 and "joint friction 'f'" in str(exc.value)
+
+
+@pytest.mark.parametrize("kind", ["revolute", "prismatic", "cylindrical", "spherical"])
+def test_newton_matrix_lam_block_against_central_differences(kind):
+    """The upper right block of the Newton matrix is dr/dlam = G^T - dQ_f/dlam: against
+    central differences of the residual in lam (the friction's normal force is linear
+    in lam through the reaction, so the differences are exact up to rounding)."""
+    model = joint_model(kind)
+    asm = model.assemble()
+    rng = np.random.default_rng(17)
+    n, m = asm.n_q, asm.n_lam
+    q = asm.normalize(asm.initial_q() + 1e-2 * rng.normal(size=n))
+    qd, qdd = rng.normal(size=n), rng.normal(size=n)
+    lam = 10.0 * rng.normal(size=m)
+    A = asm.newton_matrix(q, qd, qdd, lam, 0.1, 1.0, 1.0, 1.0).toarray()[:n, n:]
+    h = 1e-5
+    fd = np.empty((n, m))
+    for k in range(m):
+        e = np.zeros(m)
+        e[k] = h
+        fd[:, k] = (asm.residual(q, qd, qdd, lam + e, 0.1)
+                    - asm.residual(q, qd, qdd, lam - e, 0.1)) / (2 * h)
+    np.testing.assert_allclose(A, fd, rtol=1e-6, atol=1e-8 * np.abs(fd).max())
+    assert np.abs(fd - asm.constraint_jacobian(q, 0.1).toarray().T).max() > 1e-3  # coupled
