@@ -8,18 +8,14 @@ for 0.2 s at h = 1e-3 s, rho_inf = 0.9, again and again for ``--seconds``, witho
 friction and with friction in every joint (mu_s = 0.15, mu_k = 0.1, pin radius 5 mm,
 normal forces from the reactions).  The table gives the fastest run's cost per step, its
 Newton iterations per step and the ratio to the model without friction.  A third row
-runs the model without friction on the reference (numpy) path of the kernels (in a
-subprocess with ``FLEXMBS_KERNELS=reference``), which is the path any model with
-internal states takes: it separates the cost of the friction element itself from that
-of leaving the compiled residual.
+adds to the model without friction one force element with an internal state and no
+force (a linear actuator with zero command): a model with internal states leaves the
+compiled whole-step path, so this row separates the cost of the friction elements from
+that of the path they run on.
 """
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import subprocess
-import sys
 import time
 
 import numpy as np
@@ -27,7 +23,7 @@ import numpy as np
 T_RUN, H = 0.2, 1e-3
 
 
-def slider_crank(friction: bool):
+def slider_crank(friction: bool, stateful: bool = False):
     import flexmbs as fm
     a, L = 0.1, 0.4
     crank = fm.RigidBody.box("crank", (a, 0.01, 0.01), 7850.0, com=(a / 2, 0, 0))
@@ -42,6 +38,9 @@ def slider_crank(friction: bool):
     model = fm.System(name="slider_crank", gravity=(0.0, -9.81, 0.0))
     model.add(crank, rod, slider, *joints,
               fm.ExternalTorque("drive", at=crank, torque=(0.0, 0.0, 0.5)))
+    if stateful:                     # zero force, one state: the path of stateful models
+        model.add(fm.LinearActuator("idle", first=fm.ground, second=(slider, (0.0, 0.1, 0.0)),
+                                    command=0.0, tau=1.0))
     if friction:
         law = fm.FrictionLaw(mu_s=0.15, mu_k=0.1)
         model.add(*(fm.JointFriction(f"{j.name}-friction", joint=j, law=law,
@@ -49,10 +48,10 @@ def slider_crank(friction: bool):
     return model
 
 
-def measure(friction: bool, seconds: float) -> tuple[float, float]:
+def measure(friction: bool, seconds: float, stateful: bool = False) -> tuple[float, float]:
     """Fastest cost per step [s] and Newton iterations per step."""
     import flexmbs as fm
-    model = slider_crank(friction)
+    model = slider_crank(friction, stateful)
     fm.simulate(model, 5 * H, H, rho_inf=0.9, output_dt=5 * H)
     best, runs, t_start = float("inf"), 0, time.perf_counter()
     while runs == 0 or time.perf_counter() - t_start < seconds:
@@ -63,25 +62,13 @@ def measure(friction: bool, seconds: float) -> tuple[float, float]:
     return best, res.stats.newton_iterations / res.stats.steps
 
 
-def measure_reference(seconds: float) -> tuple[float, float]:
-    """:func:`measure` without friction in a subprocess on the reference kernels."""
-    env = {**os.environ, "FLEXMBS_KERNELS": "reference"}
-    out = subprocess.run([sys.executable, __file__, "--seconds", str(seconds), "--row"],
-                         env=env, capture_output=True, text=True, check=True).stdout
-    return tuple(json.loads(out.strip().splitlines()[-1]))
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seconds", type=float, default=5.0, help="time per row [s]")
-    ap.add_argument("--row", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    if args.row:
-        print(json.dumps(measure(False, args.seconds)))
-        return
     rows = [("no friction", measure(False, args.seconds)),
             ("friction in all 4 joints", measure(True, args.seconds)),
-            ("no friction, reference path", measure_reference(args.seconds))]
+            ("no friction, one idle state", measure(False, args.seconds, stateful=True))]
     base = rows[0][1][0]
     print(f"rigid slider-crank, h = {H:g} s, {T_RUN:g} s per run, fastest run")
     print(f"{'model':<30} {'ms/step':>9} {'Newton/step':>12} {'ratio':>7}")

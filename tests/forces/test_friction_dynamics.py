@@ -185,3 +185,67 @@ def test_stick_slip_oscillator_limit_cycle_matches_the_closed_form():
     tp = turning_points(res.t, x)
     maxima = tp[(tp[:, 1] > x_k) & (tp[:, 0] > 0.5)]
     assert np.diff(maxima[:, 0]).mean() == pytest.approx(period, rel=1.5e-2)
+
+
+def test_spherical_joint_friction_brakes_a_spinning_ball_at_the_coulomb_rate():
+    """A sphere (m = 1 kg, I = 2/5 m R^2) on a spherical joint at its centre, gravity -y,
+    spinning at omega0 about an oblique axis: the reaction is m g, the friction torque
+    mu r m g opposes the spin, so |omega| falls linearly at mu r m g / I about a fixed
+    axis and stops at t* = I omega0 / (mu r m g) (Coulomb; isotropic law)."""
+    m, R, mu, r, w0 = 1.0, 0.1, 0.2, 0.02, 3.0
+    rho = m / (4.0 / 3.0 * np.pi * R**3)
+    axis = np.array([0.3, 0.5, 0.8]) / np.linalg.norm([0.3, 0.5, 0.8])
+    ball = fm.RigidBody.sphere("ball", radius=R, rho=rho, omega0=tuple(w0 * axis))
+    joint = fm.Spherical("socket", fm.ground, ball, at=(0.0, 0.0, 0.0))
+    model = fm.System(gravity=(0.0, -G, 0.0))
+    model.add(ball, joint, fm.JointFriction("socket-friction", joint=joint,
+                                            law=fm.FrictionLaw(mu, mu), pin_radius=r))
+    I = 0.4 * m * R**2
+    rate = mu * r * m * G / I
+    t_stop = w0 / rate
+    res = fm.simulate(model, t_end=1.2 * t_stop, dt=2e-3)
+    e, ed = res.q[:, 3:7], res.qd[:, 3:7]
+    # omega = 2 G(e) ed (inertial): G(e) = [-e1 e0 -e3 e2; -e2 e3 e0 -e1; -e3 -e2 e1 e0]
+    omega = np.array([2 * np.array([[-a[1], a[0], -a[3], a[2]], [-a[2], a[3], a[0], -a[1]],
+                                    [-a[3], -a[2], a[1], a[0]]]) @ b for a, b in zip(e, ed)])
+    sliding = res.t < 0.9 * t_stop
+    speed = np.linalg.norm(omega, axis=1)
+    err = np.abs(speed[sliding] - (w0 - rate * res.t[sliding])).max()
+    assert err < 2e-3 * w0, err
+    assert np.abs(omega[sliding] / speed[sliding, None] - axis).max() < 1e-6
+    assert speed[-1] < 1e-3 * w0
+
+
+
+def test_cylindrical_joint_friction_brakes_sliding_and_spin_along_the_slip_direction():
+    """A shaft (m = 1 kg, radius 0.02 m) in a horizontal cylindrical joint along x,
+    gravity -y, sliding at 0.5 m/s and spinning at 20 rad/s, pin radius r = 0.02 m: with
+    N = m g from the reaction, Coulomb friction mu N acts against the slip vector
+    v = (s', r theta') on the bore surface:
+
+        m s'' = -mu N s' / |v|,     I_x theta'' = -mu N r (r theta') / |v|.
+
+    Reference: that ODE by scipy's solve_ivp (rtol 1e-10), a second formulation."""
+    from scipy.integrate import solve_ivp
+    m, R, L, mu, r, v0, w0 = 1.0, 0.02, 0.2, 0.1, 0.02, 0.5, 20.0
+    rho = m / (np.pi * R**2 * L)
+    shaft = fm.RigidBody.cylinder("shaft", radius=R, length=L, rho=rho, axis="x",
+                                  v0=(v0, 0.0, 0.0), omega0=(w0, 0.0, 0.0))
+    joint = fm.Cylindrical("bore", fm.ground, shaft, at=(0.0, 0.0, 0.0), axis="x")
+    model = fm.System(gravity=(0.0, -G, 0.0))
+    model.add(shaft, joint, fm.JointFriction("bore-friction", joint=joint,
+                                             law=fm.FrictionLaw(mu, mu), pin_radius=r))
+    I_x, N = 0.5 * m * R**2, m * G
+    res = fm.simulate(model, t_end=0.3, dt=1e-3)
+    angle, s = res.joint_coordinates["bore"].T
+    angle = np.unwrap(angle)                     # the joint angle is in (-pi, pi]
+
+    def rhs(t, y):
+        sd, wd = y[2], y[3]
+        speed = np.hypot(sd, r * wd)
+        return [sd, wd, -mu * N * sd / speed / m, -mu * N * r * (r * wd) / speed / I_x]
+
+    ref = solve_ivp(rhs, (0.0, 0.3), [0.0, 0.0, v0, w0], t_eval=res.t, rtol=1e-10,
+                    atol=1e-12).y
+    np.testing.assert_allclose(s, ref[0], atol=2e-5)
+    np.testing.assert_allclose(angle, ref[1], atol=2e-3)
