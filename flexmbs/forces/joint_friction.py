@@ -10,6 +10,8 @@ velocity ``omega`` of Q to P (components on P's axes):
     cylindrical  v = (sd, r thetad)            (axial and circumferential slip)
     spherical    v = r omega                   (ball radius r)
 
+The directions of one joint share the slip speed ``|v|`` (isotropic friction).
+
 Normal force.  With the multipliers ``lam`` of the joint's rows ``g_j`` (the Newton
 iterate's; :class:`~flexmbs.forces.base.LocalContext` ``lam``), the force of the joint on
 the body of Q is the translational part ``f`` of ``-G_j^T lam`` (on P's body for a joint
@@ -32,7 +34,9 @@ friction force on the slip is ``F = N (sigma0 z + sigma1(|v|) zd) + c_v v`` with
 
 i.e. a torque ``-r F`` about the pin axis of a revolute.  A law without a Stribeck curve
 (``v_s = 0``) and ``mu_s > mu_k`` is used with ``v_s = stiction_velocity`` [m/s] (the
-bristle model needs a continuous ``mu``).  One more state ``W`` [J] integrates the friction
+bristle model needs a continuous ``mu``).  A stuck joint moves less than ``2 z_s``
+and does not drift; the step must resolve the bristles, ``h <= z_s / (2 v_st)``
+(docs/friction.md).  One more state ``W`` [J] integrates the friction
 work, ``Wd = F . v``; it is reported as ``friction_work`` in the energies.
 
 Newton: the contribution carries ``dQ_f/dlam = dQ_f/dN dN/dlam`` (``dN/dx`` at fixed
@@ -50,6 +54,7 @@ from flexmbs.forces.friction_law import FrictionLaw
 from flexmbs.forces.lugre import lugre
 from flexmbs.forces.states import StatefulForceElement
 from flexmbs.kinematics import jet as J
+from flexmbs.kinematics.rotation import tilde
 
 #: friction directions of each joint type: (label, joint coordinate, times pin radius)
 DIRECTIONS = {
@@ -62,16 +67,12 @@ SMOOTHING = 1e-2     # eps of the slip speed a(v), as a fraction of the stiction
 DAMPING_VELOCITY = 5.0   # v_d of the bristle damping, in stiction velocities
 
 
-def skew(a: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-
-
 def angular_velocity_map(P, Q) -> np.ndarray:
     """``B`` (3, n) with ``omega = B xd`` the angular velocity of frame Q relative to P on
     P's axes: ``omega = 1/2 sum_i a_i x ad_i`` for the axes ``a_i`` of a frame (since
     ``ad_i = omega x a_i``), Q's minus P's."""
-    B = sum(skew(a.v) @ a.d for a in (Q.x, Q.y, Q.z)) \
-        - sum(skew(a.v) @ a.d for a in (P.x, P.y, P.z))
+    B = sum(tilde(a.v) @ a.d for a in (Q.x, Q.y, Q.z)) \
+        - sum(tilde(a.v) @ a.d for a in (P.x, P.y, P.z))
     R_P = np.column_stack([P.x.v, P.y.v, P.z.v])
     return 0.5 * R_P.T @ B
 
@@ -105,7 +106,7 @@ class JointFriction(StatefulForceElement):
 
     @property
     def state_names(self) -> tuple:
-        return tuple(f"z_{d[0]}" for d in self.directions) + ("W",)
+        return (*(f"z_{d[0]}" for d in self.directions), "W")
 
     @property
     def work_index(self) -> int:
@@ -177,12 +178,13 @@ class JointFriction(StatefulForceElement):
         dirs = self.directions
         if dirs[0][1] is None:                      # spherical: r omega
             return self.pin_radius * angular_velocity_map(P, Q), None
-        coords = dict(zip(self.joint.coordinate_names, self.joint.coordinates(P, Q)))
+        coords = dict(zip(self.joint.coordinate_names, self.joint.coordinates(P, Q),
+                          strict=True))
         scale = [self.pin_radius if d[2] else 1.0 for d in dirs]
-        B = np.array([c * coords[d[1]].d for c, d in zip(scale, dirs)])
+        B = np.array([c * coords[d[1]].d for c, d in zip(scale, dirs, strict=True)])
         if ctx.order < 2:
             return B, None
-        return B, np.array([c * coords[d[1]].h for c, d in zip(scale, dirs)])
+        return B, np.array([c * coords[d[1]].h for c, d in zip(scale, dirs, strict=True)])
 
     def normal_force(self, ctx) -> float:
         """``N`` [N] of the module docstring from the joint's multipliers ``ctx.lam``."""

@@ -200,14 +200,15 @@ def test_spherical_joint_friction_brakes_a_spinning_ball_at_the_coulomb_rate():
     model = fm.System(gravity=(0.0, -G, 0.0))
     model.add(ball, joint, fm.JointFriction("socket-friction", joint=joint,
                                             law=fm.FrictionLaw(mu, mu), pin_radius=r))
-    I = 0.4 * m * R**2
-    rate = mu * r * m * G / I
+    I_S = 0.4 * m * R**2
+    rate = mu * r * m * G / I_S
     t_stop = w0 / rate
     res = fm.simulate(model, t_end=1.2 * t_stop, dt=2e-3)
     e, ed = res.q[:, 3:7], res.qd[:, 3:7]
     # omega = 2 G(e) ed (inertial): G(e) = [-e1 e0 -e3 e2; -e2 e3 e0 -e1; -e3 -e2 e1 e0]
     omega = np.array([2 * np.array([[-a[1], a[0], -a[3], a[2]], [-a[2], a[3], a[0], -a[1]],
-                                    [-a[3], -a[2], a[1], a[0]]]) @ b for a, b in zip(e, ed)])
+                                    [-a[3], -a[2], a[1], a[0]]]) @ b
+                      for a, b in zip(e, ed, strict=True)])
     sliding = res.t < 0.9 * t_stop
     speed = np.linalg.norm(omega, axis=1)
     err = np.abs(speed[sliding] - (w0 - rate * res.t[sliding])).max()
