@@ -201,3 +201,13 @@ def test_newton_matrix_lam_block_against_central_differences(kind):
                     - asm.residual(q, qd, qdd, lam - e, 0.1)) / (2 * h)
     np.testing.assert_allclose(A, fd, rtol=1e-6, atol=1e-8 * np.abs(fd).max())
     assert np.abs(fd - asm.constraint_jacobian(q, 0.1).toarray().T).max() > 1e-3  # coupled
+
+
+def test_energy_summary_reports_the_friction_work():
+    """The run summary line carries W_f and the balance E + W_f (docs/friction.md)."""
+    from flexmbs.post.energy import energy_summary
+    energy = {"total": np.array([5.0, 3.5]), "kinetic": np.array([0.0, 1.0]),
+              "friction_work": np.array([0.0, 1.5])}
+    line = energy_summary(energy, joint_model("prismatic"))
+    assert "friction work 1.5 J; E + W_f: 5 J -> 5 J" in line
+    assert "force element 'f' (joint friction" in line and "\n" not in line
