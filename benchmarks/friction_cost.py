@@ -44,7 +44,8 @@ def slider_crank(friction: bool, stateful: bool = False):
     if friction:
         law = fm.FrictionLaw(mu_s=0.15, mu_k=0.1)
         model.add(*(fm.JointFriction(f"{j.name}-friction", joint=j, law=law,
-                                     pin_radius=0.005) for j in joints))
+                                     pin_radius=None if j.kind == "prismatic" else 0.005)
+                    for j in joints))
     return model
 
 

@@ -201,7 +201,7 @@ JOINT = _table(
         "cylindrical, spherical: Coulomb friction with the normal force from the joint "
         "reaction, a table `{mu_s = -, mu_k = -}` (required) with optional `v_s` [m/s] "
         "Stribeck velocity, `c_v` [N s/m] viscous coefficient, `pin_radius` [m] (required "
-        "for revolute, cylindrical, spherical), `preload` [N] added normal force, "
+        "for revolute, cylindrical, spherical; not for prismatic), `preload` [N] added normal force, "
         "`from_reaction` (bool, default true; false: N = preload, a bearing torque "
         "mu pin_radius preload), `stiction_deformation` [m] (1e-5), `stiction_velocity` "
         "[m/s] (1e-3), `bristle_damping` [s/m] (2 mu_s / stiction_velocity); adds the force "

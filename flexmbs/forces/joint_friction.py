@@ -134,6 +134,9 @@ class JointFriction(StatefulForceElement):
         r = self.pin_radius
         if rotational and (r is None or not np.isfinite(r) or r <= 0):
             out.append(f"{who}: a {kind} joint needs pin_radius > 0 [m], got {r}")
+        elif not rotational and r is not None:
+            out.append(f"{who}: a {kind} joint has no rotational slip, so pin_radius is not "
+                       f"used; remove it (got {r} m)")
         for name, val, unit in (("preload", self.preload, "N"),
                                 ("bristle_damping", self.sigma1, "s/m")):
             if not np.isfinite(val) or val < 0:

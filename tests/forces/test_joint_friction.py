@@ -96,7 +96,7 @@ def joint_model(kind):
            "cylindrical": fm.Cylindrical, "spherical": fm.Spherical}[kind]
     joint = cls("J", fm.ground, box, at=(0.1, 0.0, 0.0), axis=(0.0, 0.6, 0.8))
     fr = fm.JointFriction("f", joint=joint, law=FrictionLaw(0.3, 0.2, 0.05, 0.1),
-                          pin_radius=0.02, preload=20.0)
+                          pin_radius=None if kind == "prismatic" else 0.02, preload=20.0)
     model = fm.System(gravity=(0.0, -9.81, 0.0))
     model.add(box, joint, fr)
     return model
@@ -161,12 +161,15 @@ def test_normal_force_is_the_reaction_transverse_to_the_axis(kind):
     (dict(law=FrictionLaw(0.3, 0.0)), "friction mu_k must be > 0 [-], got 0.0"),
     (dict(stiction_deformation=0.0), "stiction_deformation must be > 0 [m], got 0.0"),
     (dict(from_reaction=False), "from_reaction = false needs a preload > 0 [N], got 0.0"),
+    (dict(joint="prismatic"), "a prismatic joint has no rotational slip, so pin_radius is "
+                              "not used; remove it (got 0.01 m)"),
 ])
 def test_element_problems_are_one_line(kw, says):
     kw = dict(kw)
     body = fm.RigidBody.box("b", size=(0.1, 0.1, 0.1), rho=1000.0)
-    joint = (fm.Fixed if kw.pop("joint", None) == "fixed" else fm.Revolute)(
-        "J", fm.ground, body, at=(0.0, 0.0, 0.0))
+    cls = {"fixed": fm.Fixed, "prismatic": fm.Prismatic}.get(kw.pop("joint", None),
+                                                              fm.Revolute)
+    joint = cls("J", fm.ground, body, at=(0.0, 0.0, 0.0))
     args = dict(joint=joint, law=FrictionLaw(0.3, 0.2), pin_radius=0.01) | kw
     out = fm.JointFriction("JF", **args).problems()
     assert out == [f"JointFriction 'JF': {says}"]
