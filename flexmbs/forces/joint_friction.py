@@ -165,6 +165,14 @@ class JointFriction(StatefulForceElement):
         return self.law.mu_s / self.stiction_deformation
 
     @property
+    def max_step(self) -> float:
+        """The largest time step that resolves the bristles, ``z_s / (2 v_st)`` [s]."""
+        return self.stiction_deformation / (2.0 * self.stiction_velocity)
+
+    max_step_reason = ("bristles need (z_s / (2 v_st)); with larger steps a joint that "
+                       "should stick may slide (docs/friction.md)")
+
+    @property
     def sigma1(self) -> float:
         """Bristle damping per unit normal force [s/m]: ``bristle_damping``, by default
         ``2 mu_s / v_st`` (then a step load below the limit moves the contact at most at

@@ -214,3 +214,14 @@ def test_energy_summary_reports_the_friction_work():
     line = energy_summary(energy, joint_model("prismatic"))
     assert "friction work 1.5 J; E + W_f: 5 J -> 5 J" in line
     assert "force element 'f' (joint friction" in line and "\n" not in line
+
+
+def test_a_step_too_large_for_the_bristles_is_noted():
+    """h > z_s / (2 v_st) = 5 ms with the defaults: the run says so in one note."""
+    from flexmbs.simulate import step_notes
+    res = fm.simulate(joint_model("prismatic"), t_end=0.02, dt=1e-2)
+    notes = [n for n in res.extra["notes"] if n.startswith("JointFriction")]
+    assert notes == ["JointFriction 'f': the time step 0.01 s is above 0.005 s, which its "
+                     "bristles need (z_s / (2 v_st)); with larger steps a joint that should "
+                     "stick may slide (docs/friction.md)"]
+    assert step_notes(joint_model("prismatic"), 5e-3) == []
