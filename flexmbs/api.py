@@ -24,6 +24,8 @@ from flexmbs.errors import (
     ModelError,
 )
 from flexmbs.forces.controllers import pid
+from flexmbs.forces.friction_law import FrictionLaw
+from flexmbs.forces.joint_friction import JointFriction
 from flexmbs.forces.pressure import FacePressure
 from flexmbs.forces.sampled import CallbackController
 from flexmbs.forces.states import StatefulForceElement, StateLaw, scalar_state_law
@@ -33,7 +35,8 @@ from flexmbs.system.model import System
 
 __all__ = [
     "BodyFileError", "CallbackController", "CaseError", "ConvergenceError", "Equilibrium",
-    "FacePressure", "FlexibleBody", "FlexmbsError", "FromCallables", "MeshError",
+    "FacePressure", "FlexibleBody", "FlexmbsError", "FrictionLaw", "FromCallables",
+    "JointFriction", "MeshError",
     "MeshForces", "ModalDamping", "ModelError", "PointMass", "RayleighDamping", "Result",
     "RigidBody", "StateLaw", "StatefulForceElement", "System", "TimeFunction", "ground",
     "mesh_forces", "pid", "scalar_state_law", "simulate", "static_equilibrium",

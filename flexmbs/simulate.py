@@ -395,9 +395,9 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
             notes.extend(integ.notes)
             for note in integ.notes:
                 log.info(note)
-            if spin.note:
-                notes.append(spin.note)
-                log.warning(spin.note)
+            for note in ([spin.note] if spin.note else []) + step_notes(model, dt):
+                notes.append(note)
+                log.warning(note)
             try:
                 # the recorder at the output times only (it projects the velocities), the
                 # progress callback after every step without that cost
@@ -472,6 +472,18 @@ class SpinStep(NamedTuple):
 
 #: the steps kept below this share of the spin limit
 SPIN_STEP_SHARE = 0.95
+
+
+def step_notes(model, dt: float) -> list[str]:
+    """One warning per force element whose ``max_step`` [s] (the largest step that
+    resolves its own dynamics, e.g. the bristles of joint friction) is below ``dt``."""
+    out = []
+    for f in model.forces:
+        h_max = getattr(f, "max_step", None)
+        if h_max is not None and dt > h_max:
+            out.append(f"{type(f).__name__} '{f.name}': the time step {dt:g} s is above "
+                       f"{h_max:g} s, which its {f.max_step_reason}")
+    return out
 
 
 def spin_step(asm, q, qd, t0: float, rho_inf: float, dt: float,
@@ -638,8 +650,16 @@ def static_equilibrium(model, *, t: float = DEFAULTS.t0,
     (Newton on PETSc SNES with ``[[K, G^T], [G, 0]]``; see ``flexmbs.integrate.static``).
 
     ``assembled``: ``prepare(model, t)``, when the caller has it already (the model is
-    then not assembled and checked again); the solve starts from its positions."""
+    then not assembled and checked again); the solve starts from its positions.
+
+    A model with joint friction has no unique static equilibrium (a sticking joint holds
+    any load below its limit): :class:`~flexmbs.errors.ModelError` naming the element."""
     from flexmbs.integrate.static import solve_static
+    sticking = [f.name for f in model.forces if getattr(f, "statically_indeterminate", False)]
+    if sticking:
+        raise ModelError(f"static_equilibrium: joint friction {', '.join(map(repr, sticking))} "
+                         "makes the static equilibrium indeterminate (a sticking joint holds "
+                         "any load below mu_s N); remove the friction or simulate to rest")
     if assembled is None:
         asm = model.assemble()
         q_pos, _ = consistent_positions(asm, asm.initial_q(), t)

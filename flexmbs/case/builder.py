@@ -230,7 +230,10 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
     joints = {}
     for j in case.joints:
         cls = kinds.JOINTS[j["type"]]
-        _make(case, j, system, joints, cls, **_arguments(cls, j, S.JOINT, side, points=False))
+        joint = _make(case, j, system, joints, cls,
+                      **_arguments(cls, j, S.JOINT, side, points=False))
+        if j.get("friction") is not None:
+            _joint_friction(case, j, system, joint)
     _drives(case, system, joints, side)
     sensors = _sensors(case, system, side)
     _forces(case, system, joints, side, sensors)
@@ -257,6 +260,18 @@ def _make(case, item, system, named, cls, *args, **kw):
     if named is not None:
         named[item["name"]] = obj
     return obj
+
+
+def _joint_friction(case, item, system, joint) -> None:
+    """The :class:`~flexmbs.forces.joint_friction.JointFriction` ``JOINT-friction`` of a
+    joint's ``friction`` table, added to ``system``."""
+    from flexmbs.forces.friction_law import FrictionLaw
+    from flexmbs.forces.joint_friction import JointFriction
+    spec = dict(item["friction"])
+    law = FrictionLaw(*(spec.pop(k, 0.0) for k in ("mu_s", "mu_k", "v_s", "c_v")))
+    where = dict(item, path=item["path"] + ".friction")
+    _make(case, where, system, None, JointFriction, f"{item['name']}-friction", joint=joint,
+          law=law, **spec)
 
 
 def _drives(case, system, joints, side) -> None:

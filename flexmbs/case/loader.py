@@ -349,13 +349,34 @@ def _sn_curve(v):
     return out
 
 
+def _friction(v):
+    """A joint's friction table (:data:`flexmbs.case.schema.FRICTION_KEYS`)."""
+    keys = S.FRICTION_KEYS
+    shape = "a table {mu_s = -, mu_k = -, ...} (keys: " + ", ".join(keys) + ")"
+    if not isinstance(v, dict):
+        raise _Bad(shape, _show(v))
+    unknown = [k for k in v if k not in keys]
+    if unknown:
+        raise _Bad(_unknown_msg(unknown[0], keys, "friction"), None)
+    missing = [k for k, (_, req) in keys.items() if req and k not in v]
+    if missing:
+        raise _Bad(f"{shape}, missing {', '.join(missing)}", _show(v))
+    out = {}
+    for k, x in v.items():
+        try:
+            out[k] = _CHECKS[keys[k][0]](x)
+        except _Bad as exc:
+            raise _Bad(f"friction.{k} as {exc.expected}", _show(x)) from None
+    return out
+
+
 _CHECKS = {
     "str": _str, "name": _name, "float": _finite, "int": _int, "bool": _bool, "vec3": _vec(3),
     "vec6": _vec(6), "axis": _axis, "orientation": _orientation, "inertia": _inertia,
     "ref": _ref, "markers": _markers, "interfaces": _interfaces, "material": _material,
     "floats": _floats, "ints": _ints, "grid": _grid, "value": _value, "coordinate": _coordinate,
     "options": _options, "path": _str, "path_out": _str, "function": lambda v: v,   # checked in _function
-    "sn_curve": _sn_curve, "matrix": _matrix, "feeds": _feeds,
+    "sn_curve": _sn_curve, "matrix": _matrix, "feeds": _feeds, "friction": _friction,
 }
 
 

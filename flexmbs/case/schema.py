@@ -197,6 +197,15 @@ JOINT = _table(
         "grid y (at least 4)"),
     Key("surface_z", "grid", "m", None, "point_on_surface only (required): heights, one "
         "row per `surface_x`, one column per `surface_y` (a C2 bicubic spline through them)"),
+    Key("friction", "friction", "see docs/friction.md", None, "revolute, prismatic, "
+        "cylindrical, spherical: Coulomb friction with the normal force from the joint "
+        "reaction, a table `{mu_s = -, mu_k = -}` (required) with optional `v_s` [m/s] "
+        "Stribeck velocity, `c_v` [N s/m] viscous coefficient, `pin_radius` [m] (required "
+        "for revolute, cylindrical, spherical; not for prismatic), `preload` [N] added normal force, "
+        "`from_reaction` (bool, default true; false: N = preload, a bearing torque "
+        "mu pin_radius preload), `stiction_deformation` [m] (1e-5), `stiction_velocity` "
+        "[m/s] (1e-3), `bristle_damping` [s/m] (2 mu_s / stiction_velocity); adds the force "
+        "element `JOINT-friction` (docs/friction.md)"),
 )
 #: joint keys meaningful only for some types (the loader refuses them elsewhere)
 JOINT_ONLY = {"second_at": ("distance", "gear", "rack_pinion", "point_on_curve",
@@ -208,7 +217,16 @@ JOINT_ONLY = {"second_at": ("distance", "gear", "rack_pinion", "point_on_curve",
               "curve_y": ("point_on_curve", "curve_on_curve"),
               "second_curve_x": ("curve_on_curve",), "second_curve_y": ("curve_on_curve",),
               "surface_x": ("point_on_surface",), "surface_y": ("point_on_surface",),
-              "surface_z": ("point_on_surface",)}
+              "surface_z": ("point_on_surface",),
+              "friction": ("revolute", "prismatic", "cylindrical", "spherical")}
+#: joint keys that add a force element for the joint (not a field of the joint class)
+JOINT_ELEMENTS = ("friction",)
+#: keys of a joint's ``friction`` table: (kind checked by the loader, required)
+FRICTION_KEYS = {"mu_s": ("float", True), "mu_k": ("float", True), "v_s": ("float", False),
+                 "c_v": ("float", False), "pin_radius": ("float", False),
+                 "preload": ("float", False), "from_reaction": ("bool", False),
+                 "stiction_deformation": ("float", False),
+                 "stiction_velocity": ("float", False), "bristle_damping": ("float", False)}
 
 # -- time functions (drive values and loads) ------------------------------------------------
 FUNCTION_TYPES = tuple(kinds.FUNCTIONS)

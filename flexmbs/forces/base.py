@@ -23,11 +23,14 @@ from flexmbs.kinematics.jet import Jet
 
 @dataclass(frozen=True)
 class ForceContribution:
-    """``Q`` (n,), and ``dQ_dx``, ``dQ_dxd`` (n, n) or None when not requested."""
+    """``Q`` (n,), and ``dQ_dx``, ``dQ_dxd`` (n, n) or None when not requested;
+    ``dQ_dlam`` (n, k) by the multipliers ``ctx.lam`` of an element that reads its joint's
+    reaction (None otherwise)."""
 
     Q: np.ndarray
     dQ_dx: np.ndarray | None
     dQ_dxd: np.ndarray | None
+    dQ_dlam: np.ndarray | None = None
 
 
 def scalar_law(s: Jet, xd: np.ndarray, F: float, F_s: float, F_sd: float,
@@ -103,7 +106,8 @@ class LocalContext:
     ground); ``order`` 1 (force only) or 2 (force and tangents); ``states`` the slice
     of the element's internal states in ``x`` (:mod:`flexmbs.forces.states`), or None;
     ``signals`` the :class:`Signals` of the sensors the element reads (its ``feeds``),
-    or None.
+    or None; ``lam`` the multipliers of the rows of the joint an element reads the
+    reaction of (``reads_reaction``, e.g. joint friction; dropped rows 0), else None.
     """
 
     markers: tuple
@@ -118,6 +122,7 @@ class LocalContext:
     order: int
     states: slice | None = None
     signals: object = None
+    lam: np.ndarray | None = None
 
     @cached_property
     def frames(self) -> tuple:

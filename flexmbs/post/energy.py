@@ -87,6 +87,10 @@ def energy_summary(energy: dict, model=None) -> str:
     dE = float(np.abs(E - E[0]).max())
     rel = relative_drift(energy)
     head = f"total energy: {E[0]:.6g} J -> {E[-1]:.6g} J"
+    if "friction_work" in energy:       # joint friction: its work W_f (docs/friction.md)
+        W = np.asarray(energy["friction_work"], dtype=float)
+        head += (f" (friction work {W[-1]:.6g} J; E + W_f: {E[0] + W[0]:.6g} J -> "
+                 f"{E[-1] + W[-1]:.6g} J)")
     if model is None:
         return f"{head}, max |E - E0| = {dE:.3g} J ({rel:.2e} of max(T, |E0|))"
     parts = energy_exchanges(model)

@@ -56,7 +56,7 @@ def marker_wrenches(asm, body, q, lam, t: float = 0.0, qd=None) -> dict[str, np.
             -(lam_all[asm.row_start[bi]:asm.row_start[bi + 1]] @ D[:, :-1]))
     blocks = [fb for fb in asm.force_blocks
               if any(o is not None and m.body is body for m, o in zip(fb.markers, fb.offsets))]
-    for fb, c in asm.force_contributions(q, qd, t, 1, blocks):
+    for fb, c in asm.force_contributions(q, qd, t, 1, blocks, lam):
         add(fb.markers, fb.offsets, np.asarray(c.Q)[:len(fb.idx)])
     return out
 

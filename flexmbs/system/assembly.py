@@ -152,7 +152,7 @@ class AssembledSystem:
                 s = self.body_slices[b.name]
                 r[s] = b.residual(q[s], qd[s], qdd[s], self.gravity)
             r[self.state_indices] = qd[self.state_indices]      # r_z = zd - f
-        for fb, c in self.forces.contributions(q, qd, t, 1):
+        for fb, c in self.forces.contributions(q, qd, t, 1, lam=lam):
             r[fb.idx] -= c.Q[:-1]                   # a block's coordinates are distinct
         if self.n_lam:
             lam = np.asarray(lam, float)
@@ -184,10 +184,11 @@ class AssembledSystem:
                 return f"force element '{fb.element.name}'"
         return "the constraints"
 
-    def force_contributions(self, q, qd, t, order, blocks=None):
+    def force_contributions(self, q, qd, t, order, blocks=None, lam=None):
         """:meth:`ForceTerms.contributions <flexmbs.system.force_terms.ForceTerms.
-        contributions>` of the system's force elements (or of ``blocks``)."""
-        return self.forces.contributions(q, qd, t, order, blocks)
+        contributions>` of the system's force elements (or of ``blocks``; ``lam``: the
+        multipliers, for the elements that read a joint reaction)."""
+        return self.forces.contributions(q, qd, t, order, blocks, lam)
 
     def state_rates(self, q, qd, t) -> np.ndarray:
         """``f(z, q, qd, t)`` of the internal states ``q[state_indices]`` of the force

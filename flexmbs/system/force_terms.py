@@ -12,6 +12,11 @@ values ``y`` in ``ctx.signals`` (:class:`~flexmbs.forces.base.Signals`), with ``
 and ``dy/dxd`` on its local vector by the chain rule through the markers' kinematics
 (:mod:`flexmbs.system.feed_jacobian`; the accelerations a sensor sees are not
 differentiated, so an acceleration sensor cannot feed a force element).
+
+An element that reads its joint's reaction (``reads_reaction``, e.g.
+:class:`~flexmbs.forces.joint_friction.JointFriction`) gets the multipliers ``lam`` of
+that joint's rows in ``ctx.lam`` when the caller passes the system's ``lam`` (the residual
+and the Newton matrix do; without them ``ctx.lam`` is None).
 """
 from __future__ import annotations
 
@@ -29,29 +34,68 @@ class ForceTerms:
 
     def __init__(self, layout):
         self.layout = layout
+        start = {b.name: (layout.row_start[i], layout.row_start[i + 1])
+                 for i, b in enumerate(layout.blocks) if b.kind == "joint"}
+        #: {id of a force block that reads a reaction: its joint's rows in all rows}
+        self.reaction_rows = {id(fb): slice(*start[fb.element.joint.name])
+                              for fb in layout.force_blocks
+                              if getattr(fb.element, "reads_reaction", False)}
 
-    def contributions(self, q, qd, t, order, blocks=None):
+    def reaction_blocks(self) -> list:
+        """``[(force block, mask of its joint's rows that are active, their positions in
+        lam)]`` of the elements that read a reaction (for the ``dQ/dlam`` block of the
+        Newton matrix)."""
+        lay = self.layout
+        pos = np.cumsum(lay.active) - 1
+        out = []
+        for fb in lay.force_blocks:
+            rows = self.reaction_rows.get(id(fb))
+            if rows is not None:
+                act = lay.active[rows]
+                out.append((fb, act, pos[rows][act]))
+        return out
+
+    def joint_multipliers(self, lam) -> np.ndarray | None:
+        """The multipliers of all rows (dropped rows 0) from those of the active rows
+        ``lam``, when some element reads a reaction (else None)."""
+        if lam is None or not self.reaction_rows:
+            return None
+        out = np.zeros(self.layout.n_rows_all)
+        out[self.layout.active] = lam
+        return out
+
+    def contributions(self, q, qd, t, order, blocks=None, lam=None):
         """``(force block, contribution)`` of every force element (or of ``blocks``) at
-        ``(q, qd, t)``, to ``order`` (1: ``Q``; 2: also ``dQ/dx``, ``dQ/dxd``)."""
+        ``(q, qd, t)``, to ``order`` (1: ``Q``; 2: also ``dQ/dx``, ``dQ/dxd``); ``lam``
+        the multipliers of the active rows, for the elements that read a reaction."""
         rot: dict = {}
+        lam_all = self.joint_multipliers(lam)
         for fb in self.layout.force_blocks if blocks is None else blocks:
             c = self.body_force(fb, q, t, order)
             if c is not None:
                 yield fb, c
                 continue
-            n = len(fb.idx) + 1
-            x, xd = np.empty(n), np.empty(n)
-            x[:-1], x[-1] = q[fb.idx], t
-            xd[:-1], xd[-1] = qd[fb.idx], 1.0
-            def frames(fb=fb, n=n):
-                return frame_jets(fb.markers, fb.offsets, q, fb.idx, n, order, rot)
-            q_b = tuple(None if o is None else q[fb.idx[o:o + m.body.n_coords]]
-                        for m, o in zip(fb.markers, fb.offsets))
-            qd_b = tuple(None if o is None else qd[fb.idx[o:o + m.body.n_coords]]
-                         for m, o in zip(fb.markers, fb.offsets))
-            ctx = LocalContext(fb.markers, frames, x, xd, t, n, fb.offsets, q_b, qd_b, order,
-                               fb.states, self.signals(fb, q, qd, order))
-            yield fb, fb.element.contribution(ctx)
+            yield fb, fb.element.contribution(self.context(fb, q, qd, t, order, lam_all, rot))
+
+    def context(self, fb, q, qd, t, order, lam_all=None, rot=None) -> LocalContext:
+        """The :class:`LocalContext` of force block ``fb`` at ``(q, qd, t)`` (``lam_all``:
+        the multipliers of all rows, :meth:`joint_multipliers`; ``rot``: a memo of
+        rotation jets shared by the blocks of one evaluation)."""
+        n = len(fb.idx) + 1
+        x, xd = np.empty(n), np.empty(n)
+        x[:-1], x[-1] = q[fb.idx], t
+        xd[:-1], xd[-1] = qd[fb.idx], 1.0
+        memo = {} if rot is None else rot
+        def frames():
+            return frame_jets(fb.markers, fb.offsets, q, fb.idx, n, order, memo)
+        q_b = tuple(None if o is None else q[fb.idx[o:o + m.body.n_coords]]
+                    for m, o in zip(fb.markers, fb.offsets))
+        qd_b = tuple(None if o is None else qd[fb.idx[o:o + m.body.n_coords]]
+                     for m, o in zip(fb.markers, fb.offsets))
+        rows = self.reaction_rows.get(id(fb)) if lam_all is not None else None
+        return LocalContext(fb.markers, frames, x, xd, t, n, fb.offsets, q_b, qd_b, order,
+                            fb.states, self.signals(fb, q, qd, order),
+                            None if rows is None else lam_all[rows])
 
     def sampled(self) -> list:
         """The force elements sampled at ticks (their ``period``,

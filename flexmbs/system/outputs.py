@@ -110,11 +110,16 @@ def energy(layout, forces, q, qd, t=0.0):
         potential_gravity  V_g = sum_b -m_b g . r_S,b           (r_S,b: centre of mass),
         potential_elastic  V_e = sum_b V_e,b(q_e,b) + sum_f V_f  (strain energy of the
                                  flexible bodies, potentials of the force elements),
-        total              E   = T + V_g + V_e.
+        total              E   = T + V_g + V_e,
+
+    and, for a model with joint friction, ``friction_work`` ``W_f = sum W`` (the work
+    done against friction, integrated in each friction element's state ``W``,
+    :mod:`flexmbs.forces.joint_friction`; ``E + W_f`` is then constant when friction is
+    the only exchange).
 
     ``dE/dt`` is the power of what has no potential (dampers, structural damping,
-    drives, time-varying or follower loads; :mod:`flexmbs.post.energy`), so ``E`` is
-    constant for a model without them."""
+    drives, time-varying or follower loads, friction; :mod:`flexmbs.post.energy`), so
+    ``E`` is constant for a model without them."""
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     T = V = W = 0.0
     for b in layout.bodies:
@@ -125,4 +130,16 @@ def energy(layout, forces, q, qd, t=0.0):
         if strain is not None:
             W += float(strain(q[s]))
     W += sum(forces.potentials(q, t).values())
-    return {"kinetic": T, "potential_gravity": V, "potential_elastic": W, "total": T + V + W}
+    out = {"kinetic": T, "potential_gravity": V, "potential_elastic": W, "total": T + V + W}
+    work = friction_work(layout, q)
+    if work is not None:
+        out["friction_work"] = work
+    return out
+
+
+def friction_work(layout, q) -> float | None:
+    """``W_f`` [J]: the sum of the friction-work states of the force elements that have
+    one (``work_index`` among their states), or None when none has."""
+    parts = [float(q[layout.state_slices[f.name].start + f.work_index])
+             for f in layout.stateful if getattr(f, "work_index", None) is not None]
+    return sum(parts) if parts else None

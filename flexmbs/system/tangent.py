@@ -10,7 +10,8 @@ and the Newton matrix of an implicit step on ``[q; lam~]``
      [G,                      0  ]]
 
 is made in a fixed CSR pattern (:meth:`TangentAssembly.newton_plan`), so a solver can
-overwrite its matrix values in place.
+overwrite its matrix values in place.  A force element that reads its joint's reaction
+(joint friction) adds ``-dQ/dlam`` to the upper right block beside ``G^T``.
 """
 from __future__ import annotations
 
@@ -42,8 +43,9 @@ class TangentAssembly:
         self.grids = grids
         self._plan_cache = None
 
-    def chunks(self, q, qd, qdd, t):
-        """``(rows, cols, K values, C values, M values or None)`` per body and force block."""
+    def chunks(self, q, qd, qdd, t, lam=None):
+        """``(rows, cols, K values, C values, M values or None)`` per body and force block
+        (``lam``: the multipliers, for the force elements that read a reaction)."""
         lay = self.layout
         rows, cols, vk, vc, vm = [], [], [], [], []
         for b in lay.bodies:
@@ -56,7 +58,7 @@ class TangentAssembly:
         if z.size:          # r_z = zd - f: dr_z/dzd = I
             rows.append(z); cols.append(z)
             vk.append(np.zeros(z.size)); vc.append(np.ones(z.size)); vm.append(None)
-        for k, (fb, c) in enumerate(self.forces.contributions(q, qd, t, 2)):
+        for k, (fb, c) in enumerate(self.forces.contributions(q, qd, t, 2, lam=lam)):
             rr, cc = self.grids(("f", k), fb.idx)
             rows.append(rr); cols.append(cc)
             vk.append(-c.dQ_dx[:-1, :-1].ravel()); vc.append(-c.dQ_dxd[:-1, :-1].ravel())
@@ -65,7 +67,7 @@ class TangentAssembly:
 
     def tangent(self, q, qd, qdd, lam, t):
         """``(K, C, M)``, each CSR (n_q, n_q)."""
-        rows, cols, vk, vc, vm = self.chunks(q, qd, qdd, t)
+        rows, cols, vk, vc, vm = self.chunks(q, qd, qdd, t, lam)
         vm = [np.zeros(r.size) if v is None else v for r, v in zip(rows, vm)]
         n = self.layout.n_q
         shape = (n, n)
@@ -79,7 +81,7 @@ class TangentAssembly:
     def iteration_matrix(self, q, qd, qdd, lam, t, c_K, c_C, c_M) -> sp.csr_matrix:
         """``c_K K + c_C C + c_M M`` of :meth:`tangent` as one CSR matrix, built from one
         COO array (no sums of sparse matrices)."""
-        rows, cols, vk, vc, vm = self.chunks(q, qd, qdd, t)
+        rows, cols, vk, vc, vm = self.chunks(q, qd, qdd, t, lam)
         vals = [c_K * k + c_C * c + (0.0 if m is None else c_M * m)
                 for k, c, m in zip(vk, vc, vm)]
         if self.rows.n_lam:
@@ -124,6 +126,9 @@ class TangentAssembly:
             g_rows = n + np.repeat(np.arange(m), np.diff(indptr))
             rows += [g_rows, indices]
             cols += [indices, g_rows]
+            for fb, _, lam_cols in self.forces.reaction_blocks():     # -dQ/dlam
+                rows.append(np.repeat(fb.idx, lam_cols.size))
+                cols.append(np.tile(n + lam_cols, fb.idx.size))
         n_vals = sum(len(r) for r in rows)
         rows.append(np.arange(N)); cols.append(np.arange(N))
         keys = np.concatenate(rows).astype(np.int64) * N + np.concatenate(cols)
@@ -155,8 +160,10 @@ class TangentAssembly:
                 vals.append((c_K * K + c_C * C + c_M * M).ravel())
         if lay.state_indices.size:
             vals.append(np.full(lay.state_indices.size, float(c_C)))
-        for _, c in self.forces.contributions(q, qd, t, 2):
+        dQ_dlam = {}
+        for fb, c in self.forces.contributions(q, qd, t, 2, lam=lam):
             vals.append((c_K * c.dQ_dx[:-1, :-1] + c_C * c.dQ_dxd[:-1, :-1]).ravel() * -1.0)
+            dQ_dlam[id(fb)] = c.dQ_dlam
         if H is not None:
             vals.append(c_K * H[self.hessian.pairs()])
         elif R.n_lam:
@@ -165,6 +172,10 @@ class TangentAssembly:
         if R.n_lam:
             Gd = R.G_data(q, t)
             vals += [Gd, Gd]
+            for fb, act, lam_cols in self.forces.reaction_blocks():
+                D = dQ_dlam.get(id(fb))
+                vals.append(np.zeros(fb.idx.size * lam_cols.size) if D is None
+                            else -D[:-1][:, act].ravel())
         data = np.bincount(nplan.inv, weights=np.concatenate(vals), minlength=nplan.nnz) \
             if vals else np.zeros(nplan.nnz)
         return CSRMatrix(nplan.indptr, nplan.indices, data, (nplan.N, nplan.N))

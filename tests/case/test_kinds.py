@@ -38,9 +38,11 @@ def test_schema_types_and_tables_follow_the_registry():
 def test_every_case_key_is_a_constructor_argument():
     """The builder passes an item's keys by name: each one must be a field of the class
     (``pitch`` is a key of every joint table but only a field of the helical joint; the
-    keys of ``S.JOINT_ONLY`` only fields of the types listed there)."""
+    keys of ``S.JOINT_ONLY`` only fields of the types listed there; those of
+    ``S.JOINT_ELEMENTS`` make a force element of the joint instead)."""
     for kind, cls in kinds.JOINTS.items():
         keys = set(S.JOINT) - {"type"} - ({"pitch"} if kind != "helical" else set())
+        keys -= set(S.JOINT_ELEMENTS)
         keys -= {k for k, types in S.JOINT_ONLY.items() if kind not in types}
         assert keys <= _fields(cls), kind
     for common, tables, reg in ((S.DRIVE_COMMON, S.DRIVE, kinds.DRIVES),
