@@ -231,6 +231,10 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
     for j in case.joints:
         cls = kinds.JOINTS[j["type"]]
         _make(case, j, system, joints, cls, **_arguments(cls, j, S.JOINT, side, points=False))
+    for c in case.constraints:
+        cls = kinds.CONSTRAINTS[c["type"]]
+        keys = {**S.CONSTRAINT_COMMON, **S.CONSTRAINT[c["type"]]}
+        _make(case, c, system, None, cls, **_arguments(cls, c, keys, side, points=False))
     _drives(case, system, joints, side)
     sensors = _sensors(case, system, side)
     _forces(case, system, joints, side, sensors)

@@ -37,6 +37,7 @@ from flexmbs.system.force_terms import ForceTerms
 from flexmbs.system.layout import Layout
 from flexmbs.system.sparse import CSRMatrix, Grids
 from flexmbs.system.tangent import TangentAssembly
+from flexmbs.system.velocity_rows import VelocityRows
 
 __all__ = ["AssembledSystem", "CSRMatrix"]
 
@@ -68,6 +69,10 @@ class AssembledSystem:
         self.force_blocks, self.sensors = lay.force_blocks, lay.sensors
         self.sensor_markers = lay.sensor_markers
         self.state_slices, self.state_indices = lay.state_slices, lay.state_indices
+        #: the velocity rows ``A qd + a = 0`` (:mod:`flexmbs.system.velocity_rows`); their
+        #: ``n_mu`` multipliers ``mu`` follow ``lam`` in the multiplier vector
+        self.velocity_rows = VelocityRows(lay, getattr(model, "constraints", ()))
+        self.n_mu = self.velocity_rows.n_mu
 
     # -- active rows ----------------------------------------------------------------
     @property
@@ -130,6 +135,8 @@ class AssembledSystem:
         """The :class:`~flexmbs.system.affine_plan.AffinePlan` of the compiled step
         (bodies packed, every row stacked), or None when the kernels do not cover the
         system (memoised on the active set)."""
+        if self.n_mu:       # the compiled step has no velocity rows
+            return None
         key = self.layout.active_key
         c = self._plan_cache
         if c is not None and c[0] == key:
@@ -154,6 +161,10 @@ class AssembledSystem:
             r[self.state_indices] = qd[self.state_indices]      # r_z = zd - f
         for fb, c in self.forces.contributions(q, qd, t, 1):
             r[fb.idx] -= c.Q[:-1]                   # a block's coordinates are distinct
+        if self.n_mu:                               # + A^T mu, mu after lam
+            lam = np.asarray(lam, float)
+            r += self.velocity_rows.generalized_force(q, lam[self.n_lam:], t)
+            lam = lam[:self.n_lam]
         if self.n_lam:
             lam = np.asarray(lam, float)
             R = self.constraint_rows
@@ -205,11 +216,39 @@ class AssembledSystem:
         return self.forces.sample(q, qd, t, t0)
 
     def tangent(self, q, qd, qdd, lam, t):
+        if self.n_mu:                   # K gets d(A^T mu)/dq
+            lam = np.asarray(lam, float)
+            K, C, M = self.matrices.tangent(q, qd, qdd, lam[:self.n_lam], t)
+            return (K + self.velocity_force_jacobian(q, lam[self.n_lam:], t)).tocsr(), C, M
         return self.matrices.tangent(q, qd, qdd, lam, t)
 
     def iteration_matrix(self, q, qd, qdd, lam, t, c_K, c_C, c_M):
         """``c_K K + c_C C + c_M M`` of :meth:`tangent` as one CSR matrix."""
+        if self.n_mu:
+            lam = np.asarray(lam, float)
+            S = self.matrices.iteration_matrix(q, qd, qdd, lam[:self.n_lam], t, c_K, c_C, c_M)
+            return (S + c_K * self.velocity_force_jacobian(q, lam[self.n_lam:], t)).tocsr()
         return self.matrices.iteration_matrix(q, qd, qdd, lam, t, c_K, c_C, c_M)
+
+    # -- velocity constraints (:class:`flexmbs.integrate.protocol.VelocityConstraints`) --
+    @property
+    def velocity_row_labels(self) -> list[str]:
+        """Labels of the velocity rows (their multipliers follow ``lam``)."""
+        return self.velocity_rows.labels
+
+    def velocity_constraint(self, q, qd, t) -> np.ndarray:
+        """``A(q, t) qd + a(q, t)`` (n_mu,) [m/s, rad/s]."""
+        return self.velocity_rows.constraint(q, qd, t)
+
+    def velocity_jacobians(self, q, qd, t):
+        """``(A, B, c_t)``: ``A = dc/dqd``, ``B = d(A qd + a)/dq``, ``c_t = dc/dt``
+        (:meth:`VelocityRows.jacobians <flexmbs.system.velocity_rows.VelocityRows.
+        jacobians>`)."""
+        return self.velocity_rows.jacobians(q, qd, t)
+
+    def velocity_force_jacobian(self, q, mu, t):
+        """``d(A(q, t)^T mu)/dq`` for a fixed ``mu``, CSR (n_q, n_q)."""
+        return self.velocity_rows.force_jacobian(q, mu, t)
 
     def newton_matrix(self, q, qd, qdd, lam, t, c_K, c_C, c_M) -> CSRMatrix:
         """The Newton matrix of an implicit step on ``[q; lam~]``,
@@ -257,7 +296,16 @@ class AssembledSystem:
 
     def reactions(self, q, lam, t):
         """Joint reactions ``{name: (force, torque)}`` on the body of each joint's second
-        marker, in its frame (:func:`flexmbs.system.outputs.reactions`)."""
+        marker, in its frame (:func:`flexmbs.system.outputs.reactions`); with velocity
+        constraints ``lam`` is followed by their multipliers ``mu``, whose wrenches
+        (inertial components, about the contact point) are added under the constraints'
+        names (:meth:`VelocityRows.reactions <flexmbs.system.velocity_rows.VelocityRows.
+        reactions>`)."""
+        if self.n_mu:
+            lam = np.asarray(lam, float)
+            out = outputs.reactions(self.constraint_rows, q, lam[:self.n_lam], t)
+            out.update(self.velocity_rows.reactions(q, np.zeros_like(q), lam[self.n_lam:], t))
+            return out
         return outputs.reactions(self.constraint_rows, q, lam, t)
 
     def joint_coordinates(self, q):
