@@ -45,7 +45,12 @@ __all__ = ["AssembledSystem", "CSRMatrix"]
 class AssembledSystem:
     """The DAE of a validated :class:`~flexmbs.system.model.System` (implements
     :class:`flexmbs.integrate.protocol.DAE`, offers a fixed-pattern ``newton_matrix``, an
-    ``iteration_matrix`` and, when the compiled kernels cover it, an :meth:`affine_plan`)."""
+    ``iteration_matrix`` and, when the compiled kernels cover it, an :meth:`affine_plan`).
+
+    With velocity constraints (``n_mu > 0``, :class:`flexmbs.integrate.protocol.
+    VelocityConstraints`) the multiplier vector may be ``[lam; mu]``: ``residual`` adds
+    ``A^T mu``, ``tangent`` and ``iteration_matrix`` ``d(A^T mu)/dq``, ``reactions`` the
+    velocity constraints' wrenches; ``lam`` alone means ``mu = 0``."""
 
     def __init__(self, model, *, redundancy_tol: float = 1e-9):
         self.model = model
@@ -161,7 +166,7 @@ class AssembledSystem:
             r[self.state_indices] = qd[self.state_indices]      # r_z = zd - f
         for fb, c in self.forces.contributions(q, qd, t, 1):
             r[fb.idx] -= c.Q[:-1]                   # a block's coordinates are distinct
-        if self.n_mu:                               # + A^T mu, mu after lam
+        if self.n_mu and len(lam) > self.n_lam:     # + A^T mu, mu after lam
             lam = np.asarray(lam, float)
             r += self.velocity_rows.generalized_force(q, lam[self.n_lam:], t)
             lam = lam[:self.n_lam]
@@ -216,7 +221,7 @@ class AssembledSystem:
         return self.forces.sample(q, qd, t, t0)
 
     def tangent(self, q, qd, qdd, lam, t):
-        if self.n_mu:                   # K gets d(A^T mu)/dq
+        if self.n_mu and len(lam) > self.n_lam:     # K gets d(A^T mu)/dq
             lam = np.asarray(lam, float)
             K, C, M = self.matrices.tangent(q, qd, qdd, lam[:self.n_lam], t)
             return (K + self.velocity_force_jacobian(q, lam[self.n_lam:], t)).tocsr(), C, M
@@ -224,7 +229,7 @@ class AssembledSystem:
 
     def iteration_matrix(self, q, qd, qdd, lam, t, c_K, c_C, c_M):
         """``c_K K + c_C C + c_M M`` of :meth:`tangent` as one CSR matrix."""
-        if self.n_mu:
+        if self.n_mu and len(lam) > self.n_lam:
             lam = np.asarray(lam, float)
             S = self.matrices.iteration_matrix(q, qd, qdd, lam[:self.n_lam], t, c_K, c_C, c_M)
             return (S + c_K * self.velocity_force_jacobian(q, lam[self.n_lam:], t)).tocsr()
@@ -301,7 +306,7 @@ class AssembledSystem:
         (inertial components, about the contact point) are added under the constraints'
         names (:meth:`VelocityRows.reactions <flexmbs.system.velocity_rows.VelocityRows.
         reactions>`)."""
-        if self.n_mu:
+        if self.n_mu and len(lam) > self.n_lam:
             lam = np.asarray(lam, float)
             out = outputs.reactions(self.constraint_rows, q, lam[:self.n_lam], t)
             out.update(self.velocity_rows.reactions(q, np.zeros_like(q), lam[self.n_lam:], t))

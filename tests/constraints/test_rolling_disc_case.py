@@ -32,3 +32,17 @@ def test_rolling_disc_case_stays_steady(tmp_path):
     np.testing.assert_allclose(q[:, 2], R * np.cos(theta), atol=1e-5)
     speed = np.linalg.norm(qd[:, :3], axis=1)
     np.testing.assert_allclose(speed, R * steady_axial_rate(), rtol=1e-5)
+
+
+def test_rolling_case_mistakes_are_one_line(tmp_path, capsys):
+    """A missing radius and an unknown disc body: exit 2, one line each naming the key."""
+    text = CASE.read_text().replace("radius = 0.3\n\n[[sensors]]", "\n[[sensors]]")
+    text = text.replace('disc = "disc"                     #', 'disc = "wheel"  #')
+    bad = tmp_path / "case.toml"
+    bad.write_text(text)
+    rc = main(["check", str(bad)])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "constraints[0].radius" in err and "constraints[0].disc" in err
+    assert "unknown body \"wheel\"" in err
+    assert "Traceback" not in err
