@@ -18,9 +18,9 @@ from it.  The multipliers ``mu`` of the rows enter the equations of motion as
 
 The marker algebra below is written so that it also runs on complex coordinates (the
 complex-step derivative ``B`` of :mod:`flexmbs.system.velocity_rows` is then exact to
-round-off): no ``abs``, no ``np.linalg.norm``.  Markers on rigid bodies (7 coordinates
-``[r, e]``), point masses (3) and the ground are supported; on a floating-frame elastic
-body the velocity rows are not available (:meth:`VelocityConstraint.problems` says so).
+round-off): no ``abs``, no ``np.linalg.norm``.  Markers on rigid bodies (``[r, e]``),
+point masses (``r``), the ground and floating-frame elastic bodies (``[r, e, q_e]``, an
+interface marker with its mode rows ``Phi``, ``Psi``, THEORY §2.1) are supported.
 """
 from __future__ import annotations
 
@@ -72,9 +72,12 @@ def angular_velocity(e, ed) -> np.ndarray:
 
 def marker_motion(marker: Marker, qb, qdb) -> MarkerMotion:
     """:class:`MarkerMotion` of ``marker`` from its body's coordinates ``qb`` and
-    velocities ``qdb`` (None for the ground):
+    velocities ``qdb`` (None for the ground).  With ``u = s + Phi q_e`` and the small
+    rotation ``theta = Psi q_e`` of an elastic body's marker (zero on rigid bodies),
 
-        p = r + A(e) s,   R_P = A(e) R,   v = rd + omega x (A(e) s),   omega = 2 G(e) ed."""
+        p = r + A(e) u,              R_P = A(e) (R + theta x R),
+        v = rd + omega x (A(e) u) + A(e) Phi qd_e,
+        omega_P = omega + A(e) Psi qd_e,     omega = 2 G(e) ed."""
     if qb is None:
         p, R = initial_state(marker)
         return MarkerMotion(p, R, np.zeros(3), np.zeros(3))
@@ -82,9 +85,16 @@ def marker_motion(marker: Marker, qb, qdb) -> MarkerMotion:
     if len(qb) == 3:                                      # point mass: no rotation
         return MarkerMotion(r + marker.s, np.asarray(marker.R), rd, np.zeros(3))
     A = rotation(qb[3:7])
-    arm = A @ marker.s
     omega = angular_velocity(qb[3:7], qdb[3:7])
-    return MarkerMotion(r + arm, A @ marker.R, rd + cross(omega, arm), omega)
+    if len(qb) == 7 or marker.Phi is None:
+        arm = A @ marker.s
+        return MarkerMotion(r + arm, A @ marker.R, rd + cross(omega, arm), omega)
+    q_e, qd_e = qb[7:], qdb[7:]
+    arm = A @ (marker.s + marker.Phi @ q_e)
+    theta = marker.Psi @ q_e
+    R_P = A @ (marker.R + np.stack([cross(theta, marker.R[:, k]) for k in range(3)], axis=1))
+    return MarkerMotion(r + arm, R_P, rd + cross(omega, arm) + A @ (marker.Phi @ qd_e),
+                        omega + A @ (marker.Psi @ qd_e))
 
 
 def as_marker(side, who: str, role: str) -> Marker:
@@ -152,8 +162,6 @@ class VelocityConstraint:
             return [str(exc)]
         for mk in mks:
             body = body_of(mk)
-            n = getattr(body, "n_coords", 0)
-            if not getattr(body, "is_ground", False) and n not in (3, 7):
-                out.append(f"{self.title}: body '{body.name}' has {n} coordinates; velocity "
-                           "constraints take rigid bodies (7) and point masses (3) only")
+            if not (getattr(body, "is_ground", False) or hasattr(body, "n_coords")):
+                out.append(f"{self.title}: {body!r} is not a body")
         return out

@@ -100,3 +100,18 @@ def test_invalid_velocity_constraint_names_the_problem():
                                                  radius=-1.0))
     with pytest.raises(ModelError, match="Rolling 'roll': radius must be a positive length"):
         model.validate()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_disc_contact_joint_derivatives(seed):
+    """The rolling disc's normal contact (a jet joint): G and d(G^T lam)/dq against
+    central differences of g and G^T lam."""
+    asm = rolling_system()
+    rng = np.random.default_rng(seed)
+    q, _ = random_state(asm, rng)
+    G = asm.constraint_jacobian(q, 0.0).toarray()
+    assert np.abs(G - central(lambda x: asm.constraint(x, 0.0), q)).max() < 1e-7
+    lam = rng.standard_normal(asm.n_lam)
+    H = asm.constraint_force_jacobian(q, lam, 0.0).toarray()
+    H_fd = central(lambda x: asm.constraint_jacobian(x, 0.0).T @ lam, q)
+    assert np.abs(H - H_fd).max() < 1e-6 * (1 + np.abs(H_fd).max())
