@@ -251,6 +251,16 @@ class AssembledSystem:
         jacobians>`)."""
         return self.velocity_rows.jacobians(q, qd, t)
 
+    def velocity_constraint_matrix(self, q, t=0.0) -> np.ndarray:
+        """Every velocity-level row at ``q``, dense ``[G; A]`` (n_lam + n_mu, n_q): the
+        ``A(y)`` of :func:`flexmbs.analysis.integrability` (holonomic rows included, so
+        the verdict is about the whole set)."""
+        G = self.constraint_jacobian(q, t).toarray()
+        if not self.n_mu:
+            return G
+        A = self.velocity_jacobians(q, np.zeros_like(q), t)[0].toarray()
+        return np.vstack([G, A])
+
     def velocity_force_jacobian(self, q, mu, t):
         """``d(A(q, t)^T mu)/dq`` for a fixed ``mu``, CSR (n_q, n_q)."""
         return self.velocity_rows.force_jacobian(q, mu, t)

@@ -129,16 +129,8 @@ def test_rolling_constraint_is_nonintegrable():
     """Frobenius on the disc's velocity rows (normalisation, normal contact, two rolling
     rows) at a tilted state: a bracket leaves the distribution, and the reachable set is
     5-dimensional (7 coordinates minus the two position constraints)."""
-    model = disc_model(-0.3, 1.0, 0.5)
-    asm = model.assemble()
-    q0 = asm.initial_q()
-
-    def A_of(y):
-        G = asm.constraint_jacobian(y, 0.0).toarray()
-        A = asm.velocity_jacobians(y, np.zeros(7), 0.0)[0].toarray()
-        return np.vstack([G, A])
-
-    rep = integrability(A_of, points=[q0])
+    asm = disc_model(-0.3, 1.0, 0.5).assemble()
+    rep = integrability(asm.velocity_constraint_matrix, points=[asm.initial_q()])
     assert not rep.holonomic
     assert rep.reachable == 5
     assert any(b.leaves for b in rep.brackets)
