@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmbs.bodies.marker import Marker
 from flexmbs.constraints.velocity import VelocityConstraint
 
 
@@ -41,7 +42,6 @@ class UserVelocityConstraint(VelocityConstraint):
     complex_safe = False          # A and a are taken as real functions only
 
     def markers(self) -> tuple:
-        from flexmbs.bodies.marker import Marker
         return tuple(Marker(f"{self.name}.{k}", b) for k, b in enumerate(self.bodies))
 
     def problems(self) -> list[str]:
@@ -56,7 +56,7 @@ class UserVelocityConstraint(VelocityConstraint):
             out.append(f"{self.title}: give the bodies whose coordinates A acts on")
         return out
 
-    def local_rates(self, x, xd, t, slices) -> np.ndarray:
+    def local_rates(self, x, xd, t, slices, markers) -> np.ndarray:
         """``A(x, t) xd + a(x, t)`` on the local coordinates ``x`` of the bodies."""
         k = len(self.labels)
         A = np.asarray(self.A(x, t), dtype=float)

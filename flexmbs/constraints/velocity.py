@@ -48,7 +48,7 @@ class MarkerMotion:
 
 
 def cross(a, b) -> np.ndarray:
-    """``a x b`` (complex-safe, unlike nothing in numpy, but short)."""
+    """``a x b`` of two 3-vectors (complex-safe; cheaper than ``np.cross`` for one pair)."""
     return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2],
                      a[0] * b[1] - a[1] * b[0]])
 
@@ -137,12 +137,12 @@ class VelocityConstraint:
     #: whether :meth:`local_rates` runs on complex coordinates (complex-step derivatives)
     complex_safe = True
 
-    def local_rates(self, x, xd, t, slices) -> np.ndarray:
+    def local_rates(self, x, xd, t, slices, markers) -> np.ndarray:
         """``c`` on the local vector ``x`` (the coordinates of the markers' bodies) and its
-        velocities ``xd``; ``slices[k]`` is marker ``k``'s body in it (None: ground)."""
-        mks = self.markers()
+        velocities ``xd``; ``markers`` are those of :meth:`markers` and ``slices[k]`` is
+        marker ``k``'s body in ``x`` (None: ground)."""
         motions = [marker_motion(mk, None if s is None else x[s], None if s is None else xd[s])
-                   for mk, s in zip(mks, slices)]
+                   for mk, s in zip(markers, slices)]
         return self.rates(motions, t)
 
     def holonomic_joints(self) -> tuple:

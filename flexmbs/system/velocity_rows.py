@@ -34,10 +34,12 @@ H_COMPLEX = 1e-30
 
 @dataclass(frozen=True)
 class VelocityBlock:
-    """One velocity constraint on its local vector: global indices ``idx``, each
-    marker's ``slices`` of the local vector (None: ground) and its ``rows`` of ``c``."""
+    """One velocity constraint on its local vector: its ``markers``, global indices
+    ``idx``, each marker's ``slices`` of the local vector (None: ground) and its ``rows``
+    of ``c``."""
 
     constraint: object
+    markers: tuple
     idx: np.ndarray
     slices: tuple
     rows: slice
@@ -65,7 +67,7 @@ class VelocityRows:
             slices = tuple(None if o is None else slice(o, o + mk.body.n_coords)
                            for mk, o in zip(mks, offs))
             k = len(vc.labels)
-            blocks.append(VelocityBlock(vc, idx, slices, slice(i0, i0 + k)))
+            blocks.append(VelocityBlock(vc, tuple(mks), idx, slices, slice(i0, i0 + k)))
             i0 += k
         self.blocks = blocks
         #: number of velocity rows (their multipliers ``mu`` follow ``lam``)
@@ -77,7 +79,7 @@ class VelocityRows:
     # -- one block ------------------------------------------------------------------
     @staticmethod
     def _rates(b: VelocityBlock, x, xd, t):
-        return np.asarray(b.constraint.local_rates(x, xd, t, b.slices))
+        return np.asarray(b.constraint.local_rates(x, xd, t, b.slices, b.markers))
 
     def _matrix(self, b: VelocityBlock, x, t) -> np.ndarray:
         """``A(x, t)`` of a block by linearity in ``xd`` (complex ``x`` allowed)."""
@@ -191,11 +193,10 @@ class VelocityRows:
             qb = x[sl]
             f = gen[:3]
             m_O = 0.5 * G_of(qb[3:7]) @ gen[3:7] if len(qb) >= 7 else np.zeros(3)
-            mks = vc.markers()
             xd = np.asarray(qd, float)[b.idx]
             motions = [marker_motion(mk, None if s is None else x[s],
                                      None if s is None else xd[s])
-                       for mk, s in zip(mks, b.slices)]
+                       for mk, s in zip(b.markers, b.slices)]
             point = vc.reaction_point(motions)
             if point is not None:
                 m_O = m_O - np.cross(np.real(point) - qb[:3], f)
