@@ -81,16 +81,16 @@ def test_steady_circular_motion_stays_steady():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("factor, stays_up", [(1.5, True), (0.6, False)])
+@pytest.mark.parametrize("factor, stays_up", [(1.15, True), (0.85, False)])
 def test_upright_rolling_stability_limit(factor, stays_up):
     w = factor * OMEGA_CRIT
     res = fm.simulate(disc_model(0.0, 0.0, w, omega_tilt=0.02), t_end=3.0, dt=4e-3,
                       rho_inf=0.95)
     tilt = np.abs(axis_height(res)).max()
     if stays_up:
-        assert tilt < 0.01          # bounded near the perturbation's 0.0025
+        assert tilt < 0.01          # bounded (5.1e-3 at 1.15 x the limit)
     else:
-        assert tilt > 0.3           # falls over far
+        assert tilt > 0.3           # falls over far (0.56 at 0.85 x the limit)
 
 
 def test_energy_conserved_and_contact_point_at_rest():
