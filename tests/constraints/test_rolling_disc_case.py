@@ -46,3 +46,18 @@ def test_rolling_case_mistakes_are_one_line(tmp_path, capsys):
     assert "constraints[0].radius" in err and "constraints[0].disc" in err
     assert "unknown body \"wheel\"" in err
     assert "Traceback" not in err
+
+
+def test_sweep_key_paths_reach_the_constraints():
+    """``constraints[NAME].KEY`` in a sweep: set, and checked against the type's keys."""
+    import pytest
+
+    from flexmbs.case.loader import read_raw
+    from flexmbs.errors import CaseError
+    from flexmbs.parallel.keypath import check_key_paths, with_values
+
+    raw = read_raw(CASE)
+    assert with_values(raw, {"constraints[roll].radius": 0.31})["constraints"][0]["radius"] \
+        == 0.31
+    with pytest.raises(CaseError, match="unknown key 'radiu' \\(did you mean 'radius'\\?\\)"):
+        check_key_paths(raw, ["constraints[roll].radiu"])
