@@ -25,6 +25,7 @@ interface marker with its mode rows ``Phi``, ``Psi``, THEORY §2.1) are supporte
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -70,6 +71,16 @@ def angular_velocity(e, ed) -> np.ndarray:
     return 2.0 * (G @ ed)
 
 
+@lru_cache(maxsize=256)
+def fixed_motion(marker: Marker) -> MarkerMotion:
+    """:class:`MarkerMotion` of a ground marker (made once per marker; read-only)."""
+    p, R = initial_state(marker)
+    arrays = (p, R, np.zeros(3), np.zeros(3))
+    for a in arrays:
+        a.setflags(write=False)
+    return MarkerMotion(*arrays)
+
+
 def marker_motion(marker: Marker, qb, qdb) -> MarkerMotion:
     """:class:`MarkerMotion` of ``marker`` from its body's coordinates ``qb`` and
     velocities ``qdb`` (None for the ground).  With ``u = s + Phi q_e`` and the small
@@ -79,8 +90,7 @@ def marker_motion(marker: Marker, qb, qdb) -> MarkerMotion:
         v = rd + omega x (A(e) u) + A(e) Phi qd_e,
         omega_P = omega + A(e) Psi qd_e,     omega = 2 G(e) ed."""
     if qb is None:
-        p, R = initial_state(marker)
-        return MarkerMotion(p, R, np.zeros(3), np.zeros(3))
+        return fixed_motion(marker)
     r, rd = qb[:3], qdb[:3]
     if len(qb) == 3:                                      # point mass: no rotation
         return MarkerMotion(r + marker.s, np.asarray(marker.R), rd, np.zeros(3))
