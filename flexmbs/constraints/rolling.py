@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmbs.bodies.attach import initial_state
 from flexmbs.constraints.base import Joint
 from flexmbs.constraints.velocity import VelocityConstraint, as_marker
 from flexmbs.kinematics import jet as J
@@ -80,6 +81,13 @@ class Rolling(VelocityConstraint):
                 and self.radius > 0.0):
             out.append(f"{self.title}: radius must be a positive length [m], "
                        f"got {self.radius!r}")
+        if not out:
+            (_, R_P), (_, R_Q) = (initial_state(mk) for mk in self.markers())
+            s = float(R_P[:, 2] @ R_Q[:, 2])
+            if abs(s) > 1.0 - 1e-9:
+                out.append(f"{self.title}: the disc lies flat on the plane in the initial "
+                           f"configuration (disc axis . plane normal = {s:.3g}); it needs "
+                           "its axis out of the normal (the contact point is undefined)")
         return out
 
     def reaction_point(self, motions):

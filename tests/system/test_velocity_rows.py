@@ -100,6 +100,10 @@ def test_invalid_velocity_constraint_names_the_problem():
                                                  radius=-1.0))
     with pytest.raises(ModelError, match="Rolling 'roll': radius must be a positive length"):
         model.validate()
+    flat = fm.System(name="flat").add(fm.Rolling("roll", plane=fm.ground, disc=disc,
+                                                 radius=0.3))     # disc z = plane normal
+    with pytest.raises(ModelError, match="Rolling 'roll': the disc lies flat on the plane"):
+        flat.validate()
 
 
 @pytest.mark.parametrize("seed", [0, 1])
