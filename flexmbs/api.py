@@ -15,6 +15,7 @@ from flexmbs.bodies.point_mass import PointMass
 from flexmbs.bodies.rigid import RigidBody
 from flexmbs.case import kinds as _kinds
 from flexmbs.constraints.gear import MeshForces, mesh_forces
+from flexmbs.constraints.user_velocity import UserVelocityConstraint
 from flexmbs.errors import (
     BodyFileError,
     CaseError,
@@ -38,7 +39,8 @@ __all__ = [
     "FacePressure", "FlexibleBody", "FlexmbsError", "FrictionLaw", "FromCallables",
     "JointFriction", "MeshError",
     "MeshForces", "ModalDamping", "ModelError", "PointMass", "RayleighDamping", "Result",
-    "RigidBody", "StateLaw", "StatefulForceElement", "System", "TimeFunction", "ground",
+    "RigidBody", "StateLaw", "StatefulForceElement", "System", "TimeFunction",
+    "UserVelocityConstraint", "ground",
     "mesh_forces", "pid", "scalar_state_law", "simulate", "static_equilibrium",
 ]
 

@@ -367,7 +367,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
     if output:
         writer = ResultWriter(output, attrs=_run_attrs(
             model, method=method, t0=t0, t_end=t_end, dt=dt, output_dt=output_dt,
-            rho_inf=rho_inf, adaptive=adaptive, n_q=asm.n_q, n_lam=asm.n_lam, point=point),
+            rho_inf=rho_inf, adaptive=adaptive, n_q=asm.n_q, n_lam=asm.n_lam + asm.n_mu,
+            point=point),
             prior=None if point is None else point.rows)
     # generalized-alpha calls progress itself after every step (step_callback); the TS
     # integrator reports every step to the recorder, which then calls it
@@ -448,7 +449,7 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
     return Result(
         t=np.array(rows["time"]), q=np.array([r for r in _concat_bodies(rows, asm)]),
         qd=np.array([r for r in _concat_bodies(rows, asm, "qd")]),
-        lam=np.array(rows["lam"]) if rows.get("lam") else np.zeros((0, asm.n_lam)),
+        lam=np.array(rows["lam"]) if rows.get("lam") else np.zeros((0, asm.n_lam + asm.n_mu)),
         bodies=asm.body_slices, sensors=recorder.arrays("sensors/"),
         reactions=recorder.arrays("joints/") and {k[7:-9]: np.array(v) for k, v in rows.items()
                                                   if k.endswith("/reaction")},
@@ -567,10 +568,10 @@ def _check_restart(point: RestartPoint, model, asm, t_end: float) -> None:
     if name is not None and str(name) != model.name:
         raise FlexmbsError(f"{where}: the file holds model '{name}', the case model "
                            f"'{model.name}'")
-    if point.q.shape != (asm.n_q,) or point.lam.shape != (asm.n_lam,):
+    if point.q.shape != (asm.n_q,) or point.lam.shape != (asm.n_lam + asm.n_mu,):
         raise FlexmbsError(f"{where}: the file's state has {point.q.size} coordinates and "
                            f"{point.lam.size} multipliers, the model {asm.n_q} and "
-                           f"{asm.n_lam}: not a run of this model")
+                           f"{asm.n_lam + asm.n_mu}: not a run of this model")
     if not point.t < t_end:
         raise FlexmbsError(f"{where}: its last saved step is at t = {point.t:.6g} s, not "
                            f"before t_end = {t_end:.6g} s: nothing to continue (a later "

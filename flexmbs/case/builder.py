@@ -234,6 +234,10 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
                       **_arguments(cls, j, S.JOINT, side, points=False))
         if j.get("friction") is not None:
             _joint_friction(case, j, system, joint)
+    for c in case.constraints:
+        cls = kinds.CONSTRAINTS[c["type"]]
+        keys = {**S.CONSTRAINT_COMMON, **S.CONSTRAINT[c["type"]]}
+        _make(case, c, system, None, cls, **_arguments(cls, c, keys, side, points=False))
     _drives(case, system, joints, side)
     sensors = _sensors(case, system, side)
     _forces(case, system, joints, side, sensors)

@@ -1,7 +1,7 @@
 """The registry of case-file kinds: which class a ``type = "..."`` of a case file makes.
 
 Every joint, drive, force element, sensor and time function class states its kind (the
-``type`` string of ``[[joints]]``, ``[[drives]]``, ``[[forces]]``, ``[[sensors]]`` and
+``type`` string of ``[[joints]]``, ``[[constraints]]``, ``[[drives]]``, ``[[forces]]``, ``[[sensors]]`` and
 of the time-function tables ``{type = ...}``) as its class attribute ``kind``.  This
 module lists those classes once, section by section in the order of the format's
 documentation, and maps each kind to its class:
@@ -45,6 +45,9 @@ from flexmbs.constraints.sphere_on_plane import SphereOnPlane
 from flexmbs.constraints.spherical import Spherical
 from flexmbs.constraints.surface import PointOnSurface
 from flexmbs.constraints.universal import Universal
+from flexmbs.constraints.knife_edge import KnifeEdge
+from flexmbs.constraints.rolling import Rolling
+from flexmbs.constraints.velocity_ratio import VelocityRatio
 from flexmbs.forces.actuator import LinearActuator
 from flexmbs.forces.bushing import Bushing
 from flexmbs.forces.controllers import LinearController, PIDController
@@ -93,6 +96,8 @@ JOINTS = registry(Revolute, Spherical, Fixed, Prismatic, Cylindrical, Universal,
                   Helical, DoublePrismatic, SphereOnPlane, CylinderOnPlane, SphereInTube,
                   Distance, GearPair, RackPinion, PointOnCurve, CurveOnCurve,
                   PointOnSurface)
+#: ``[[constraints]]``: velocity (nonholonomic) constraints
+CONSTRAINTS = registry(Rolling, KnifeEdge, VelocityRatio)
 DRIVES = registry(AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityDrive)
 FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, ExternalForce,
                   ExternalTorque, JointStop, Rope, CompressionSpring, NonlinearSpring,
@@ -106,8 +111,8 @@ FUNCTIONS = registry(Constant, Ramp, Polynomial, Sine, SpinUp)
 
 #: case-file section -> its registry (``"functions"``: the time-function tables)
 SECTIONS: Mapping[str, Mapping[str, type]] = MappingProxyType({
-    "joints": JOINTS, "drives": DRIVES, "forces": FORCES, "sensors": SENSORS,
-    "functions": FUNCTIONS,
+    "joints": JOINTS, "constraints": CONSTRAINTS, "drives": DRIVES, "forces": FORCES,
+    "sensors": SENSORS, "functions": FUNCTIONS,
 })
 
 

@@ -35,6 +35,7 @@ class CaseSpec:
     output: dict
     analysis: dict | None = None
     hotspots: tuple = ()
+    constraints: tuple = ()     # [[constraints]]: velocity (nonholonomic) constraints
     raw: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -582,6 +583,9 @@ def spec_from_raw(raw: dict, path: str | Path) -> CaseSpec:
               for i, j in enumerate(lists["joints"])]
     drives = [_item(col, d, f"drives[{i}]", S.DRIVE_COMMON, S.DRIVE)
               for i, d in enumerate(lists["drives"])]
+    constraints = [_item(col, c, f"constraints[{i}]", S.CONSTRAINT_COMMON, S.CONSTRAINT)
+                   for i, c in enumerate(lists["constraints"])]
+    constraints = [c for c in constraints if c is not None]
     forces = [_item(col, f, f"forces[{i}]", S.FORCE_COMMON, S.FORCE)
               for i, f in enumerate(lists["forces"])]
     sensors = [_item(col, s, f"sensors[{i}]", S.SENSOR_COMMON, S.SENSOR)
@@ -617,14 +621,14 @@ def spec_from_raw(raw: dict, path: str | Path) -> CaseSpec:
     _check_bodies(col, bodies, path.parent)
     raw_names = {sec: {t["name"] for t in lists[sec] if isinstance(t, dict)
                        and isinstance(t.get("name"), str)} for sec in ("bodies", "joints")}
-    _check_references(col, bodies, joints, drives, forces, sensors, raw_names)
+    _check_references(col, bodies, joints, drives, forces, sensors, raw_names, constraints)
     _check_hotspots(col, hotspots, bodies, raw_names)
     col.raise_if_any()
     name = model.get("name") or default_name(path)
     return CaseSpec(path=path.resolve(), name=name, model=model, bodies=tuple(bodies),
                     joints=tuple(joints), drives=tuple(drives), forces=tuple(forces),
                     sensors=tuple(sensors), solver=solver, output=output, analysis=analysis,
-                    hotspots=tuple(hotspots), raw=raw)
+                    hotspots=tuple(hotspots), constraints=tuple(constraints), raw=raw)
 
 
 def default_name(path: Path) -> str:
@@ -729,14 +733,16 @@ def body_markers(b: dict) -> list[str] | None:
     return None
 
 
-def _check_references(col, bodies, joints, drives, forces, sensors, raw_names=None) -> None:
+def _check_references(col, bodies, joints, drives, forces, sensors, raw_names=None,
+                      constraints=()) -> None:
     """Names unique; every body, marker and joint referenced exists.  ``raw_names``:
     the names written in the file for bodies and joints, including those of items
     rejected already (a reference to one of them is not reported again)."""
     raw_names = raw_names or {"bodies": set(), "joints": set()}
     names: dict[str, str] = {}
     for group, items in (("body", bodies), ("joint", joints), ("drive", drives),
-                         ("force element", forces), ("sensor", sensors)):
+                         ("force element", forces), ("sensor", sensors),
+                         ("velocity constraint", constraints)):
         for it in items:
             nm = it.get("name")
             if nm is None:
@@ -770,6 +776,9 @@ def _check_references(col, bodies, joints, drives, forces, sensors, raw_names=No
                 col.add(f"{it['path']}.{key}", f"body \"{body}\" has no marker \"{marker}\""
                         f"{hint}; markers: " + (", ".join(known) or "none"))
 
+    for c in constraints:
+        for key in ("plane", "disc", "edge", "first", "second"):
+            ref(c, key)
     for j in joints:
         ref(j, "first")
         ref(j, "second")

@@ -25,6 +25,9 @@ def inventory(built) -> str:
         lines.append(f"  joint  {j.name:<16s} {type(j).__name__}, {len(j.labels)} equations")
     for d in s.drives:
         lines.append(f"  drive  {d.name:<16s} {type(d).__name__} on '{d.joint}'")
+    for c in getattr(s, "constraints", ()):
+        lines.append(f"  velocity constraint {c.name:<16s} {type(c).__name__}, "
+                     f"{len(c.labels)} velocity rows (not in the position count below)")
     for name, (path, how) in built.body_files.items():
         lines.append(f"  body file of '{name}': {path} ({how})")
     return "\n".join(lines)

@@ -522,6 +522,37 @@ ANALYSIS = _table(
         choices=("initial", "steady")),
 )
 
+# -- [[constraints]]: velocity (nonholonomic) constraints A(q, t) qd + a(q, t) = 0 ----------
+CONSTRAINT_TYPES = tuple(kinds.CONSTRAINTS)
+CONSTRAINT_COMMON = _table(
+    Key("name", "name", default=REQUIRED, doc="unique constraint name"),
+    Key("type", "str", default=REQUIRED, doc="velocity-constraint type (docs/nonholonomic.md)",
+        choices=CONSTRAINT_TYPES),
+)
+_PLANE = Key("plane", "ref", default="ground", doc="the plane: \"ground\", \"BODY\" or "
+             "\"BODY.MARKER\" (its x-y plane; z axis = normal)")
+CONSTRAINT = _per_kind(kinds.CONSTRAINTS, {
+    "rolling": _table(
+        _PLANE,
+        Key("disc", "ref", default=REQUIRED, doc="the disc: \"BODY\" or \"BODY.MARKER\" at its "
+            "centre, z axis = the disc's axis; rolls without slip and touches the plane (a "
+            "normal-contact joint NAME.contact is added)"),
+        Key("radius", "float", "m", REQUIRED, "disc radius", check="positive"),
+    ),
+    "knife_edge": _table(
+        _PLANE,
+        Key("edge", "ref", default=REQUIRED, doc="the edge: \"BODY.MARKER\" (or \"BODY\") "
+            "with the blade along its x axis; no sideways velocity (keep it on the plane "
+            "with a joint, e.g. planar)"),
+    ),
+    "velocity": _table(
+        Key("first", "ref", default=REQUIRED, doc="side P: \"BODY\" or \"BODY.MARKER\""),
+        Key("second", "ref", default=REQUIRED, doc="side Q: \"BODY\" or \"BODY.MARKER\""),
+        Key("ratio", "float", "-", 1.0, "z_P . omega_P = ratio z_Q . omega_Q (angular "
+            "velocities about the markers' z axes)"),
+    ),
+})
+
 # -- [[hotspots]]: stress points of flexible bodies (post-processing) ----------------------------
 HOTSPOT = _table(
     Key("name", "name", default=REQUIRED, doc="unique hot-spot name (its stress history is "
@@ -536,10 +567,11 @@ HOTSPOT = _table(
         "[Pa]; adds the rainflow count and Miner damage sum of each node"),
 )
 
-SECTIONS = {"model": MODEL, "bodies": None, "joints": None, "drives": None, "forces": None,
+SECTIONS = {"model": MODEL, "bodies": None, "joints": None, "constraints": None,
+            "drives": None, "forces": None,
             "sensors": None, "hotspots": None, "solver": SOLVER, "output": OUTPUT, "analysis": ANALYSIS,
             "sweep": None}   # [sweep] is read by `flexmbs sweep` (flexmbs.parallel), ignored by run
-ARRAYS = ("bodies", "joints", "drives", "forces", "sensors", "hotspots")
+ARRAYS = ("bodies", "joints", "constraints", "drives", "forces", "sensors", "hotspots")
 
 
 # -- documentation ---------------------------------------------------------------------------------
@@ -573,8 +605,11 @@ def markdown_tables() -> str:
     out = ["### `[model]`", markdown_table(MODEL),
            "### `[[bodies]]`: all types", markdown_table(BODY_COMMON)]
     out += [s for t in BODY_TYPES for s in (f"#### `type = \"{t}\"`", markdown_table(BODY[t]))]
-    out += ["### `[[joints]]`", markdown_table(JOINT), "### `[[drives]]`: all types",
-            markdown_table(DRIVE_COMMON)]
+    out += ["### `[[joints]]`", markdown_table(JOINT),
+            "### `[[constraints]]`: all types", markdown_table(CONSTRAINT_COMMON)]
+    out += [s for t in CONSTRAINT_TYPES
+            for s in (f"#### `type = \"{t}\"`", markdown_table(CONSTRAINT[t]))]
+    out += ["### `[[drives]]`: all types", markdown_table(DRIVE_COMMON)]
     out += [s for t in DRIVE_TYPES for s in (f"#### `type = \"{t}\"`", markdown_table(DRIVE[t]))]
     out += ["### Time functions `{type = ...}`"]
     out += [s for t in FUNCTION_TYPES

@@ -8,6 +8,11 @@
 
        [[M, G^T], [G, 0]] [qdd; lam] = [f; -gamma].
 
+With velocity rows ``c = A qd + a = 0`` (:class:`~.protocol.VelocityConstraints`) the
+velocities are projected onto both, ``[G; A] qd = [-g_t; -a]``, and step 3 holds their
+time derivative ``A qdd + B qd + c_t = 0`` (``B = dc/dq``) with the multipliers
+``[lam; mu]``.
+
 First-order coordinates ``z`` (:class:`~.protocol.FirstOrderStates`: internal states of
 force elements, rows ``zd - f(z, q, qd, t) = 0``) keep their given values; their rates
 are set to ``zd = f`` before step 3, where their rows read ``zdd = df/dt`` along the
@@ -28,7 +33,7 @@ import scipy.sparse.linalg as spla
 
 from flexmbs.errors import ConvergenceError
 
-from .protocol import ConstraintTimeDerivative, FirstOrderStates, Labelled
+from .protocol import ConstraintTimeDerivative, FirstOrderStates, Labelled, velocity_rows
 
 __all__ = ["ConsistentState", "accelerations", "consistent_initial_conditions",
            "consistent_positions", "project_velocities"]
@@ -95,14 +100,20 @@ def consistent_positions(dae, q0: np.ndarray, t: float = 0.0, *, fixed: Sequence
 
 def project_velocities(dae, q: np.ndarray, qd0: np.ndarray, t: float = 0.0, *,
                        fixed: Sequence[int] = ()) -> np.ndarray:
-    """Minimum-norm change of ``qd0`` (over the free entries) onto ``G qd = -g_t``."""
+    """Minimum-norm change of ``qd0`` (over the free entries) onto ``G qd = -g_t`` (and
+    ``A qd = -a`` of velocity rows)."""
     qd = np.array(qd0, dtype=float)
-    if dae.n_lam == 0:
+    n_mu = velocity_rows(dae)
+    if dae.n_lam == 0 and not n_mu:
         return qd
     G = sp.csr_matrix(dae.constraint_jacobian(q, t))
     g_t = dae.constraint_time_derivative(q, t) if isinstance(dae, ConstraintTimeDerivative) \
         else dae.constraint_rates(q, qd, t)[0]           # (only g_t: no second derivatives)
     rhs = G @ qd + np.asarray(g_t, dtype=float)
+    if n_mu:            # c = A qd + a is linear in qd: one projection holds it exactly
+        A = dae.velocity_jacobians(q, qd, t)[0]
+        G = sp.vstack([G, A], format="csr")
+        rhs = np.concatenate([rhs, dae.velocity_constraint(q, qd, t)])
     if len(fixed) == 0:
         return qd - lstsq(G, rhs)
     free = _free(qd.size, fixed)
@@ -125,7 +136,7 @@ def accelerations(dae, q: np.ndarray, qd: np.ndarray, t: float, *,
 
     ``first_order``: indices of first-order coordinates (rates consistent already); their
     ``qdd`` is :func:`state_accelerations`."""
-    n, m = dae.n_q, dae.n_lam
+    n, m = dae.n_q, dae.n_lam + velocity_rows(dae)
     zq, zl = np.zeros(n), np.zeros(m)
     f = -np.asarray(dae.residual(q, qd, zq, zl, t), dtype=float)
     M = dae.tangent(q, qd, zq, zl, t)[2]
@@ -141,13 +152,19 @@ def accelerations(dae, q: np.ndarray, qd: np.ndarray, t: float, *,
 
 
 def _saddle(dae, q, qd, t, M, f) -> tuple[np.ndarray, np.ndarray]:
-    """``(qdd, lam)`` of ``[[M, G^T], [G, 0]] [qdd; lam] = [f; -gamma]``."""
-    n, m = dae.n_q, dae.n_lam
+    """``(qdd, lam)`` of ``[[M, G^T], [G, 0]] [qdd; lam] = [f; -gamma]`` (velocity rows:
+    ``G`` and ``gamma`` extended by ``A`` and ``B qd + c_t``, ``lam`` by ``mu``)."""
+    n_mu = velocity_rows(dae)
+    n, m = dae.n_q, dae.n_lam + n_mu
     zl = np.zeros(m)
     if m == 0:
         return _solve(sp.csr_matrix(M), f), zl
     G = dae.constraint_jacobian(q, t)
     _, gamma = dae.constraint_rates(q, qd, t)
+    if n_mu:
+        A, B, c_t = dae.velocity_jacobians(q, qd, t)
+        G = sp.vstack([sp.csr_matrix(G, shape=(dae.n_lam, n)), A], format="csr")
+        gamma = np.concatenate([np.asarray(gamma, dtype=float), B @ qd + c_t])
     b = np.concatenate([f, -np.asarray(gamma, dtype=float)])
     if n + m <= _DENSE_MAX:
         Md = M.toarray() if sp.issparse(M) else np.asarray(M, dtype=float)

@@ -32,6 +32,18 @@ Local error estimate (for adaptive steps): with exact ``q_n, qd_n`` and
 (the predictor–corrector form of Géradin & Cardona 2001, §13; for Newmark's trapezoidal
 rule it reduces to Zienkiewicz & Xie's ``(beta - 1/6) h^2 (qdd_{n+1} - qdd_n)``).
 
+Velocity (nonholonomic) rows ``c = A(q, t) qd + a(q, t) = 0`` of a
+:class:`~.protocol.VelocityConstraints` system are held at the end of the step,
+``c(q_{n+1}, qd_{n+1}, t_{n+1}) = 0``, with their multipliers ``mu = beta' mu~`` after
+``lam``; the rows are divided by ``gamma'`` so that their Newton rows
+``A + B / gamma'`` (``B = dc/dq``) are O(1) like ``G``:
+
+    [[M + (gamma'/beta') C + (K + d(A^T mu)/dq) / beta', G^T, A^T],
+     [G,                                                0,   0  ],
+     [A + B / gamma',                                   0,   0  ]].
+
+Such systems take the numpy path (no compiled step).
+
 Velocities: in the index-3 form ``qd_{n+1}`` satisfies ``G qd + g_t = 0`` only to O(h^2).
 With ``project_velocity=True`` the *reported* velocity is projected (minimum-norm change)
 onto ``G qd = -g_t``; the integration itself continues from the unprojected velocity so
@@ -54,7 +66,7 @@ from flexmbs.errors import ConvergenceError
 
 from . import genalpha_kernel, genalpha_reference
 from ._newton import NewtonFailure, NewtonSolver, NewtonState
-from ._petsc import saddle
+from ._petsc import block_csr, saddle
 from .affine_step import AffineStep
 from .consistent import accelerations, project_velocities
 from .protocol import (
@@ -64,6 +76,7 @@ from .protocol import (
     IterationMatrix,
     Labelled,
     Sampled,
+    velocity_rows,
 )
 from .settings import DEFAULTS
 from .trajectory import Callback, Recorder, Stats, Trajectory
@@ -242,7 +255,9 @@ class GeneralizedAlpha:
         #: what the integrator chose by itself and the user should know (run summary)
         self.notes: list[str] = []
         alg_tol, self._f_floor_factor = 1e-12, 64.0 * np.finfo(float).eps
-        if rho_inf >= UNDAMPED and dae.n_lam and newton_rtol is not None:
+        #: number of velocity rows (their multipliers follow lam)
+        self._n_mu = n_mu = velocity_rows(dae)
+        if rho_inf >= UNDAMPED and (dae.n_lam or n_mu) and newton_rtol is not None:
             # rho_inf = 1: the spurious root -1 of the index-3 multiplier recursion does
             # not damp the error a Newton solve leaves in lam, so it adds up over the
             # steps (order 2 is lost below h ~ 1e-4 s on a pendulum); solved to round-off
@@ -254,7 +269,7 @@ class GeneralizedAlpha:
                 "(costs some 20 % more iterations; rho_inf = 0.9 avoids it)")
         self.jacobian_reuse = jacobian_reuse
         self.project_velocity = project_velocity
-        self._n, self._m = dae.n_q, dae.n_lam
+        self._n, self._m = dae.n_q, dae.n_lam + n_mu
         self._newton = NewtonSolver(self._n + self._m, prefix=options_prefix,
                                     petsc_options=petsc_options,
                                     comm=PETSc.COMM_SELF if comm is None else comm,
@@ -265,9 +280,9 @@ class GeneralizedAlpha:
         self._h_jac: float | None = None
         n, m = self._n, self._m           # q0, v0, w0, x0 of the step being solved
         self._predicted = (np.empty(n), np.empty(n), np.empty(n), np.empty(n + m))
-        self._affine = use_compiled() and isinstance(dae, CompiledStepSystem)
+        self._affine = use_compiled() and isinstance(dae, CompiledStepSystem) and not n_mu
         self._affine_step: tuple | None = None       # (plan, AffineStep)
-        self._fixed_pattern = isinstance(dae, FixedPatternNewton)
+        self._fixed_pattern = isinstance(dae, FixedPatternNewton) and not n_mu
         self._one_coo = isinstance(dae, IterationMatrix)
         #: the predictor and update of a step: compiled, or their numpy reference
         self._kernels = genalpha_kernel if use_compiled() else genalpha_reference
@@ -315,13 +330,19 @@ class GeneralizedAlpha:
         elif f_step.q0 is not q0:
             self._predicted = (f_step.q0, f_step.v0, f_step.w0, x0)
 
+        n_h = self._m - self._n_mu              # holonomic rows
+
         def F(x):
             q1 = x[:n]
             dq = q1 - q0
             r = dae.residual(q1, v0 + gp * dq, w0 + bp * dq, x[n:] * bp, t1)
             out = np.empty(n + self._m)
             out[:n] = r / bp
-            out[n:] = dae.constraint(q1, t1)
+            if self._n_mu:
+                out[n:n + n_h] = dae.constraint(q1, t1)
+                out[n + n_h:] = dae.velocity_constraint(q1, v0 + gp * dq, t1) / gp
+            else:
+                out[n:] = dae.constraint(q1, t1)
             return out
 
         newton = self._newton
@@ -341,7 +362,12 @@ class GeneralizedAlpha:
             else:
                 K, C, M = dae.tangent(q1, qd1, qdd1, lam1, t1)
                 S = sp.csr_matrix(M) + (gp / bp) * sp.csr_matrix(C) + sp.csr_matrix(K) / bp
-            G = sp.csr_matrix(dae.constraint_jacobian(q1, t1), shape=(self._m, n))
+            G = sp.csr_matrix(dae.constraint_jacobian(q1, t1), shape=(n_h, n))
+            if self._n_mu:
+                A, B, _ = dae.velocity_jacobians(q1, qd1, t1)
+                return block_csr([[S, G.T, A.T], [G, None, None], [A + B / gp, None, None]],
+                                 [n, n_h, self._n_mu], [n, n_h, self._n_mu],
+                                 zero_diagonal_from=0)
             return saddle(S, G)
 
         reuse = (self.jacobian_reuse and self._h_jac is not None
@@ -596,7 +622,8 @@ class GeneralizedAlpha:
         labels = list((named and self.dae.coordinate_labels) or
                       [f"q[{i}]" for i in range(self._n)])
         labels += list((named and self.dae.active_row_labels) or
-                       [f"g[{i}]" for i in range(self._m)])
+                       [f"g[{i}]" for i in range(self._m - self._n_mu)])
+        labels += list(getattr(self.dae, "velocity_row_labels", ()))
         if r.size == len(labels):
             worst = np.argsort(-np.nan_to_num(np.abs(r), nan=np.inf))[:3]
             parts.append("largest residual rows: " + ", ".join(

@@ -34,6 +34,10 @@ Optional capabilities:
 * :class:`FirstOrderStates` -- coordinates ``z = q[state_indices]`` whose residual rows
   are first-order ODEs ``zd - f(z, q, qd, t)`` (no mass: their ``qdd`` is unused), with
   ``state_rates`` giving ``f`` (consistent initial rates);
+* :class:`VelocityConstraints` -- velocity (nonholonomic) rows ``A(q, t) qd + a(q, t) =
+  0`` next to ``g = 0`` (THEORY §4): ``n_mu`` more multipliers ``mu`` follow ``lam`` in
+  the multiplier vector, ``residual`` adds ``A^T mu`` and ``tangent``'s ``K`` holds
+  ``d(A^T mu)/dq`` when given ``[lam; mu]``;
 * :class:`Sampled` -- coordinates set at ticks (sampled controllers with a zero-order
   hold): the integrator lands on ``sample_times`` and applies ``sample`` there.
 
@@ -154,6 +158,28 @@ class FirstOrderStates(Protocol):
 
     def state_rates(self, q: np.ndarray, qd: np.ndarray, t: float) -> np.ndarray:
         """``f(z, q, qd, t)``, shape (len(state_indices),)."""
+
+
+@runtime_checkable
+class VelocityConstraints(Protocol):
+    """A system with velocity rows ``c = A(q, t) qd + a(q, t) = 0`` (``n_mu`` of them,
+    their multipliers ``mu`` after ``lam``: ``residual(q, qd, qdd, [lam; mu], t)`` is
+    ``M qdd - f + G^T lam + A^T mu``)."""
+
+    n_mu: int
+
+    def velocity_constraint(self, q: np.ndarray, qd: np.ndarray, t: float) -> np.ndarray:
+        """``c = A(q, t) qd + a(q, t)``, shape (n_mu,)."""
+
+    def velocity_jacobians(self, q: np.ndarray, qd: np.ndarray,
+                           t: float) -> tuple[sp.csr_matrix, sp.csr_matrix, np.ndarray]:
+        """``(A, B, c_t)``: ``A = dc/dqd``, ``B = dc/dq`` (CSR (n_mu, n_q)) and ``c_t =
+        dc/dt``, so that ``dc/dt = A qdd + B qd + c_t``."""
+
+
+def velocity_rows(dae) -> int:
+    """``n_mu`` of a :class:`VelocityConstraints` system, else 0."""
+    return int(dae.n_mu) if isinstance(dae, VelocityConstraints) else 0
 
 
 @runtime_checkable

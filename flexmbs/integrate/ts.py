@@ -21,6 +21,11 @@ test of TS covers ``q`` and ``v`` only (the index-2 variables ``lam, mu`` get an
 absolute tolerance, as usual for BDF on index-2 DAEs).  Options under ``options_prefix``:
 ``-fmbs_ts_type bdf -fmbs_ts_bdf_order 2``, ``-fmbs_snes_*``, ``-fmbs_pc_*`` ...
 
+Velocity (nonholonomic) rows ``c = A(q, t) v + a(q, t) = 0`` of a
+:class:`~.protocol.VelocityConstraints` system are index-2 already: they are appended as
+rows ``c(q, v, t)`` with their multipliers ``mu_v`` after ``lam`` (``y = [q, v, lam, mu_v,
+mu]``, the residual adding ``A^T mu_v``), IJacobian rows ``[B, A, 0, 0]`` (``B = dc/dq``).
+
 The reported ``qdd`` comes from the index-1 saddle system at the state (``q, v``).
 """
 from __future__ import annotations
@@ -38,6 +43,7 @@ from .settings import DEFAULTS
 from ._petsc import aij_from_csr, block_csr, fill_aij, reason_name
 from .consistent import accelerations
 from .options import OptionsManager, default_direct_lu
+from .protocol import velocity_rows
 from .trajectory import Callback, Recorder, Stats, Trajectory
 
 __all__ = ["TS_DEFAULTS", "GGLIntegrator"]
@@ -66,8 +72,10 @@ class GGLIntegrator:
             raise NotImplementedError("flexmbs.integrate.ts: one rank only, got a communicator "
                                       f"of size {comm.getSize()}")
         self.dae, self._comm = dae, comm
-        self._n, self._m = dae.n_q, dae.n_lam
-        self._N = 2 * self._n + 2 * self._m
+        self._n_mu = velocity_rows(dae)
+        self._nl = dae.n_lam                              # holonomic rows (GGL mu)
+        self._n, self._m = dae.n_q, dae.n_lam + self._n_mu  # m: the multipliers [lam; mu_v]
+        self._N = 2 * self._n + self._m + self._nl
         self._options = OptionsManager(options_prefix, {**default_direct_lu(), **TS_DEFAULTS},
                                        petsc_options)
         self._ts = PETSc.TS().create(comm)
@@ -84,7 +92,7 @@ class GGLIntegrator:
 
     def _split(self, y):
         n, m = self._n, self._m
-        return y[:n], y[n:2 * n], y[2 * n:2 * n + m], y[2 * n + m:]
+        return y[:n], y[n:2 * n], y[2 * n:2 * n + m], y[2 * n + m:]   # q, v, [lam; mu_v], mu
 
     def _ifunction(self, ts, t, y, yd, f):
         dae = self.dae
@@ -92,13 +100,14 @@ class GGLIntegrator:
         qd, vd, _, _ = self._split(yd.getArray(readonly=True))
         with np.errstate(all="ignore"):
             try:
-                G = sp.csr_matrix(dae.constraint_jacobian(q, t), shape=(self._m, self._n))
+                G = sp.csr_matrix(dae.constraint_jacobian(q, t), shape=(self._nl, self._n))
                 g_t, _ = dae.constraint_rates(q, v, t)
                 out = np.concatenate([
                     qd - v + G.T @ mu,
                     np.asarray(dae.residual(q, v, vd, lam, t), dtype=float),
                     np.asarray(dae.constraint(q, t), dtype=float),
-                    G @ v + np.asarray(g_t, dtype=float)])
+                    G @ v + np.asarray(g_t, dtype=float)]
+                    + ([dae.velocity_constraint(q, v, t)] if self._n_mu else []))
             except ArithmeticError:
                 out = np.full(self._N, np.nan)
         f.setArray(out)
@@ -113,6 +122,17 @@ class GGLIntegrator:
         I = np.eye(n) if n <= 400 else sp.identity(n, format="csr")
         Fmu = dae.constraint_force_jacobian(q, mu, t)
         Gv = dae.constraint_velocity_jacobian(q, v, t)
+        if self._n_mu:
+            nl, k = self._nl, self._n_mu
+            G = sp.csr_matrix(G, shape=(nl, n))
+            A, B, _ = dae.velocity_jacobians(q, v, t)
+            GA_T = sp.vstack([G, A], format="csr").T
+            return block_csr([[shift * I + Fmu, -I, None, G.T],
+                              [K, shift * M + C, GA_T, None],
+                              [G, None, None, None],
+                              [Gv, G, None, None],
+                              [B, A, None, None]], [n, n, nl, nl, k], [n, n, m, nl],
+                             zero_diagonal_from=2 * n)
         return block_csr([[shift * I + Fmu, -I, None, GT],
                           [K, shift * M + C, GT, None],
                           [G, None, None, None],
@@ -136,7 +156,7 @@ class GGLIntegrator:
         """
         n, m, ts = self._n, self._m, self._ts
         y = PETSc.Vec().createSeq(self._N, comm=self._comm)
-        y.setArray(np.concatenate([q0, qd0, lam0, np.zeros(m)]).astype(float))
+        y.setArray(np.concatenate([q0, qd0, lam0, np.zeros(self._nl)]).astype(float))
         A0 = self._jacobian_csr(t0, y.getArray(readonly=True), np.zeros(self._N), 1.0 / h)
         if self._J is None:
             self._J = aij_from_csr(A0, self._comm)
@@ -148,7 +168,7 @@ class GGLIntegrator:
         ts.setExactFinalTime(PETSc.TS.ExactFinalTime.MATCHSTEP)
         ts.setErrorIfStepFails(False)
         vatol = y.duplicate()
-        vatol.setArray(np.concatenate([np.full(2 * n, atol), np.full(2 * m, 1e30)]))
+        vatol.setArray(np.concatenate([np.full(2 * n, atol), np.full(self._N - 2 * n, 1e30)]))
         ts.setTolerances(rtol=rtol, atol=vatol)
         self._options.set_from_options(ts)
         ts.setStepNumber(0)

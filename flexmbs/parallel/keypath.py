@@ -19,7 +19,7 @@ _TOKEN = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_-]*)|\[([^\[\]]+)\]")
 #: item tables of the arrays of tables: (common keys, keys per type)
 _ITEMS = {"bodies": (S.BODY_COMMON, S.BODY), "drives": (S.DRIVE_COMMON, S.DRIVE),
           "forces": (S.FORCE_COMMON, S.FORCE), "sensors": (S.SENSOR_COMMON, S.SENSOR),
-          "joints": (S.JOINT, {})}
+          "joints": (S.JOINT, {}), "constraints": (S.CONSTRAINT_COMMON, S.CONSTRAINT)}
 #: keys whose value is a free-form table (any sub-key may be set)
 _FREE = ("petsc_options", "markers")
 

@@ -37,6 +37,7 @@ from flexmbs.system.force_terms import ForceTerms
 from flexmbs.system.layout import Layout
 from flexmbs.system.sparse import CSRMatrix, Grids
 from flexmbs.system.tangent import TangentAssembly
+from flexmbs.system.velocity_rows import VelocityRows
 
 __all__ = ["AssembledSystem", "CSRMatrix"]
 
@@ -44,7 +45,12 @@ __all__ = ["AssembledSystem", "CSRMatrix"]
 class AssembledSystem:
     """The DAE of a validated :class:`~flexmbs.system.model.System` (implements
     :class:`flexmbs.integrate.protocol.DAE`, offers a fixed-pattern ``newton_matrix``, an
-    ``iteration_matrix`` and, when the compiled kernels cover it, an :meth:`affine_plan`)."""
+    ``iteration_matrix`` and, when the compiled kernels cover it, an :meth:`affine_plan`).
+
+    With velocity constraints (``n_mu > 0``, :class:`flexmbs.integrate.protocol.
+    VelocityConstraints`) the multiplier vector may be ``[lam; mu]``: ``residual`` adds
+    ``A^T mu``, ``tangent`` and ``iteration_matrix`` ``d(A^T mu)/dq``, ``reactions`` the
+    velocity constraints' wrenches; ``lam`` alone means ``mu = 0``."""
 
     def __init__(self, model, *, redundancy_tol: float = 1e-9):
         self.model = model
@@ -68,6 +74,10 @@ class AssembledSystem:
         self.force_blocks, self.sensors = lay.force_blocks, lay.sensors
         self.sensor_markers = lay.sensor_markers
         self.state_slices, self.state_indices = lay.state_slices, lay.state_indices
+        #: the velocity rows ``A qd + a = 0`` (:mod:`flexmbs.system.velocity_rows`); their
+        #: ``n_mu`` multipliers ``mu`` follow ``lam`` in the multiplier vector
+        self.velocity_rows = VelocityRows(lay, getattr(model, "constraints", ()))
+        self.n_mu = self.velocity_rows.n_mu
 
     # -- active rows ----------------------------------------------------------------
     @property
@@ -130,6 +140,8 @@ class AssembledSystem:
         """The :class:`~flexmbs.system.affine_plan.AffinePlan` of the compiled step
         (bodies packed, every row stacked), or None when the kernels do not cover the
         system (memoised on the active set)."""
+        if self.n_mu:       # the compiled step has no velocity rows
+            return None
         key = self.layout.active_key
         c = self._plan_cache
         if c is not None and c[0] == key:
@@ -154,6 +166,10 @@ class AssembledSystem:
             r[self.state_indices] = qd[self.state_indices]      # r_z = zd - f
         for fb, c in self.forces.contributions(q, qd, t, 1, lam=lam):
             r[fb.idx] -= c.Q[:-1]                   # a block's coordinates are distinct
+        if self.n_mu and len(lam) > self.n_lam:     # + A^T mu, mu after lam
+            lam = np.asarray(lam, float)
+            r += self.velocity_rows.generalized_force(q, lam[self.n_lam:], t)
+            lam = lam[:self.n_lam]
         if self.n_lam:
             lam = np.asarray(lam, float)
             R = self.constraint_rows
@@ -206,11 +222,49 @@ class AssembledSystem:
         return self.forces.sample(q, qd, t, t0)
 
     def tangent(self, q, qd, qdd, lam, t):
+        if self.n_mu and len(lam) > self.n_lam:     # K gets d(A^T mu)/dq
+            lam = np.asarray(lam, float)
+            K, C, M = self.matrices.tangent(q, qd, qdd, lam[:self.n_lam], t)
+            return (K + self.velocity_force_jacobian(q, lam[self.n_lam:], t)).tocsr(), C, M
         return self.matrices.tangent(q, qd, qdd, lam, t)
 
     def iteration_matrix(self, q, qd, qdd, lam, t, c_K, c_C, c_M):
         """``c_K K + c_C C + c_M M`` of :meth:`tangent` as one CSR matrix."""
+        if self.n_mu and len(lam) > self.n_lam:
+            lam = np.asarray(lam, float)
+            S = self.matrices.iteration_matrix(q, qd, qdd, lam[:self.n_lam], t, c_K, c_C, c_M)
+            return (S + c_K * self.velocity_force_jacobian(q, lam[self.n_lam:], t)).tocsr()
         return self.matrices.iteration_matrix(q, qd, qdd, lam, t, c_K, c_C, c_M)
+
+    # -- velocity constraints (:class:`flexmbs.integrate.protocol.VelocityConstraints`) --
+    @property
+    def velocity_row_labels(self) -> list[str]:
+        """Labels of the velocity rows (their multipliers follow ``lam``)."""
+        return self.velocity_rows.labels
+
+    def velocity_constraint(self, q, qd, t) -> np.ndarray:
+        """``A(q, t) qd + a(q, t)`` (n_mu,) [m/s, rad/s]."""
+        return self.velocity_rows.constraint(q, qd, t)
+
+    def velocity_jacobians(self, q, qd, t):
+        """``(A, B, c_t)``: ``A = dc/dqd``, ``B = d(A qd + a)/dq``, ``c_t = dc/dt``
+        (:meth:`VelocityRows.jacobians <flexmbs.system.velocity_rows.VelocityRows.
+        jacobians>`)."""
+        return self.velocity_rows.jacobians(q, qd, t)
+
+    def velocity_constraint_matrix(self, q, t=0.0) -> np.ndarray:
+        """Every velocity-level row at ``q``, dense ``[G; A]`` (n_lam + n_mu, n_q): the
+        ``A(y)`` of :func:`flexmbs.analysis.integrability` (holonomic rows included, so
+        the verdict is about the whole set)."""
+        G = self.constraint_jacobian(q, t).toarray()
+        if not self.n_mu:
+            return G
+        A = self.velocity_jacobians(q, np.zeros_like(q), t)[0].toarray()
+        return np.vstack([G, A])
+
+    def velocity_force_jacobian(self, q, mu, t):
+        """``d(A(q, t)^T mu)/dq`` for a fixed ``mu``, CSR (n_q, n_q)."""
+        return self.velocity_rows.force_jacobian(q, mu, t)
 
     def newton_matrix(self, q, qd, qdd, lam, t, c_K, c_C, c_M) -> CSRMatrix:
         """The Newton matrix of an implicit step on ``[q; lam~]``,
@@ -258,7 +312,16 @@ class AssembledSystem:
 
     def reactions(self, q, lam, t):
         """Joint reactions ``{name: (force, torque)}`` on the body of each joint's second
-        marker, in its frame (:func:`flexmbs.system.outputs.reactions`)."""
+        marker, in its frame (:func:`flexmbs.system.outputs.reactions`); with velocity
+        constraints ``lam`` is followed by their multipliers ``mu``, whose wrenches
+        (inertial components, about the contact point) are added under the constraints'
+        names (:meth:`VelocityRows.reactions <flexmbs.system.velocity_rows.VelocityRows.
+        reactions>`)."""
+        if self.n_mu and len(lam) > self.n_lam:
+            lam = np.asarray(lam, float)
+            out = outputs.reactions(self.constraint_rows, q, lam[:self.n_lam], t)
+            out.update(self.velocity_rows.reactions(q, np.zeros_like(q), lam[self.n_lam:], t))
+            return out
         return outputs.reactions(self.constraint_rows, q, lam, t)
 
     def joint_coordinates(self, q):

@@ -17,6 +17,8 @@ from flexmbs.errors import ModelError
 
 def _kind(item) -> str:
     """Classify a modelling object by the protocol it implements."""
+    if hasattr(item, "local_rates") and hasattr(item, "markers"):
+        return "velocity constraint"
     if hasattr(item, "residual") and hasattr(item, "n_coords"):
         return "body"
     if hasattr(item, "equations"):
@@ -48,16 +50,30 @@ class System:
     drives: list = field(default_factory=list)
     forces: list = field(default_factory=list)
     sensors: list = field(default_factory=list)
+    #: velocity (nonholonomic) constraints ``A qd + a = 0`` (:mod:`flexmbs.constraints.velocity`)
+    constraints: list = field(default_factory=list)
 
     def add(self, *items) -> System:
-        """Add bodies, joints, drives, force elements or sensors (in any order).
+        """Add bodies, joints, drives, force elements, sensors or velocity constraints (in
+        any order).
 
-        Bodies referenced by joints or force elements are added automatically."""
+        Bodies referenced by joints, force elements or velocity constraints are added
+        automatically; a velocity constraint's own position constraints (its
+        ``holonomic_joints``, e.g. a rolling disc's normal contact) are added with it."""
         for item in items:
             kind = _kind(item)
+            if kind == "velocity constraint":
+                self.constraints.append(item)
+                self.add(*item.holonomic_joints())
+                for mk in self._velocity_markers(item):
+                    body = mk.body
+                    if (not getattr(body, "is_ground", False) and _kind(body) == "body"
+                            and not any(b is body for b in self.bodies)):
+                        self.bodies.append(body)
+                continue
             if kind == "unknown":
                 raise ModelError(f"System '{self.name}': cannot add {item!r}: not a body, "
-                                 "joint, drive, force element or sensor")
+                                 "joint, drive, force element, sensor or velocity constraint")
             target = {"body": self.bodies, "joint": self.joints, "drive": self.drives,
                       "force": self.forces, "sensor": self.sensors}[kind]
             target.append(item)
@@ -69,6 +85,15 @@ class System:
                             and not any(b is body for b in self.bodies)):
                         self.bodies.append(body)
         return self
+
+    @staticmethod
+    def _velocity_markers(item) -> tuple:
+        """The markers of a velocity constraint (none when its sides are invalid: its
+        ``problems`` say why)."""
+        try:
+            return tuple(item.markers())
+        except (TypeError, ValueError):
+            return ()
 
     @staticmethod
     def _sides(item):
@@ -108,7 +133,8 @@ class System:
             out.append(f"System '{self.name}': has no bodies")
         names: dict[str, str] = {}
         for group, items in (("body", self.bodies), ("joint", self.joints), ("drive", self.drives),
-                             ("force element", self.forces), ("sensor", self.sensors)):
+                             ("force element", self.forces), ("sensor", self.sensors),
+                             ("velocity constraint", self.constraints)):
             for item in items:
                 nm = getattr(item, "name", None)
                 if not isinstance(nm, str) or not nm:
@@ -133,6 +159,12 @@ class System:
                 if isinstance(side, Marker) and side.body is not body:
                     out.append(f"{type(item).__name__} '{item.name}': marker '{side.name}' "
                                "is not on its body")
+        for item in self.constraints:
+            for mk in self._velocity_markers(item):
+                body = mk.body
+                if not getattr(body, "is_ground", False) and id(body) not in body_ids:
+                    out.append(f"{type(item).__name__} '{item.name}': body "
+                               f"'{getattr(body, 'name', body)}' is not in the model")
         joint_names = {j.name for j in self.joints}
         for item in self.drives + self.forces + self.sensors:
             ref = getattr(item, "joint", None)

@@ -28,7 +28,8 @@ def test_each_kind_is_the_class_attribute(section):
 
 def test_schema_types_and_tables_follow_the_registry():
     assert S.JOINT_TYPES == tuple(kinds.JOINTS)
-    for types, tables, reg in ((S.DRIVE_TYPES, S.DRIVE, kinds.DRIVES),
+    for types, tables, reg in ((S.CONSTRAINT_TYPES, S.CONSTRAINT, kinds.CONSTRAINTS),
+                               (S.DRIVE_TYPES, S.DRIVE, kinds.DRIVES),
                                (S.FORCE_TYPES, S.FORCE, kinds.FORCES),
                                (S.SENSOR_TYPES, S.SENSOR, kinds.SENSORS),
                                (S.FUNCTION_TYPES, S.FUNCTION, kinds.FUNCTIONS)):
@@ -45,7 +46,8 @@ def test_every_case_key_is_a_constructor_argument():
         keys -= set(S.JOINT_ELEMENTS)
         keys -= {k for k, types in S.JOINT_ONLY.items() if kind not in types}
         assert keys <= _fields(cls), kind
-    for common, tables, reg in ((S.DRIVE_COMMON, S.DRIVE, kinds.DRIVES),
+    for common, tables, reg in ((S.CONSTRAINT_COMMON, S.CONSTRAINT, kinds.CONSTRAINTS),
+                                (S.DRIVE_COMMON, S.DRIVE, kinds.DRIVES),
                                 (S.FORCE_COMMON, S.FORCE, kinds.FORCES),
                                 (S.SENSOR_COMMON, S.SENSOR, kinds.SENSORS)):
         for kind, cls in reg.items():
@@ -75,11 +77,13 @@ def test_registry_wants_one_declared_kind_per_class():
 
 def test_builder_makes_the_registered_class_of_every_type():
     system = build(load_case(EVERY_KIND)).system
-    for items, reg in ((system.joints, kinds.JOINTS), (system.drives, kinds.DRIVES),
+    for items, reg in ((system.constraints, kinds.CONSTRAINTS), (system.drives, kinds.DRIVES),
                        (system.forces, kinds.FORCES), (system.sensors, kinds.SENSORS)):
         made = {type(obj).kind for obj in items}
         assert all(type(obj) is reg[type(obj).kind] for obj in items)
         assert made == set(reg) - {"face_displacement"}
+    joints = {type(j).kind for j in system.joints} - {None}   # (None: a rolling contact)
+    assert joints == set(kinds.JOINTS)
     loads = [d.angle for d in system.drives if d.kind == "angle"]
     loads += [d.s for d in system.drives if d.kind == "displacement"]
     loads += [f.force for f in system.forces if f.kind == "force"]
