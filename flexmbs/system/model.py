@@ -14,6 +14,9 @@ import numpy as np
 from flexmbs.bodies.marker import Marker
 from flexmbs.errors import ModelError
 
+#: the formulations of a model's equations of motion (docs/relative.md)
+FORMULATIONS = ("absolute", "relative", "recursive")
+
 
 def _kind(item) -> str:
     """Classify a modelling object by the protocol it implements."""
@@ -39,6 +42,9 @@ class System:
     ----------
     gravity : (3,) gravitational acceleration [m/s^2], inertial components
     name : model name (used for result files)
+    formulation : "absolute" (descriptor form, the default), "relative" (joint
+        coordinates, non-recursive formalism) or "recursive" (joint coordinates,
+        recursive Newton-Euler); docs/relative.md
     """
 
     gravity: tuple = (0.0, 0.0, 0.0)
@@ -48,6 +54,7 @@ class System:
     drives: list = field(default_factory=list)
     forces: list = field(default_factory=list)
     sensors: list = field(default_factory=list)
+    formulation: str = "absolute"
 
     def add(self, *items) -> System:
         """Add bodies, joints, drives, force elements or sensors (in any order).
@@ -106,6 +113,9 @@ class System:
             out.append(f"System '{self.name}': gravity must be a finite 3-vector, got {self.gravity}")
         if not self.bodies:
             out.append(f"System '{self.name}': has no bodies")
+        why = formulation_problem(self, self.formulation)
+        if why:
+            out.append(why)
         names: dict[str, str] = {}
         for group, items in (("body", self.bodies), ("joint", self.joints), ("drive", self.drives),
                              ("force element", self.forces), ("sensor", self.sensors)):
@@ -154,6 +164,28 @@ class System:
         from flexmbs.system.assembly import AssembledSystem
         self.validate()
         return AssembledSystem(self, **kw)
+
+
+def formulation_problem(model, formulation: str) -> str | None:
+    """The one-line reason ``model`` cannot be written in ``formulation``, or None.
+
+    The joint-coordinate formulations (docs/relative.md) take rigid bodies, joints and
+    gravity; drives, force elements, sensors and other bodies are refused by name."""
+    if formulation not in FORMULATIONS:
+        return (f"System '{model.name}': formulation must be one of "
+                f"{', '.join(FORMULATIONS)}, got {formulation!r}")
+    if formulation == "absolute":
+        return None
+    for b in model.bodies:
+        if getattr(b, "kind", None) != "rigid":
+            return (f"body '{b.name}': formulation '{formulation}' takes rigid bodies "
+                    f"only, got a {type(b).__name__} (use formulation = 'absolute')")
+    for group, items in (("drive", model.drives), ("force element", model.forces),
+                         ("sensor", model.sensors)):
+        if items:
+            return (f"{group} '{items[0].name}': formulation '{formulation}' takes rigid "
+                    f"bodies, joints and gravity only (use formulation = 'absolute')")
+    return None
 
 
 def _did_you_mean(name, candidates) -> str:
