@@ -7,7 +7,8 @@ import numpy as np
 import flexmbs as fm
 from flexmbs.kinematics.rotation import matrix_from_axis_angle
 
-JOINTS = ("Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical")
+#: the joint kinds of a random tree; None: the body has no joint (a free joint in the tree)
+JOINTS = ("Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", None)
 
 
 def random_rotation(rng) -> np.ndarray:
@@ -26,7 +27,7 @@ def random_body(rng, name: str) -> fm.RigidBody:
 
 def random_tree(seed: int, n: int, kinds=JOINTS) -> fm.System:
     """``n`` bodies, each hung on the ground or an earlier body by a random joint kind
-    at a random point about a random axis."""
+    at a random point about a random axis, or free (no joint)."""
     rng = np.random.default_rng(seed)
     model = fm.System(gravity=(0.3, -9.81, 0.5), name=f"tree{seed}")
     bodies = []
@@ -34,8 +35,11 @@ def random_tree(seed: int, n: int, kinds=JOINTS) -> fm.System:
         b = random_body(rng, f"b{i}")
         k = int(rng.integers(0, len(bodies) + 1))
         parent = fm.ground if k == 0 else bodies[k - 1]
-        cls = getattr(fm, kinds[int(rng.integers(0, len(kinds)))])
-        model.add(b, cls(f"J{i}", parent, b, at=rng.normal(0, 1.0, 3), axis=rng.normal(size=3)))
+        kind = kinds[int(rng.integers(0, len(kinds)))]
+        at, axis = rng.normal(0, 1.0, 3), rng.normal(size=3)
+        model.add(b)
+        if kind is not None:
+            model.add(getattr(fm, kind)(f"J{i}", parent, b, at=at, axis=axis))
         bodies.append(b)
     return model
 
@@ -52,7 +56,7 @@ def link(name: str, start, end, m: float = 1.0, omega=(0.0, 0.0, 0.0)) -> fm.Rig
     y /= np.linalg.norm(y)
     R0 = np.column_stack([axis, y, np.cross(axis, y)])
     r0, omega = 0.5 * (start + end), np.asarray(omega, float)
-    return fm.RigidBody(name, m=m, I_S=np.diag([1e-3 * It, It, It]), r0=r0, R0=R0,
+    return fm.RigidBody(name, m=m, I_S=np.diag([0.1 * It, It, It]), r0=r0, R0=R0,
                         omega0=omega, v0=np.cross(omega, r0))
 
 
