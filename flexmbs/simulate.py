@@ -480,8 +480,11 @@ def _simulate_relative(model, t0, t_end, dt, *, method, restart, output, output_
                          scales=health.Scales.of(asm, init.q))
     wall = _time.perf_counter()
 
+    beta: list = []
+
     def on_output(s) -> bool:
         _, lam = accelerations(asm, s.q, s.qd, s.t)
+        beta.append(s.beta)
         return bool(recorder(s.t, s.q, s.qd, s.qdd, lam, s.stats))
 
     try:
@@ -500,7 +503,8 @@ def _simulate_relative(model, t0, t_end, dt, *, method, restart, output, output_
     return _result(recorder, asm, report, init, traj.stats, path,
                    _time.perf_counter() - wall,
                    {"notes": notes, "conditioning": recorder.worst, "model": model,
-                    "restart": None, "formulation": model.formulation, "tree": dae.tree})
+                    "restart": None, "formulation": model.formulation, "tree": dae.tree,
+                    "beta": np.array(beta), "beta_labels": dae.coordinate_labels})
 
 
 class SpinStep(NamedTuple):
