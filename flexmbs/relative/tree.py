@@ -2,9 +2,9 @@
 bodies ``1..n`` with predecessors ``p(i)`` (0 = ground), the joint of each body, and the
 cut joints that close loops.
 
-The tree grows breadth-first from the ground through the model's joints, in the order
-they were added.  A joint of a kind in :data:`~flexmbs.relative.joints.MOTIONS` that
-reaches a body not yet in the tree becomes that body's tree joint (its marker on the
+The tree grows from the ground: again and again, the first joint (in the order the
+joints were added) of a kind in :data:`~flexmbs.relative.joints.MOTIONS` that reaches a
+body not yet in the tree becomes that body's tree joint (its marker on the
 tree side is P, its marker on the new body is Q); every other joint is a cut joint,
 whose equations ``g(q, t) = 0`` stay constraint rows of the DAE.  A body that no joint
 reaches hangs on the ground by a free joint.  Drives, force elements and flexible
