@@ -4,7 +4,7 @@
    formalism's residual ``Mbar betadd - k`` (recursive Newton-Euler, O(n)), its mass
    matrix (composite rigid bodies, O(n d) = O(n^2) on a chain), and the non-recursive
    formalism's ``Mbar``, ``k`` (``sum J_i^T M_i J_i``, O(n^2));
-2. per generalized-α step (h = 1 ms, rho_inf = 0.9, 0.1 s after 10 warm-up steps) for
+2. per generalized-alpha step (h = 1 ms, rho_inf = 0.9, 0.1 s after 10 warm-up steps) for
    n = 2 ... 16: the descriptor form (absolute) against the relative and recursive
    formulations.  A relative step also makes its tangent by central differences (2 n
    residuals) and factors a dense n x n matrix, so its cost is not linear in n; the
@@ -24,6 +24,7 @@ import argparse
 import os
 import sys
 import time
+from functools import partial
 
 import numpy as np
 
@@ -57,6 +58,14 @@ def per_call(f, budget: float = 0.2) -> float:
     return float(np.median(times))
 
 
+def _rnea(tree, beta, betad, betadd, g):
+    return recursive.inverse_dynamics(tree, forward(tree, beta, betad), betadd, g)
+
+
+def _nonrecursive(tree, beta, betad, g):
+    return nonrecursive.mass_and_bias(tree, forward(tree, beta, betad), g)
+
+
 def evaluations(sizes) -> list[dict]:
     rows = []
     for n in sizes:
@@ -64,14 +73,12 @@ def evaluations(sizes) -> list[dict]:
         rng = np.random.default_rng(n)
         beta, betad, betadd = (rng.normal(size=n) for _ in range(3))
         g = dae.gravity
-        kin = forward(dae.tree, beta, betad)
+        tree, kin = dae.tree, forward(dae.tree, beta, betad)
         rows.append({
             "n": n,
-            "rnea": per_call(lambda: recursive.inverse_dynamics(
-                dae.tree, forward(dae.tree, beta, betad), betadd, g)),
-            "crba": per_call(lambda: recursive.mass_matrix(dae.tree, kin)),
-            "nonrec": per_call(lambda: nonrecursive.mass_and_bias(
-                dae.tree, forward(dae.tree, beta, betad), g)),
+            "rnea": per_call(partial(_rnea, tree, beta, betad, betadd, g)),
+            "crba": per_call(partial(recursive.mass_matrix, tree, kin)),
+            "nonrec": per_call(partial(_nonrecursive, tree, beta, betad, g)),
         })
     return rows
 

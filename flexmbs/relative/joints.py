@@ -7,15 +7,16 @@ In P's axes, with ``A_rel`` the rotation of Q and ``d`` the position of Q's orig
     omega_rel = S_omega(beta) betad,          d/dt omega_rel = S_omega betadd + s_omega
     v_rel     = dd/dt = S_v(beta) betad,      d/dt v_rel     = S_v betadd + s_v
 
-| joint       | beta                     | A_rel              | d      | S_omega           | S_v        |
-|-------------|--------------------------|--------------------|--------|-------------------|------------|
-| revolute    | angle about z            | R_z(theta)         | 0      | e_z               | 0          |
-| prismatic   | displacement along z [m] | E                  | s e_z  | 0                 | e_z        |
-| cylindrical | angle, displacement      | R_z(theta)         | s e_z  | [e_z, 0]          | [0, e_z]   |
-| universal   | alpha (x_P), beta (y_Q)  | R_x(alpha) R_y(b)  | 0      | [e_x, R_x e_y]    | 0          |
-| spherical   | Euler parameters e (4)   | A(e)               | 0      | 2 G(e)            | 0          |
-| free        | d (3) [m], e (4)         | A(e)               | d      | [0, 2 G(e)]       | [E, 0]     |
+| joint       | beta                    | A_rel             | d     | S_omega         | S_v      |
+|-------------|-------------------------|-------------------|-------|-----------------|----------|
+| revolute    | angle about z           | R_z(theta)        | 0     | e_z             | 0        |
+| prismatic   | displacement along z    | E                 | s e_z | 0               | e_z      |
+| cylindrical | angle, displacement     | R_z(theta)        | s e_z | [e_z, 0]        | [0, e_z] |
+| universal   | alpha (x_P), beta (y_Q) | R_x(alpha) R_y(b) | 0     | [e_x, R_x e_y]  | 0        |
+| spherical   | Euler parameters e (4)  | A(e)              | 0     | 2 G(e)          | 0        |
+| free        | d (3), e (4)            | A(e)              | d     | [0, 2 G(e)]     | [E, 0]   |
 
+(angles in rad, displacements in m.)
 The only non-zero bias is the universal joint's ``s_omega = alphad e_x x (R_x e_y) bd``
 (``G(ed) ed = 0`` for the Euler parameters).  Spherical and free joints carry the
 normalisation ``Phi = e.e - 1 = 0`` (THEORY §3.3 (6)), a constraint row of the DAE: the

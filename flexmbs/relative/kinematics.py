@@ -68,7 +68,7 @@ def transfer_T(rho: np.ndarray, f: np.ndarray) -> np.ndarray:
 def forward(tree: Tree, beta: np.ndarray, betad: np.ndarray) -> TreeKinematics:
     """The forward sweep at ``(beta, betad)`` (module doc)."""
     A, r, v, rho, C, a_breve = [], [], [], [], [], []
-    for i, tj in enumerate(tree.joints):
+    for tj in tree.joints:
         if tj.parent < 0:
             A_p, r_p, v_p = np.eye(3), np.zeros(3), np.zeros(6)
         else:

@@ -36,6 +36,6 @@ def body_mass(body, A: np.ndarray) -> np.ndarray:
 def body_loads(body, A: np.ndarray, omega: np.ndarray, gravity: np.ndarray) -> np.ndarray:
     """``f_i^c + f_i^t`` (6,): the d'Alembert and gravity wrenches about O_i."""
     m, rho_S = body.m, A @ body.com
-    I = A @ body.I_O @ A.T
-    return np.concatenate([-cross(omega, I @ omega) + cross(rho_S, m * gravity),
+    I_i = A @ body.I_O @ A.T
+    return np.concatenate([-cross(omega, I_i @ omega) + cross(rho_S, m * gravity),
                            -m * cross(omega, cross(omega, rho_S)) + m * gravity])

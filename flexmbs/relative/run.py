@@ -1,4 +1,4 @@
-"""A model in joint coordinates through the generalized-α integrator: consistent
+"""A model in joint coordinates through the generalized-alpha integrator: consistent
 initial joint coordinates, rates, accelerations and multipliers (THEORY §8.3) of the
 :class:`~flexmbs.relative.dae.RelativeDAE`, then the run; at each output the state is
 handed on as the bodies' absolute coordinates ``q_b = q_b(beta)``, ``qd_b = T betad``,

@@ -24,7 +24,6 @@ from flexmbs.relative.joints import MOTIONS, JointMotion
 from flexmbs.system.model import formulation_problem
 
 
-
 @dataclass(frozen=True, eq=False)
 class TreeJoint:
     """Joint of body ``i``: ``P`` on the predecessor ``p(i)`` (-1: ground), ``Q`` on ``i``,
@@ -62,7 +61,7 @@ class Tree:
         """Coordinates of the initial configuration (the joint frames coincide there;
         an added free joint takes its body's initial pose)."""
         out = np.zeros(self.n_beta)
-        for tj, b in zip(self.joints, self.bodies):
+        for tj, b in zip(self.joints, self.bodies, strict=True):
             if tj.joint is None:
                 out[tj.s] = tj.motion.beta0(b.r0, e_from_matrix(b.R0))
             else:

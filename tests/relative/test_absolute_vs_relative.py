@@ -7,9 +7,9 @@ Reference: the descriptor form of the same model.
 
 * The equations: both forms integrated by the same high-order integrator (DOP853,
   rtol = atol = 1e-10, the accelerations from each form's saddle point
-  ``[[M, G^T], [G, 0]]`` at every evaluation); body positions [m] and rotation matrices agree to 1e-8 at every
-  0.1 s of 1 s.
-* The generalized-α runs: each form carries its own O(h^2) error (they integrate
+  ``[[M, G^T], [G, 0]]`` at every evaluation); body positions [m] and rotation
+  matrices agree to 1e-8 at every 0.1 s of 1 s.
+* The generalized-alpha runs: each form carries its own O(h^2) error (they integrate
   different coordinates), so their difference must fall as h^2 when h halves (ratio
   4 +- 0.6), and at h = 1 ms be below 1e-4.
 """

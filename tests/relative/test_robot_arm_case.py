@@ -1,7 +1,7 @@
 """cases/robot_arm_relative from the CLI (shortened to 0.2 s), checked against
 independent references: conservation of T + V (no dissipation, rho_inf = 1) and the
 same case in the absolute formulation (the descriptor form, a second formulation of
-the same physics; the two generalized-α runs differ by their O(h^2) errors only).
+the same physics; the two generalized-alpha runs differ by their O(h^2) errors only).
 A model the joint-coordinate formulations do not take is refused in one line (exit 2).
 """
 from __future__ import annotations
