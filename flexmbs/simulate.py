@@ -88,6 +88,8 @@ class _Recorder:
                  t0=0.0, scales: health.Scales | None = None,
                  prior: RestartPoint | None = None):
         self.asm, self.writer, self.progress, self.t_end = asm, writer, progress, t_end
+        #: ``reactions(q, lam, t) -> {joint: (force, torque)}`` of the recorded state
+        self.reactions = asm.reactions
         self.out_times = None if out_times is None else np.concatenate([[t0], out_times])
         self.rows: dict[str, list] = {}
         #: ``state() -> (qd, qdd, a)`` of the integrator at the step being recorded (the
@@ -156,7 +158,7 @@ class _Recorder:
             s = asm.state_slices[f.name]
             rec[f"states/{f.name}/z"] = (q[s], getattr(f, "state_units", ""), f.state_names)
             rec[f"states/{f.name}/zd"] = (qd[s], "", f.state_names)
-        for name, (f, m) in asm.reactions(q, lam, t).items():
+        for name, (f, m) in self.reactions(q, lam, t).items():
             rec[f"joints/{name}/reaction"] = (np.concatenate([f, m]), "N | N m",
                                               ("Fx", "Fy", "Fz", "Mx", "My", "Mz"))
         for name, c in asm.joint_coordinates(q).items():
@@ -458,10 +460,9 @@ def _simulate_relative(model, t0, t_end, dt, *, method, restart, output, output_
                        progress, assembled, **settings) -> Result:
     """:func:`simulate` of a model in joint coordinates (``model.formulation`` "relative"
     or "recursive", :mod:`flexmbs.relative.run`).  The outputs are those of the
-    descriptor form at the bodies' state: its multipliers (the joint reactions) from one
-    saddle-point solve of ``[[M, G^T], [G, 0]]`` per output, which equal the backward
-    sweep's joint wrenches (tests/relative)."""
-    from flexmbs.integrate.consistent import accelerations
+    descriptor form at the bodies' state, the joint reactions those of the backward
+    sweep (:mod:`flexmbs.relative.reactions`); ``Result.lam`` holds the multipliers of
+    the relative DAE (normalisations, cut joints)."""
     from flexmbs.relative.run import run_relative
     if method != "genalpha" or restart is not None:
         raise ModelError(f"System '{model.name}': formulation '{model.formulation}' runs "
@@ -483,9 +484,9 @@ def _simulate_relative(model, t0, t_end, dt, *, method, restart, output, output_
     beta: list = []
 
     def on_output(s) -> bool:
-        _, lam = accelerations(asm, s.q, s.qd, s.t)
         beta.append(s.beta)
-        return bool(recorder(s.t, s.q, s.qd, s.qdd, lam, s.stats))
+        recorder.reactions = lambda q, lam, t: s.reactions
+        return bool(recorder(s.t, s.q, s.qd, s.qdd, s.lam, s.stats))
 
     try:
         dae, traj, dropped = run_relative(model, t0, t_end, dt, formulation=model.formulation,

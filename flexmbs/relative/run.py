@@ -3,7 +3,8 @@ initial joint coordinates, rates, accelerations and multipliers (THEORY §8.3) o
 :class:`~flexmbs.relative.dae.RelativeDAE`, then the run; at each output the state is
 handed on as the bodies' absolute coordinates ``q_b = q_b(beta)``, ``qd_b = T betad``,
 ``qdd_b = T betadd + Td betad`` (:mod:`flexmbs.relative.absolute_map`), so that every
-output of the descriptor form (energies, joint coordinates, sensors, files) reads it.
+output of the descriptor form (energies, joint coordinates, files) reads it, with the
+joint reactions of the backward sweep (:mod:`flexmbs.relative.reactions`).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from flexmbs.integrate.consistent import consistent_initial_conditions
 from flexmbs.integrate.genalpha import GeneralizedAlpha
 from flexmbs.integrate.settings import DEFAULTS
 from flexmbs.relative.dae import RelativeDAE
+from flexmbs.relative.reactions import reactions
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +35,12 @@ class BodyState:
     t: float
     beta: np.ndarray
     betad: np.ndarray
+    betadd: np.ndarray
     lam: np.ndarray
     q: np.ndarray
     qd: np.ndarray
     qdd: np.ndarray
+    reactions: dict           # {joint: (force [N], torque [N m])}, flexmbs.relative.reactions
     stats: object = None      # the integrator's counters
 
 
@@ -58,7 +62,8 @@ def run_relative(model, t0: float, t_end: float, dt: float, *, formulation: str,
 
     def callback(t, q, qd, qdd, lam, stats):
         q_b, qd_b, T, Tdbd = dae.absolute_coordinates(q, qd)
-        return on_output(BodyState(t, q, qd, lam, q_b, qd_b, T @ qdd + Tdbd, stats))
+        return on_output(BodyState(t, q, qd, qdd, lam, q_b, qd_b, T @ qdd + Tdbd,
+                                   reactions(dae, q, qd, qdd, lam, t), stats))
 
     integ = GeneralizedAlpha(dae, **{**DEFAULTS.genalpha_options(), **RELATIVE_NEWTON,
                                      **(integrator_options or {})}, rho_inf=rho_inf,

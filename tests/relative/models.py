@@ -60,15 +60,18 @@ def link(name: str, start, end, m: float = 1.0, omega=(0.0, 0.0, 0.0)) -> fm.Rig
                         omega0=omega, v0=np.cross(omega, r0))
 
 
-def pendulum_chain(n: int = 3, L: float = 0.5, omega: float = 2.0) -> fm.System:
+def pendulum_chain(n: int = 3, L: float = 0.5, omega: float = 2.0,
+                   child_first: bool = False) -> fm.System:
     """``n`` rods of length ``L`` [m] on revolutes about z, hanging at a slant, started
-    turning together at ``omega`` [rad/s] about the ground pivot."""
+    turning together at ``omega`` [rad/s] about the ground pivot; ``child_first``: each
+    joint names the lower rod as its first side."""
     model = fm.System(gravity=(0.0, -9.81, 0.0), name="pendulum_chain")
     parent = fm.ground
     u = L * np.array([np.sin(0.3), -np.cos(0.3), 0.0])
     for i in range(n):
         b = link(f"rod{i}", i * u, (i + 1) * u, omega=(0.0, 0.0, omega))
-        model.add(b, fm.Revolute(f"J{i}", parent, b, at=i * u, axis="z"))
+        sides = (b, parent) if child_first else (parent, b)
+        model.add(b, fm.Revolute(f"J{i}", *sides, at=i * u, axis="z"))
         parent = b
     return model
 

@@ -25,7 +25,8 @@ from flexmbs.integrate.consistent import accelerations
 from flexmbs.relative import nonrecursive, recursive
 from flexmbs.relative.dae import RelativeDAE
 from flexmbs.relative.kinematics import forward
-from tests.relative.models import random_tree
+from flexmbs.simulate import prepare
+from tests.relative.models import four_bar, pendulum_chain, random_tree
 
 CASES = [(0, 3), (1, 8), (2, 12), (3, 20), (4, 20)]
 
@@ -107,3 +108,23 @@ def test_accelerations_and_reactions_equal_the_descriptor_form(seed, n):
         scale = max(np.abs(force).max(), 1.0)
         assert np.abs(R_Q.T @ F - force).max() < 1e-9 * scale
         assert np.abs(R_Q.T @ (M_O - np.cross(r_Q - kin.r[i], F)) - torque).max() < 1e-9 * scale
+
+
+@pytest.mark.parametrize("make", [four_bar, lambda: random_tree(6, 10),
+                                  lambda: pendulum_chain(child_first=True)])
+def test_run_reactions_of_the_sweep_equal_the_descriptor_multipliers(make):
+    """The reactions a relative run records (backward sweep, cut joints from the
+    relative multipliers) equal the descriptor form's at the same state: at the start
+    (consistent state) to 1e-8 of the largest force."""
+    model = make()
+    model.formulation = "recursive"
+    r = fm.simulate(model, 2e-3, 1e-3)
+    ref = make()
+    asm = prepare(ref).asm
+    q_b, qd_b = r.q[0], r.qd[0]
+    _, lam = accelerations(asm, q_b, qd_b, 0.0)
+    expected = asm.reactions(q_b, lam, 0.0)
+    scale = max(max(np.abs(f).max() for f, _ in expected.values()), 1.0)
+    assert set(r.reactions) == set(expected)
+    for name, (f, m) in expected.items():
+        assert np.abs(r.reactions[name][0] - np.concatenate([f, m])).max() < 1e-8 * scale, name
