@@ -5,8 +5,10 @@
     qdd_b = T betadd + Td betad,  Td betad = [ahat_Ti; 1/2 G(ed_i)^T omega_i
                                              + 1/2 G(e_i)^T ahat_Ri]
 
-(``ed = 1/2 G^T omega`` for unit ``e``, THEORY §5.3).  The cut joints' equations and
-the outputs of the descriptor form are evaluated on ``q_b``.
+(``ed = 1/2 G^T omega`` for unit ``e``, THEORY §5.3).  The cut joints' and drives'
+equations, the force elements and the outputs of the descriptor form are evaluated on
+``q_b``; a generalized force ``Q_b = [Q_r; Q_e]`` on a body's coordinates is the wrench
+``[1/2 G(e) Q_e; Q_r]`` about its origin (``Q_e = 2 G^T n`` for a moment ``n``).
 """
 from __future__ import annotations
 
@@ -35,3 +37,15 @@ def absolute_state(tree: Tree, kin: TreeKinematics, J: list, ahat: list, body_sl
         Tdbd[s] = np.concatenate([ahat[i][3:],
                                   0.5 * G_of(ed).T @ omega + 0.5 * G.T @ ahat[i][:3]])
     return q, T, Tdbd
+
+
+def body_wrenches(tree: Tree, body_slices: dict, q_b: np.ndarray, Q: np.ndarray) -> list:
+    """Wrench ``[M; F]`` about ``O_i`` (inertial) of the generalized force ``Q`` on the
+    bodies' coordinates, one (6,) per tree body."""
+    out = []
+    for body in tree.bodies:
+        s = body_slices[body.name]
+        Q_b = Q[s]
+        out.append(np.concatenate([0.5 * G_of(q_b[s][3:7]) @ Q_b[3:7], Q_b[:3]]))
+    return out
+

@@ -1,16 +1,18 @@
 """The DAE of a tree with cut joints in joint coordinates (THEORY §1, §3.8, §7 item 23),
 in the form the integrators take (:mod:`flexmbs.integrate.protocol`):
 
-    r = Mbar(beta) betadd - k(beta, betad) + G^T lam = 0,       g(beta, t) = 0,
-    g = [e_j.e_j - 1 (spherical / free joints);  c(q_b(beta), t) (cut joints)],
+    r = Mbar(beta) betadd - k(beta, betad, t) + G^T lam = 0,       g(beta, t) = 0,
+    g = [e_j.e_j - 1 (spherical / free joints);  c(q_b(beta), t) (cut joints, drives)],
     G = [2 e_j^T;  C_b T(beta)]
 
 with ``Mbar``, ``k`` from the non-recursive formalism (``formulation = "relative"``) or
 ``Mbar betadd - k`` by recursive Newton-Euler and ``Mbar`` by composite rigid bodies
-(``"recursive"``).  The cut joints' rows ``c`` and their Jacobian ``C_b`` are those of
-the descriptor form (:class:`~flexmbs.system.assembly.AssembledSystem` of the bodies and
-the cut joints), evaluated on the absolute coordinates ``q_b(beta)``
-(:mod:`flexmbs.relative.absolute_map`); for a tree ``g`` holds only the normalisations.
+(``"recursive"``).  The rows ``c`` of the cut joints and drives, their Jacobian ``C_b``
+and the force elements' generalized forces ``Q_f`` are those of the descriptor form
+(:class:`~flexmbs.system.assembly.AssembledSystem` of the whole model), evaluated on the
+absolute coordinates ``q_b(beta)``, ``qd_b = T betad``
+(:mod:`flexmbs.relative.absolute_map`); ``Q_f`` enters ``k`` as applied wrenches
+``f_i^t`` on the bodies.  For a tree without drives ``g`` holds only the normalisations.
 
 ``K = dr/dbeta`` and ``C = dr/dbetad`` are central differences of ``r`` (step
 ``1e-7 (1 + |x|)``), dense: the joint coordinates are few.
@@ -22,7 +24,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from flexmbs.relative import nonrecursive, recursive
-from flexmbs.relative.absolute_map import absolute_state
+from flexmbs.relative.absolute_map import absolute_state, body_wrenches
 from flexmbs.relative.kinematics import forward
 from flexmbs.relative.tree import build_tree
 from flexmbs.system.model import System
@@ -42,11 +44,16 @@ class RelativeDAE:
         self.tree = tree = build_tree(model, formulation)
         self.gravity = np.asarray(model.gravity, dtype=float)
         self.n_q = tree.n_beta
-        # the descriptor form of the bodies and cut joints: layout of q_b, rows c
+        # the descriptor form of the model: layout of q_b, rows c, force elements
         self.absolute = System(gravity=model.gravity, name=model.name,
-                               bodies=list(model.bodies), joints=list(tree.cut)).assemble()
+                               bodies=list(model.bodies), joints=list(model.joints),
+                               drives=list(model.drives), forces=list(model.forces),
+                               ).assemble()
         lay = self.absolute.layout
-        self.cut_rows = np.array([r for b, blk in enumerate(lay.blocks) if blk.kind == "joint"
+        cut = {id(j) for j in tree.cut}
+        #: the descriptor rows of the cut joints and drives (rows ``c`` of ``g``)
+        self.cut_rows = np.array([r for b, blk in enumerate(lay.blocks)
+                                  if blk.kind == "drive" or id(blk.owner) in cut
                                   for r in range(lay.row_start[b], lay.row_start[b + 1])],
                                  dtype=int)
         self.n_lam = len(tree.e_rows) + len(self.cut_rows)
@@ -119,22 +126,41 @@ class RelativeDAE:
         return out
 
     # -- dynamics -------------------------------------------------------------------------
-    def mass_and_bias(self, beta, betad):
-        """``(Mbar, k)`` by the model's formalism."""
-        kin = forward(self.tree, np.asarray(beta, float), np.asarray(betad, float))
+    def mass_and_bias(self, beta, betad, t: float = 0.0):
+        """``(Mbar, k)`` by the model's formalism (force elements at time ``t``)."""
+        beta, betad = np.asarray(beta, float), np.asarray(betad, float)
+        kin = forward(self.tree, beta, betad)
         mod = recursive if self.formulation == "recursive" else nonrecursive
-        return mod.mass_and_bias(self.tree, kin, self.gravity)
+        return mod.mass_and_bias(self.tree, kin, self.gravity,
+                                 self.applied_wrenches(beta, betad, t))
 
-    def _dynamics(self, q, qd, qdd):
-        kin = forward(self.tree, np.asarray(q, float), np.asarray(qd, float))
+    def applied_wrenches(self, q, qd, t, lam_rows=None) -> list | None:
+        """Wrenches ``[M; F]`` about ``O_i`` of the force elements (and, with
+        ``lam_rows``, of the cut joints and drives, ``-C_b^T lam``) on the tree bodies,
+        or None when there are none."""
+        if not self.model.forces and lam_rows is None:
+            return None
+        q_b, qd_b, _, _ = self.absolute_coordinates(q, qd)
+        Q = np.zeros(self.absolute.n_q)
+        for fb, c in self.absolute.force_contributions(q_b, qd_b, t, 1):
+            Q[fb.idx] += c.Q[:-1]
+        if lam_rows is not None and len(self.cut_rows):
+            G_b = self.absolute.constraint_jacobian(q_b, t).toarray()[self.cut_rows]
+            Q -= G_b.T @ lam_rows
+        return body_wrenches(self.tree, self.absolute.body_slices, q_b, Q)
+
+    def _dynamics(self, q, qd, qdd, t):
+        q, qd = np.asarray(q, float), np.asarray(qd, float)
+        kin = forward(self.tree, q, qd)
+        f_t = self.applied_wrenches(q, qd, t)
         if self.formulation == "recursive":
             return recursive.inverse_dynamics(self.tree, kin, np.asarray(qdd, float),
-                                              self.gravity)
-        Mbar, k = nonrecursive.mass_and_bias(self.tree, kin, self.gravity)
+                                              self.gravity, f_t)
+        Mbar, k = nonrecursive.mass_and_bias(self.tree, kin, self.gravity, f_t)
         return Mbar @ qdd - k
 
     def residual(self, q, qd, qdd, lam, t):
-        r = self._dynamics(q, qd, qdd)
+        r = self._dynamics(q, qd, qdd, t)
         if self.n_lam:
             r = r + self.constraint_jacobian(q, t).T @ lam
         return r

@@ -31,14 +31,18 @@ def jacobians(tree: Tree, kin: TreeKinematics) -> tuple[list, list]:
     return J, ahat
 
 
-def mass_and_bias(tree: Tree, kin: TreeKinematics,
-                  gravity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(Mbar, k)`` of the module doc, (n_beta, n_beta) and (n_beta,)."""
+def mass_and_bias(tree: Tree, kin: TreeKinematics, gravity: np.ndarray,
+                  f_extra=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(Mbar, k)`` of the module doc, (n_beta, n_beta) and (n_beta,); ``f_extra[i]``:
+    further applied wrenches about O_i (force elements), added to ``f_i^t``."""
     J, ahat = jacobians(tree, kin)
     Mbar = np.zeros((tree.n_beta, tree.n_beta))
     k = np.zeros(tree.n_beta)
     for i, body in enumerate(tree.bodies):
         M_i = body_mass(body, kin.A[i])
         Mbar += J[i].T @ M_i @ J[i]
-        k -= J[i].T @ (M_i @ ahat[i] - body_loads(body, kin.A[i], kin.v[i][:3], gravity))
+        f_t = body_loads(body, kin.A[i], kin.v[i][:3], gravity)
+        if f_extra is not None:
+            f_t = f_t + f_extra[i]
+        k -= J[i].T @ (M_i @ ahat[i] - f_t)
     return Mbar, k

@@ -9,42 +9,29 @@ origin, in Q's axes [N, N m].
   ``force = R_Q^T F``, ``torque = R_Q^T (M - (r_Q - r_i) x F)``; when it holds the first
   (the tree took the joint the other way round), the second body gets the opposite
   wrench, ``force = -R_Q^T F``, ``torque = -R_Q^T (M + (r_i - r_Q) x F)``.
-* Cut joint: the descriptor form's reaction of its rows with the relative multipliers
-  (the same rows ``c``, so the same ``lam``).  Its generalized force on the bodies,
-  ``-C_b^T lam``, is the wrench ``[1/2 G(e) Q_e; Q_r]`` about each body's origin.
+* Cut joint, drive: the descriptor form's reaction of its rows with the relative
+  multipliers (the same rows ``c``, so the same ``lam``).  Their generalized forces on
+  the bodies, ``-C_b^T lam``, and the force elements' enter the sweep as applied
+  wrenches (:meth:`~flexmbs.relative.dae.RelativeDAE.applied_wrenches`).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from flexmbs.bodies.attach import body_of
-from flexmbs.kinematics.rotation import G_of
 from flexmbs.relative.kinematics import forward
 from flexmbs.relative.recursive import joint_wrenches
-
-
-def cut_wrenches(dae, q_b: np.ndarray, lam_cut: np.ndarray, t: float) -> list:
-    """Wrench [M; F] about O_i of the cut joints on every tree body (inertial)."""
-    out = [np.zeros(6) for _ in dae.tree.bodies]
-    if not len(dae.cut_rows):
-        return out
-    G_b = dae.absolute.constraint_jacobian(q_b, t).toarray()[dae.cut_rows]
-    Q = -(G_b.T @ lam_cut)
-    for i, body in enumerate(dae.tree.bodies):
-        s = dae.absolute.body_slices[body.name]
-        Q_b = Q[s]
-        out[i] = np.concatenate([0.5 * G_of(q_b[s][3:7]) @ Q_b[3:7], Q_b[:3]])
-    return out
 
 
 def reactions(dae, beta, betad, betadd, lam, t: float) -> dict:
     """``{joint name: (force, torque)}`` of every joint of the model (module doc)."""
     tree = dae.tree
     n_e = len(tree.e_rows)
+    beta, betad = np.asarray(beta, float), np.asarray(betad, float)
     q_b = dae.absolute_coordinates(beta)[0]
-    kin = forward(tree, np.asarray(beta, float), np.asarray(betad, float))
+    kin = forward(tree, beta, betad)
     fP = joint_wrenches(tree, kin, np.asarray(betadd, float), dae.gravity,
-                        cut_wrenches(dae, q_b, lam[n_e:], t))
+                        dae.applied_wrenches(beta, betad, t, lam[n_e:]))
     out = {}
     for i, tj in enumerate(tree.joints):
         if tj.joint is None:
@@ -63,6 +50,7 @@ def reactions(dae, beta, betad, betadd, lam, t: float) -> dict:
     if len(dae.cut_rows):
         lam_b = np.zeros(dae.absolute.n_lam)
         lam_b[dae.cut_rows] = lam[n_e:]
-        cut = dae.absolute.reactions(q_b, lam_b, t)
-        out.update({j.name: cut[j.name] for j in tree.cut})
+        rows = dae.absolute.reactions(q_b, lam_b, t)
+        out.update({x.name: rows[x.name] for x in (*tree.cut, *dae.model.drives)
+                    if x.name in rows})
     return out

@@ -76,7 +76,8 @@ def mass_matrix(tree: Tree, kin: TreeKinematics) -> np.ndarray:
     return Mbar
 
 
-def mass_and_bias(tree: Tree, kin: TreeKinematics,
-                  gravity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def mass_and_bias(tree: Tree, kin: TreeKinematics, gravity: np.ndarray,
+                  f_extra=None) -> tuple[np.ndarray, np.ndarray]:
     """``(Mbar, k)`` recursively: ``k = -tau(betadd = 0)``."""
-    return mass_matrix(tree, kin), -inverse_dynamics(tree, kin, np.zeros(tree.n_beta), gravity)
+    return mass_matrix(tree, kin), -inverse_dynamics(tree, kin, np.zeros(tree.n_beta),
+                                                     gravity, f_extra)

@@ -169,8 +169,9 @@ class System:
 def formulation_problem(model, formulation: str) -> str | None:
     """The one-line reason ``model`` cannot be written in ``formulation``, or None.
 
-    The joint-coordinate formulations (docs/relative.md) take rigid bodies, joints and
-    gravity; drives, force elements, sensors and other bodies are refused by name."""
+    The joint-coordinate formulations (docs/relative.md) take rigid bodies, joints,
+    drives, sensors, gravity and force elements without internal states; other bodies
+    and force elements with states are refused by name."""
     if formulation not in FORMULATIONS:
         return (f"System '{model.name}': formulation must be one of "
                 f"{', '.join(FORMULATIONS)}, got {formulation!r}")
@@ -180,11 +181,11 @@ def formulation_problem(model, formulation: str) -> str | None:
         if getattr(b, "kind", None) != "rigid":
             return (f"body '{b.name}': formulation '{formulation}' takes rigid bodies "
                     f"only, got a {type(b).__name__} (use formulation = 'absolute')")
-    for group, items in (("drive", model.drives), ("force element", model.forces),
-                         ("sensor", model.sensors)):
-        if items:
-            return (f"{group} '{items[0].name}': formulation '{formulation}' takes rigid "
-                    f"bodies, joints and gravity only (use formulation = 'absolute')")
+    for f in model.forces:
+        if len(getattr(f, "state_names", ())):
+            return (f"force element '{f.name}': formulation '{formulation}' takes force "
+                    f"elements without internal states, this one has "
+                    f"{len(f.state_names)} (use formulation = 'absolute')")
     return None
 
 

@@ -107,3 +107,18 @@ def four_bar() -> fm.System:
               fm.Revolute("D", fm.ground, rocker, at=D, axis="z"),
               fm.Revolute("C", coupler, rocker, at=C, axis="z"))
     return model
+
+
+def driven_chain() -> fm.System:
+    """The pendulum chain with its first joint driven (angle 0.3 sin(3 t) rad, which
+    starts at the chain's 0.9 rad/s), a torsion spring-damper in the second joint and
+    an axial spring-damper from a ground point to the last rod's tip."""
+    model = pendulum_chain(3, omega=0.9)
+    rods = model.bodies
+    model.add(fm.AngleDrive("drive", joint="J0", angle=fm.Sine(amplitude=0.3, omega=3.0)),
+              fm.RotationalSpringDamper("torsion", joint=model.joint("J1"), k=20.0, d=0.5),
+              fm.PointToPointSpringDamper("spring", first=fm.ground.marker("anchor",
+                                                                            (1.0, 0.0, 0.0)),
+                                          second=rods[2].marker("tip", (0.25, 0.0, 0.0)),
+                                          k=50.0, d=1.0))
+    return model

@@ -1,7 +1,8 @@
 """The same models in the absolute (descriptor) and the relative formulations agree
 over 1 s (THEORY §5.9.2: (2.79) and (2.82) describe the same motion): a planar
-pendulum chain, a spatial chain of six revolutes, and a four-bar as a tree plus a cut
-joint (whose redundant planar rows both forms drop).
+pendulum chain, the same chain with a driven joint and spring-dampers, a spatial chain
+of six revolutes, and a four-bar as a tree plus a cut joint (whose redundant planar
+rows both forms drop).
 
 Reference: the descriptor form of the same model.
 
@@ -24,7 +25,7 @@ from flexmbs.integrate.consistent import consistent_initial_conditions
 from flexmbs.kinematics.rotation import A_of
 from flexmbs.relative.dae import RelativeDAE
 from flexmbs.simulate import prepare
-from tests.relative.models import four_bar, pendulum_chain, spatial_chain
+from tests.relative.models import driven_chain, four_bar, pendulum_chain, spatial_chain
 
 T_OUT = np.linspace(0.0, 1.0, 11)
 
@@ -64,7 +65,7 @@ def dop853(dae, q0, qd0, mass) -> np.ndarray:
 
 
 @pytest.mark.parametrize("make", [
-    pendulum_chain, four_bar, pytest.param(spatial_chain, marks=pytest.mark.slow)])
+    pendulum_chain, four_bar, driven_chain, pytest.param(spatial_chain, marks=pytest.mark.slow)])
 def test_the_formulations_agree_over_one_second(make):
     absolute = prepare(make())
     asm = absolute.asm

@@ -26,7 +26,7 @@ from flexmbs.relative import nonrecursive, recursive
 from flexmbs.relative.dae import RelativeDAE
 from flexmbs.relative.kinematics import forward
 from flexmbs.simulate import prepare
-from tests.relative.models import four_bar, pendulum_chain, random_tree
+from tests.relative.models import driven_chain, four_bar, pendulum_chain, random_tree
 
 CASES = [(0, 3), (1, 8), (2, 12), (3, 20), (4, 20)]
 
@@ -111,7 +111,7 @@ def test_accelerations_and_reactions_equal_the_descriptor_form(seed, n):
 
 
 @pytest.mark.parametrize("make", [four_bar, lambda: random_tree(6, 10),
-                                  lambda: pendulum_chain(child_first=True)])
+                                  lambda: pendulum_chain(child_first=True), driven_chain])
 def test_run_reactions_of_the_sweep_equal_the_descriptor_multipliers(make):
     """The reactions a relative run records (backward sweep, cut joints from the
     relative multipliers) equal the descriptor form's at the same state: at the start

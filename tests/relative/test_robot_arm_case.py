@@ -39,12 +39,12 @@ def test_robot_arm_conserves_energy_and_matches_the_absolute_form(tmp_path):
     assert max(np.abs(rel[b] - ref[b]).max() for b in BODIES) < 1e-5
 
 
-def test_a_sensor_is_refused_in_one_line(tmp_path, capsys):
+def test_a_point_mass_is_refused_in_one_line(tmp_path, capsys):
     case = tmp_path / "case.toml"
-    case.write_text(CASE.read_text() + '\n[[sensors]]\nname = "tip"\ntype = "position"\n'
-                    'first = "gripper"\n')
+    case.write_text(CASE.read_text() + '\n[[bodies]]\nname = "ballast"\n'
+                    'type = "point_mass"\nm = 1.0\n')
     assert main(["run", str(case), "--out", str(tmp_path), "--quiet"]) == 2
     err = [ln for ln in capsys.readouterr().err.splitlines() if "error" in ln]
     assert len(err) == 1, err                    # one line, no traceback
-    assert "sensor 'tip'" in err[0] and "formulation 'recursive'" in err[0]
+    assert "body 'ballast'" in err[0] and "formulation 'recursive'" in err[0]
     assert "Traceback" not in err[0]

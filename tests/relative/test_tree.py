@@ -46,18 +46,16 @@ def test_a_body_without_a_joint_gets_a_free_joint():
     assert tree.n_beta == 6 * 7 and len(tree.e_rows) == 6
 
 
-@pytest.mark.parametrize(("extra", "who"), [
-    (lambda m: m.add(fm.PointMass("mass", 1.0, r0=(0.0, -2.0, 0.0))), "body 'mass'"),
-    (lambda m: m.add(fm.PositionSensor("tip", m.bodies[-1])), "sensor 'tip'"),
-])
-def test_what_the_joint_coordinates_do_not_take_is_refused_in_one_line(extra, who):
+def test_a_point_mass_is_refused_in_one_line_a_sensor_is_taken():
     model = pendulum_chain(2)
     model.formulation = "relative"
-    extra(model)
+    model.add(fm.PositionSensor("tip", model.bodies[-1]))
+    model.validate()
+    model.add(fm.PointMass("mass", 1.0, r0=(0.0, -2.0, 0.0)))
     with pytest.raises(ModelError) as exc:
         model.validate()
     line = str(exc.value)
-    assert who in line and "formulation 'relative'" in line and "\n" not in line
+    assert "body 'mass'" in line and "formulation 'relative'" in line and "\n" not in line
 
 
 def test_an_unknown_formulation_and_the_ts_method_are_refused():
@@ -69,3 +67,14 @@ def test_an_unknown_formulation_and_the_ts_method_are_refused():
     model.formulation = "recursive"
     with pytest.raises(ModelError, match="generalized-alpha"):
         fm.simulate(model, 0.01, 1e-3, method="ts")
+
+
+def test_a_force_element_with_states_is_refused_in_one_line():
+    model = pendulum_chain(2)
+    model.formulation = "recursive"
+    model.add(fm.LinearActuator("act", first=fm.ground.marker("base", (1.0, 0.0, 0.0)),
+                                second=model.bodies[-1], command=1.0, tau=0.01))
+    with pytest.raises(ModelError) as exc:
+        model.validate()
+    line = str(exc.value)
+    assert "force element 'act'" in line and "internal states" in line and "\n" not in line
