@@ -8,6 +8,8 @@ preprocessing time and memory against the mesh size.
     .venv/bin/python benchmarks/scaling.py --large      # plus preprocessing up to 610k dofs,
                                                         # mesh 110x11x11, RBE3 on 2592 nodes
     .venv/bin/python benchmarks/scaling.py --plots-only # plots and docs from the JSON
+    .venv/bin/python benchmarks/scaling.py --relative   # only the joint-coordinate
+                                                        # formalisms (relative_scaling.py)
 
 Every point runs in a fresh subprocess, so its timings and its peak RSS are its own.
 Time stepping: generalized-α, h = 1e-3 s, rho_inf = 0.9, the default direct LU,
@@ -732,12 +734,19 @@ def main(argv=None):
     ap.add_argument("--plots-only", action="store_true",
                     help="no measurements: plots and docs tables from --json")
     ap.add_argument("--no-docs", action="store_true", help="do not touch docs/scaling.md")
+    ap.add_argument("--relative", action="store_true",
+                    help="only the joint-coordinate formalisms: cost per evaluation and "
+                         "per step for chains of 2..256 bodies against the descriptor "
+                         "form (benchmarks/relative_scaling.py)")
     ap.add_argument("--one", nargs=2, metavar=("SERIES", "X"), help=argparse.SUPPRESS)
     ap.add_argument("--body", help=argparse.SUPPRESS)
     ap.add_argument("--reduce-link", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     steps = args.steps or STEPS[0 if args.quick else 1]
     repeat = args.repeat or (1 if args.quick or args.one else 2)
+    if args.relative:
+        from relative_scaling import main as relative_main
+        return relative_main(["--quick"] if args.quick else [])
     if args.reduce_link:
         print(json.dumps(reduce_link(args.reduce_link)))
         return 0

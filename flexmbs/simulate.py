@@ -89,6 +89,8 @@ class _Recorder:
                  t0=0.0, scales: health.Scales | None = None,
                  prior: RestartPoint | None = None):
         self.asm, self.writer, self.progress, self.t_end = asm, writer, progress, t_end
+        #: ``reactions(q, lam, t) -> {joint: (force, torque)}`` of the recorded state
+        self.reactions = asm.reactions
         self.out_times = None if out_times is None else np.concatenate([[t0], out_times])
         self.rows: dict[str, list] = {}
         #: ``state() -> (qd, qdd, a)`` of the integrator at the step being recorded (the
@@ -162,7 +164,7 @@ class _Recorder:
                 ends = tuple(asm.marker_kinematics(m, q, qd, qdd) for m in f.resolve())
                 for k, (v, unit, cols) in f.recorded_signals(t, y, q[s], ends).items():
                     rec[f"outputs/{f.name}/{k}"] = (v, unit, cols)
-        for name, (f, m) in asm.reactions(q, lam, t).items():
+        for name, (f, m) in self.reactions(q, lam, t).items():
             rec[f"joints/{name}/reaction"] = (np.concatenate([f, m]), "N | N m",
                                               ("Fx", "Fy", "Fz", "Mx", "My", "Mz"))
         for name, c in asm.joint_coordinates(q).items():
@@ -330,6 +332,12 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
         raise ValueError(f"simulate: time step dt must be positive, got {dt}")
     if not (np.isfinite(t_end) and t_end > t0):
         raise ValueError(f"simulate: t_end must be greater than t0 = {t0}, got {t_end}")
+    if getattr(model, "formulation", "absolute") != "absolute":
+        return _simulate_relative(model, t0, t_end, dt, method=method, restart=restart,
+                                  output=output, output_dt=output_dt, progress=progress,
+                                  assembled=assembled, rho_inf=rho_inf, adaptive=adaptive,
+                                  rtol=rtol, atol=atol, integrator_options=integrator_options,
+                                  petsc_options=petsc_options, options_prefix=options_prefix)
     point = resume = None
     if restart is not None:
         if method != "genalpha":
@@ -445,6 +453,13 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
                             f"stopped by the progress callback at t = {t_last:.6g} s"
                             if stopped else "")
     wall = _time.perf_counter() - wall
+    return _result(recorder, asm, report, init, stats, path, wall,
+                   {"notes": notes, "conditioning": recorder.worst, "model": model,
+                    "restart": point})
+
+
+def _result(recorder, asm, report, init, stats, path, wall, extra) -> Result:
+    """The :class:`Result` of the rows ``recorder`` kept."""
     rows = recorder.rows
     return Result(
         t=np.array(rows["time"]), q=np.array([r for r in _concat_bodies(rows, asm)]),
@@ -456,9 +471,59 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
         joint_coordinates={k[7:-12]: np.array(v) for k, v in rows.items() if k.endswith("/coordinates")},
         energy=recorder.arrays("energy/"), dof=report, initial=init, stats=stats,
         path=path, wall_time=wall, state_slices=dict(asm.state_slices),
-        outputs=_outputs(rows),
-        extra={"notes": notes, "conditioning": recorder.worst, "model": model,
-               "restart": point})
+        outputs=_outputs(rows), extra=extra)
+
+
+def _simulate_relative(model, t0, t_end, dt, *, method, restart, output, output_dt,
+                       progress, assembled, **settings) -> Result:
+    """:func:`simulate` of a model in joint coordinates (``model.formulation`` "relative"
+    or "recursive", :mod:`flexmbs.relative.run`).  The outputs are those of the
+    descriptor form at the bodies' state, the joint reactions those of the backward
+    sweep (:mod:`flexmbs.relative.reactions`); ``Result.lam`` holds the multipliers of
+    the relative DAE (normalisations, cut joints)."""
+    from flexmbs.relative.run import run_relative
+    if method != "genalpha" or restart is not None:
+        raise ModelError(f"System '{model.name}': formulation '{model.formulation}' runs "
+                         f"with the generalized-alpha integrator from the start only "
+                         f"(method '{method}', restart {restart!r})")
+    prepared = _prepared(model, t0, assembled)
+    asm, report, init = prepared.asm, prepared.dof, prepared.initial
+    out_times = None if output_dt is None else output_times(t0, t_end, output_dt)
+    writer = None
+    if output:
+        writer = ResultWriter(output, attrs=_run_attrs(
+            model, method=method, t0=t0, t_end=t_end, dt=dt, output_dt=output_dt,
+            rho_inf=settings["rho_inf"], adaptive=settings["adaptive"], n_q=asm.n_q,
+            n_lam=asm.n_lam, point=None, formulation=model.formulation))
+    recorder = _Recorder(asm, writer, progress, t_end, None, t0,
+                         scales=health.Scales.of(asm, init.q))
+    wall = _time.perf_counter()
+
+    beta: list = []
+
+    def on_output(s) -> bool:
+        beta.append(s.beta)
+        recorder.reactions = lambda q, lam, t: s.reactions
+        return bool(recorder(s.t, s.q, s.qd, s.qdd, s.lam, s.stats))
+
+    try:
+        dae, traj, dropped = run_relative(model, t0, t_end, dt, formulation=model.formulation,
+                                          on_output=on_output, output_times=out_times,
+                                          **settings)
+    except BaseException as exc:
+        if writer is not None:
+            exc = _closed(writer, "diverged" if isinstance(exc, DivergenceError) else
+                          "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed",
+                          exc)
+        raise exc from None
+    path = None if writer is None else writer.close("complete", "")
+    notes = [f"formulation '{model.formulation}': {dae.n_q} joint coordinates, "
+             f"{dae.n_lam} constraint rows"] + [f"{lab}: redundant, dropped" for lab in dropped]
+    return _result(recorder, asm, report, init, traj.stats, path,
+                   _time.perf_counter() - wall,
+                   {"notes": notes, "conditioning": recorder.worst, "model": model,
+                    "restart": None, "formulation": model.formulation, "tree": dae.tree,
+                    "beta": np.array(beta), "beta_labels": dae.coordinate_labels})
 
 
 class SpinStep(NamedTuple):

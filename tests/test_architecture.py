@@ -27,7 +27,7 @@ LAYERS = {
     "constraints": 5, "forces": 5, "sensors": 5,
     "system": 6,
     "integrate": 7,
-    "post": 8,
+    "post": 8, "relative": 8,
     "simulate": 9,
     "case": 10,
     "parallel": 11,

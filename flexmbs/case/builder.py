@@ -193,7 +193,8 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
     from flexmbs.system.model import System
 
     body_dir = Path(body_dir) if body_dir is not None else folders.body_cache()
-    system = System(gravity=tuple(case.model["gravity"]), name=case.name)
+    system = System(gravity=tuple(case.model["gravity"]), name=case.name,
+                    formulation=case.model.get("formulation", "absolute"))
     built = BuiltCase(case, system)
     for b in case.bodies:
         try:

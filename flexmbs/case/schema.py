@@ -59,6 +59,12 @@ MODEL = _table(
         "or its stem for a file not called case.toml)"),
     Key("gravity", "vec3", "m/s^2", (0.0, 0.0, 0.0), "gravitational acceleration, inertial"),
     Key("description", "str", default="", doc="free text, printed by `flexmbs check`"),
+    Key("formulation", "str", default="absolute", doc="equations of motion: absolute "
+        "(descriptor form in body coordinates), relative (joint coordinates of the tree, "
+        "cut joints as constraints, non-recursive formalism) or recursive (the same with "
+        "recursive Newton-Euler); relative and recursive take rigid bodies and force "
+        "elements without internal states (docs/relative.md)",
+        choices=("absolute", "relative", "recursive")),
 )
 
 # -- [[bodies]] -------------------------------------------------------------------------------

@@ -56,6 +56,9 @@ def run(args: argparse.Namespace) -> int:
     except ModelError as exc:
         raise CaseError(f"{spec.path}: {exc}") from None
     print(dof_text(prepared.dof, prepared.moved))
+    if built.system.formulation != "absolute":
+        print(f"formulation: {built.system.formulation} (joint coordinates of the tree, "
+              "docs/relative.md)")
     sv = spec.solver
     if spec.analysis is None:
         print(f"solver: {sv['integrator']}, t = {sv['t0']:g} .. {sv['t_end']:g} s, "

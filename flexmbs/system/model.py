@@ -14,6 +14,9 @@ import numpy as np
 from flexmbs.bodies.marker import Marker
 from flexmbs.errors import ModelError
 
+#: the formulations of a model's equations of motion (docs/relative.md)
+FORMULATIONS = ("absolute", "relative", "recursive")
+
 
 def _kind(item) -> str:
     """Classify a modelling object by the protocol it implements."""
@@ -41,6 +44,9 @@ class System:
     ----------
     gravity : (3,) gravitational acceleration [m/s^2], inertial components
     name : model name (used for result files)
+    formulation : "absolute" (descriptor form, the default), "relative" (joint
+        coordinates, non-recursive formalism) or "recursive" (joint coordinates,
+        recursive Newton-Euler); docs/relative.md
     """
 
     gravity: tuple = (0.0, 0.0, 0.0)
@@ -52,6 +58,7 @@ class System:
     sensors: list = field(default_factory=list)
     #: velocity (nonholonomic) constraints ``A qd + a = 0`` (:mod:`flexmbs.constraints.velocity`)
     constraints: list = field(default_factory=list)
+    formulation: str = "absolute"
 
     def add(self, *items) -> System:
         """Add bodies, joints, drives, force elements, sensors or velocity constraints (in
@@ -131,6 +138,9 @@ class System:
             out.append(f"System '{self.name}': gravity must be a finite 3-vector, got {self.gravity}")
         if not self.bodies:
             out.append(f"System '{self.name}': has no bodies")
+        why = formulation_problem(self, self.formulation)
+        if why:
+            out.append(why)
         names: dict[str, str] = {}
         for group, items in (("body", self.bodies), ("joint", self.joints), ("drive", self.drives),
                              ("force element", self.forces), ("sensor", self.sensors),
@@ -186,6 +196,29 @@ class System:
         from flexmbs.system.assembly import AssembledSystem
         self.validate()
         return AssembledSystem(self, **kw)
+
+
+def formulation_problem(model, formulation: str) -> str | None:
+    """The one-line reason ``model`` cannot be written in ``formulation``, or None.
+
+    The joint-coordinate formulations (docs/relative.md) take rigid bodies, joints,
+    drives, sensors, gravity and force elements without internal states; other bodies
+    and force elements with states are refused by name."""
+    if formulation not in FORMULATIONS:
+        return (f"System '{model.name}': formulation must be one of "
+                f"{', '.join(FORMULATIONS)}, got {formulation!r}")
+    if formulation == "absolute":
+        return None
+    for b in model.bodies:
+        if getattr(b, "kind", None) != "rigid":
+            return (f"body '{b.name}': formulation '{formulation}' takes rigid bodies "
+                    f"only, got a {type(b).__name__} (use formulation = 'absolute')")
+    for f in model.forces:
+        if len(getattr(f, "state_names", ())):
+            return (f"force element '{f.name}': formulation '{formulation}' takes force "
+                    f"elements without internal states, this one has "
+                    f"{len(f.state_names)} (use formulation = 'absolute')")
+    return None
 
 
 def _did_you_mean(name, candidates) -> str:

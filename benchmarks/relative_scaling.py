@@ -1,0 +1,133 @@
+"""Cost of the joint-coordinate formalisms (issue 16; not a test), in one run:
+
+1. per evaluation, for planar chains of n = 2 ... 256 revolute links: the recursive
+   formalism's residual ``Mbar betadd - k`` (recursive Newton-Euler, O(n)), its mass
+   matrix (composite rigid bodies, O(n d) = O(n^2) on a chain), and the non-recursive
+   formalism's ``Mbar``, ``k`` (``sum J_i^T M_i J_i``, O(n^2));
+2. per generalized-alpha step (h = 1 ms, rho_inf = 0.9, 0.1 s after 10 warm-up steps) for
+   n = 2 ... 16: the descriptor form (absolute) against the relative and recursive
+   formulations.  A relative step also makes its tangent by central differences (2 n
+   residuals) and factors a dense n x n matrix, so its cost is not linear in n; the
+   linear part is the residual of (1).
+
+    .venv/bin/python benchmarks/relative_scaling.py            # n up to 256 (about 1 min)
+    .venv/bin/python benchmarks/relative_scaling.py --quick    # n up to 64
+    .venv/bin/python benchmarks/scaling.py --relative          # the same
+
+Prints two tables and the slope of log(time) against log(n) of each evaluation over
+n >= 16 (1: linear, 2: quadratic).  The machine load average is printed: the timings are
+only as good as the machine was quiet.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from functools import partial
+
+import numpy as np
+
+import flexmbs as fm
+from flexmbs.relative import nonrecursive, recursive
+from flexmbs.relative.dae import RelativeDAE
+from flexmbs.relative.kinematics import forward
+
+
+def chain(n: int, formulation: str = "relative", L: float = 0.2) -> fm.System:
+    """n rods of length L [m], revolute about z, hanging at a slant, gravity -y."""
+    model = fm.System(gravity=(0.0, -9.81, 0.0), name=f"chain{n}", formulation=formulation)
+    u = L * np.array([np.sin(0.3), -np.cos(0.3), 0.0])
+    R0 = np.column_stack([u / L, [np.cos(0.3), np.sin(0.3), 0.0], [0.0, 0.0, 1.0]])
+    parent = fm.ground
+    for i in range(n):
+        b = fm.RigidBody(f"rod{i}", m=1.0, I_S=np.diag([1e-4, L * L / 12, L * L / 12]),
+                         r0=(i + 0.5) * u, R0=R0)
+        model.add(b, fm.Revolute(f"J{i}", parent, b, at=i * u, axis="z"))
+        parent = b
+    return model
+
+
+def per_call(f, budget: float = 0.2) -> float:
+    """Median wall time [s] of ``f()`` over about ``budget`` seconds (at least 3 calls)."""
+    times, t_all = [], time.perf_counter()
+    while len(times) < 3 or time.perf_counter() - t_all < budget:
+        t0 = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def _rnea(tree, beta, betad, betadd, g):
+    return recursive.inverse_dynamics(tree, forward(tree, beta, betad), betadd, g)
+
+
+def _nonrecursive(tree, beta, betad, g):
+    return nonrecursive.mass_and_bias(tree, forward(tree, beta, betad), g)
+
+
+def evaluations(sizes) -> list[dict]:
+    rows = []
+    for n in sizes:
+        dae = RelativeDAE(chain(n).validate())
+        rng = np.random.default_rng(n)
+        beta, betad, betadd = (rng.normal(size=n) for _ in range(3))
+        g = dae.gravity
+        tree, kin = dae.tree, forward(dae.tree, beta, betad)
+        rows.append({
+            "n": n,
+            "rnea": per_call(partial(_rnea, tree, beta, betad, betadd, g)),
+            "crba": per_call(partial(recursive.mass_matrix, tree, kin)),
+            "nonrec": per_call(partial(_nonrecursive, tree, beta, betad, g)),
+        })
+    return rows
+
+
+def steps(sizes, t_end: float = 0.1, h: float = 1e-3) -> list[dict]:
+    rows = []
+    for n in sizes:
+        row = {"n": n}
+        for f in ("absolute", "relative", "recursive"):
+            warm = fm.simulate(chain(n, f), 10 * h, h, rho_inf=0.9)
+            t0 = time.perf_counter()
+            r = fm.simulate(chain(n, f), t_end, h, rho_inf=0.9, output_dt=t_end)
+            row[f] = (time.perf_counter() - t0) / r.stats.steps
+            del warm
+        rows.append(row)
+    return rows
+
+
+def slope(rows, key) -> float:
+    big = [r for r in rows if r["n"] >= 16]
+    if len(big) < 2:
+        return float("nan")
+    return float(np.polyfit(np.log([r["n"] for r in big]), np.log([r[key] for r in big]), 1)[0])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="chains up to 64 links")
+    args = ap.parse_args(argv)
+    top = 64 if args.quick else 256
+    sizes = [2 ** k for k in range(1, 20) if 2 ** k <= top]
+    print(f"flexmbs relative formalisms; load average {os.getloadavg()[0]:.2f}", flush=True)
+    ev = evaluations(sizes)
+    print("\n| n | recursive residual (RNEA) [ms] | per body [us] | CRBA mass matrix [ms] "
+          "| non-recursive Mbar, k [ms] |\n|---:|---:|---:|---:|---:|")
+    for r in ev:
+        print(f"| {r['n']} | {1e3 * r['rnea']:.3f} | {1e6 * r['rnea'] / r['n']:.1f} | "
+              f"{1e3 * r['crba']:.3f} | {1e3 * r['nonrec']:.3f} |")
+    print(f"\nslope of log(time) vs log(n), n >= 16: RNEA {slope(ev, 'rnea'):.2f}, "
+          f"CRBA {slope(ev, 'crba'):.2f}, non-recursive {slope(ev, 'nonrec'):.2f}")
+    st = steps([2, 4, 8] if args.quick else [2, 4, 8, 16])
+    print("\n| n | absolute [ms/step] | relative [ms/step] | recursive [ms/step] |"
+          "\n|---:|---:|---:|---:|")
+    for r in st:
+        print(f"| {r['n']} | {1e3 * r['absolute']:.2f} | {1e3 * r['relative']:.2f} | "
+              f"{1e3 * r['recursive']:.2f} |")
+    print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

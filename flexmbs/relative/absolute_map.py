@@ -1,0 +1,51 @@
+"""From joint coordinates to the absolute (descriptor) coordinates of the bodies
+(THEORY (2.82) -> (2.79)): ``q_b = [r_i, e_i]`` per rigid body, with
+
+    qd_b  = T(beta) betad,        T = [J_Ti; 1/2 G(e_i)^T J_Ri]   per body,
+    qdd_b = T betadd + Td betad,  Td betad = [ahat_Ti; 1/2 G(ed_i)^T omega_i
+                                             + 1/2 G(e_i)^T ahat_Ri]
+
+(``ed = 1/2 G^T omega`` for unit ``e``, THEORY §5.3).  The cut joints' and drives'
+equations, the force elements and the outputs of the descriptor form are evaluated on
+``q_b``; a generalized force ``Q_b = [Q_r; Q_e]`` on a body's coordinates is the wrench
+``[1/2 G(e) Q_e; Q_r]`` about its origin (``Q_e = 2 G^T n`` for a moment ``n``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from flexmbs.kinematics.rotation import G_of, e_from_matrix
+from flexmbs.relative.kinematics import TreeKinematics
+from flexmbs.relative.tree import Tree
+
+
+def absolute_state(tree: Tree, kin: TreeKinematics, J: list, ahat: list, body_slices: dict,
+                   n_q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(q_b, T, Td betad)`` on the layout ``body_slices`` (n_q coordinates)."""
+    q = np.zeros(n_q)
+    T = np.zeros((n_q, tree.n_beta))
+    Tdbd = np.zeros(n_q)
+    for i, body in enumerate(tree.bodies):
+        s = body_slices[body.name]
+        e = e_from_matrix(kin.A[i])
+        G = G_of(e)
+        omega = kin.v[i][:3]
+        ed = 0.5 * G.T @ omega
+        q[s] = np.concatenate([kin.r[i], e])
+        T[s.start:s.start + 3] = J[i][3:]
+        T[s.start + 3:s.start + 7] = 0.5 * G.T @ J[i][:3]
+        Tdbd[s] = np.concatenate([ahat[i][3:],
+                                  0.5 * G_of(ed).T @ omega + 0.5 * G.T @ ahat[i][:3]])
+    return q, T, Tdbd
+
+
+def body_wrenches(tree: Tree, body_slices: dict, q_b: np.ndarray, Q: np.ndarray) -> list:
+    """Wrench ``[M; F]`` about ``O_i`` (inertial) of the generalized force ``Q`` on the
+    bodies' coordinates, one (6,) per tree body."""
+    out = []
+    for body in tree.bodies:
+        s = body_slices[body.name]
+        Q_b = Q[s]
+        out.append(np.concatenate([0.5 * G_of(q_b[s][3:7]) @ Q_b[3:7], Q_b[:3]]))
+    return out
+

@@ -1,0 +1,241 @@
+"""The DAE of a tree with cut joints in joint coordinates (THEORY §1, §3.8, §7 item 23),
+in the form the integrators take (:mod:`flexmbs.integrate.protocol`):
+
+    r = Mbar(beta) betadd - k(beta, betad, t) + G^T lam = 0,       g(beta, t) = 0,
+    g = [e_j.e_j - 1 (spherical / free joints);  c(q_b(beta), t) (cut joints, drives)],
+    G = [2 e_j^T;  C_b T(beta)]
+
+with ``Mbar``, ``k`` from the non-recursive formalism (``formulation = "relative"``) or
+``Mbar betadd - k`` by recursive Newton-Euler and ``Mbar`` by composite rigid bodies
+(``"recursive"``).  The rows ``c`` of the cut joints and drives, their Jacobian ``C_b``
+and the force elements' generalized forces ``Q_f`` are those of the descriptor form
+(:class:`~flexmbs.system.assembly.AssembledSystem` of the whole model), evaluated on the
+absolute coordinates ``q_b(beta)``, ``qd_b = T betad``
+(:mod:`flexmbs.relative.absolute_map`); ``Q_f`` enters ``k`` as applied wrenches
+``f_i^t`` on the bodies.  For a tree without drives ``g`` holds only the normalisations.
+
+``K = dr/dbeta`` and ``C = dr/dbetad`` are central differences of ``r`` (step
+``1e-7 (1 + |x|)``), dense: the joint coordinates are few.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+import scipy.sparse as sp
+
+from flexmbs.relative import nonrecursive, recursive
+from flexmbs.relative.absolute_map import absolute_state, body_wrenches
+from flexmbs.relative.kinematics import forward
+from flexmbs.relative.tree import build_tree
+from flexmbs.system.model import System
+
+#: relative step of the central differences of the tangent
+FD_STEP = 1e-7
+
+
+class RelativeDAE:
+    """The DAE of ``model`` in joint coordinates ``beta`` (module doc).
+
+    ``formulation``: "relative" (non-recursive) or "recursive"."""
+
+    def __init__(self, model, formulation: str = "relative"):
+        self.model = model
+        self.formulation = formulation
+        self.tree = tree = build_tree(model, formulation)
+        self.gravity = np.asarray(model.gravity, dtype=float)
+        self.n_q = tree.n_beta
+        # the descriptor form of the model: layout of q_b, rows c, force elements
+        self.absolute = System(gravity=model.gravity, name=model.name,
+                               bodies=list(model.bodies), joints=list(model.joints),
+                               drives=list(model.drives), forces=list(model.forces),
+                               ).assemble()
+        lay = self.absolute.layout
+        cut = {id(j) for j in tree.cut}
+        #: the descriptor rows of the cut joints and drives (rows ``c`` of ``g``)
+        self.cut_rows = np.array([r for b, blk in enumerate(lay.blocks)
+                                  if blk.kind == "drive" or id(blk.owner) in cut
+                                  for r in range(lay.row_start[b], lay.row_start[b + 1])],
+                                 dtype=int)
+        self.n_lam = len(tree.e_rows) + len(self.cut_rows)
+        self._memo: dict = {}           # the last kinematics and cut-joint Jacobian
+        self.coordinate_labels = [f"{tj.name}[{k}]" for tj in tree.joints
+                                  for k in range(tj.motion.n_beta)]
+        self.active_row_labels = ([f"normalization '{tree.joints[i].name}'"
+                                   for i, tj in enumerate(tree.joints)
+                                   if tj.motion.e_slice is not None]
+                                  + [self.absolute.row_labels[r] for r in self.cut_rows])
+
+    def drop_redundant(self, q, t: float = 0.0, tol: float = 1e-9) -> list[str]:
+        """Drop the cut joints' rows that depend on the others at ``q`` (pivoted QR of
+        ``G^T``, as the descriptor form's rank test, THEORY §5.9.1); their labels."""
+        if not len(self.cut_rows):
+            return []
+        G = self.constraint_jacobian(q, t).toarray()
+        _, R, piv = sla.qr(G.T, mode="economic", pivoting=True)
+        d = np.zeros(self.n_lam)
+        d[:min(R.shape)] = np.abs(np.diag(R))
+        keep = np.sort(piv[d > tol * max(d.max(initial=0.0), 1.0)])
+        n_e = len(self.tree.e_rows)
+        if not np.all(keep[:n_e] == np.arange(n_e)):
+            raise ValueError(f"System '{self.model.name}': the Euler-parameter rows are "
+                             "dependent (a zero quaternion)")
+        labels = self.active_row_labels
+        dropped = [labels[r] for r in range(self.n_lam) if r not in set(keep.tolist())]
+        self.cut_rows = self.cut_rows[keep[n_e:] - n_e]
+        self.active_row_labels = [labels[r] for r in keep]
+        self.n_lam = len(keep)
+        return dropped
+
+    # -- kinematics -----------------------------------------------------------------------
+    def absolute_coordinates(self, beta, betad=None):
+        """``(q_b, qd_b, T, Td betad)`` of the descriptor form at ``(beta, betad)``."""
+        betad = np.zeros(self.n_q) if betad is None else np.asarray(betad, float)
+        key = (np.asarray(beta, float).tobytes(), betad.tobytes())
+        if self._memo.get("absolute", (None,))[0] != key:
+            self._memo["absolute"] = (key, self._absolute(beta, betad))
+        return self._memo["absolute"][1]
+
+    def _absolute(self, beta, betad):
+        kin = forward(self.tree, np.asarray(beta, float), betad)
+        J, ahat = nonrecursive.jacobians(self.tree, kin)
+        q_b, T, Tdbd = absolute_state(self.tree, kin, J, ahat, self.absolute.body_slices,
+                                      self.absolute.n_q)
+        return q_b, T @ betad, T, Tdbd
+
+    def initial_q(self) -> np.ndarray:
+        return self.tree.beta0()
+
+    def initial_qd(self) -> np.ndarray:
+        """``betad`` whose body twists fit the bodies' ``v0``, ``omega0`` best (least
+        squares on ``v = J betad``; exact when they are compatible with the joints)."""
+        beta = self.initial_q()
+        kin = forward(self.tree, beta, np.zeros(self.n_q))
+        J, _ = nonrecursive.jacobians(self.tree, kin)
+        rows, rhs = [], []
+        for i, b in enumerate(self.tree.bodies):
+            v_O = np.asarray(b.v0, float)
+            rows.append(J[i])
+            rhs.append(np.concatenate([b.omega0, v_O]))
+        # a body's v0 is its origin's velocity, as v_O of the twist
+        return np.linalg.lstsq(np.vstack(rows), np.concatenate(rhs), rcond=None)[0]
+
+    def normalize(self, q):
+        out = np.array(q, dtype=float, copy=True)
+        for s in self.tree.e_rows:
+            out[s] /= np.linalg.norm(out[s])
+        return out
+
+    # -- dynamics -------------------------------------------------------------------------
+    def mass_and_bias(self, beta, betad, t: float = 0.0):
+        """``(Mbar, k)`` by the model's formalism (force elements at time ``t``)."""
+        beta, betad = np.asarray(beta, float), np.asarray(betad, float)
+        kin = forward(self.tree, beta, betad)
+        mod = recursive if self.formulation == "recursive" else nonrecursive
+        return mod.mass_and_bias(self.tree, kin, self.gravity,
+                                 self.applied_wrenches(beta, betad, t))
+
+    def applied_wrenches(self, q, qd, t, lam_rows=None) -> list | None:
+        """Wrenches ``[M; F]`` about ``O_i`` of the force elements (and, with
+        ``lam_rows``, of the cut joints and drives, ``-C_b^T lam``) on the tree bodies,
+        or None when there are none."""
+        if not self.model.forces and lam_rows is None:
+            return None
+        q_b, qd_b, _, _ = self.absolute_coordinates(q, qd)
+        Q = np.zeros(self.absolute.n_q)
+        for fb, c in self.absolute.force_contributions(q_b, qd_b, t, 1):
+            Q[fb.idx] += c.Q[:-1]
+        if lam_rows is not None and len(self.cut_rows):
+            G_b = self.absolute.constraint_jacobian(q_b, t).toarray()[self.cut_rows]
+            Q -= G_b.T @ lam_rows
+        return body_wrenches(self.tree, self.absolute.body_slices, q_b, Q)
+
+    def _dynamics(self, q, qd, qdd, t):
+        q, qd = np.asarray(q, float), np.asarray(qd, float)
+        kin = forward(self.tree, q, qd)
+        f_t = self.applied_wrenches(q, qd, t)
+        if self.formulation == "recursive":
+            return recursive.inverse_dynamics(self.tree, kin, np.asarray(qdd, float),
+                                              self.gravity, f_t)
+        Mbar, k = nonrecursive.mass_and_bias(self.tree, kin, self.gravity, f_t)
+        return Mbar @ qdd - k
+
+    def residual(self, q, qd, qdd, lam, t):
+        r = self._dynamics(q, qd, qdd, t)
+        if self.n_lam:
+            r = r + self.constraint_jacobian(q, t).T @ lam
+        return r
+
+    def mass_matrix(self, q):
+        kin = forward(self.tree, np.asarray(q, float), np.zeros(self.n_q))
+        if self.formulation == "recursive":
+            return recursive.mass_matrix(self.tree, kin)
+        return nonrecursive.mass_and_bias(self.tree, kin, self.gravity)[0]
+
+    def tangent(self, q, qd, qdd, lam, t):
+        K = _central(lambda x: self.residual(x, qd, qdd, lam, t), q)
+        C = _central(lambda x: self.residual(q, x, qdd, lam, t), qd)
+        return sp.csr_matrix(K), sp.csr_matrix(C), sp.csr_matrix(self.mass_matrix(q))
+
+    # -- constraints ----------------------------------------------------------------------
+    def constraint(self, q, t):
+        q = np.asarray(q, float)
+        norm = [q[s] @ q[s] - 1.0 for s in self.tree.e_rows]
+        if not len(self.cut_rows):
+            return np.array(norm)
+        q_b = self.absolute_coordinates(q)[0]
+        return np.concatenate([norm, self._cut(self.absolute.constraint(q_b, t))])
+
+    def _cut(self, g_all):
+        """The cut joints' rows of the descriptor form's rows (all active there)."""
+        return np.asarray(g_all)[self.cut_rows]
+
+    def constraint_jacobian(self, q, t):
+        q = np.asarray(q, float)
+        G = np.zeros((self.n_lam, self.n_q))
+        for k, s in enumerate(self.tree.e_rows):
+            G[k, s] = 2.0 * q[s]
+        if len(self.cut_rows):
+            G[len(self.tree.e_rows):] = self._cut_jacobian(q, t)
+        return sp.csr_matrix(G)
+
+    def _cut_jacobian(self, q, t):
+        """``C_b T`` (rows of the cut joints, (n_cut, n_beta)), memoised on ``(q, t)``."""
+        key = (q.tobytes(), float(t), self.cut_rows.tobytes())
+        if self._memo.get("cut", (None,))[0] != key:
+            q_b, _, T, _ = self.absolute_coordinates(q)
+            G_b = self.absolute.constraint_jacobian(q_b, t).toarray()[self.cut_rows]
+            self._memo["cut"] = (key, G_b @ T)
+        return self._memo["cut"][1]
+
+    def constraint_rates(self, q, qd, t):
+        q, qd = np.asarray(q, float), np.asarray(qd, float)
+        n_e = len(self.tree.e_rows)
+        g_t, gamma = np.zeros(self.n_lam), np.zeros(self.n_lam)
+        for k, s in enumerate(self.tree.e_rows):
+            gamma[k] = 2.0 * qd[s] @ qd[s]
+        if len(self.cut_rows):
+            q_b, qd_b, _, Tdbd = self.absolute_coordinates(q, qd)
+            gt_b, gamma_b = self.absolute.constraint_rates(q_b, qd_b, t)
+            G_b = self.absolute.constraint_jacobian(q_b, t).toarray()[self.cut_rows]
+            g_t[n_e:] = self._cut(gt_b)
+            gamma[n_e:] = self._cut(gamma_b) + G_b @ Tdbd
+        return g_t, gamma
+
+    def constraint_force_jacobian(self, q, mu, t):
+        return sp.csr_matrix(_central(lambda x: self.constraint_jacobian(x, t).T @ mu, q))
+
+    def constraint_velocity_jacobian(self, q, v, t):
+        return sp.csr_matrix(_central(lambda x: self.constraint_jacobian(x, t) @ v, q))
+
+
+def _central(f, x) -> np.ndarray:
+    """``df/dx`` by central differences (columns)."""
+    x = np.asarray(x, dtype=float)
+    cols = []
+    for k in range(x.size):
+        h = FD_STEP * (1.0 + abs(x[k]))
+        xp, xm = x.copy(), x.copy()
+        xp[k] += h
+        xm[k] -= h
+        cols.append((np.asarray(f(xp)) - np.asarray(f(xm))) / (2 * h))
+    return np.column_stack(cols) if cols else np.zeros((0, 0))

@@ -1,0 +1,56 @@
+"""Joint reactions of a relative run from the backward sweep (THEORY §3.9), in the
+convention of the descriptor form (:func:`flexmbs.system.outputs.reactions`): the wrench
+``(force, torque)`` the joint exerts on the body of its second marker Q, about Q's
+origin, in Q's axes [N, N m].
+
+* Tree joint ``i``: ``f^P_i = [M; F]`` on body ``i`` about ``O_i`` from the sweep of
+  :func:`~flexmbs.relative.recursive.joint_wrenches`, with the cut joints' forces on the
+  bodies as applied wrenches.  When body ``i`` holds the joint's second marker,
+  ``force = R_Q^T F``, ``torque = R_Q^T (M - (r_Q - r_i) x F)``; when it holds the first
+  (the tree took the joint the other way round), the second body gets the opposite
+  wrench, ``force = -R_Q^T F``, ``torque = -R_Q^T (M + (r_i - r_Q) x F)``.
+* Cut joint, drive: the descriptor form's reaction of its rows with the relative
+  multipliers (the same rows ``c``, so the same ``lam``).  Their generalized forces on
+  the bodies, ``-C_b^T lam``, and the force elements' enter the sweep as applied
+  wrenches (:meth:`~flexmbs.relative.dae.RelativeDAE.applied_wrenches`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from flexmbs.bodies.attach import body_of
+from flexmbs.relative.kinematics import forward
+from flexmbs.relative.recursive import joint_wrenches
+
+
+def reactions(dae, beta, betad, betadd, lam, t: float) -> dict:
+    """``{joint name: (force, torque)}`` of every joint of the model (module doc)."""
+    tree = dae.tree
+    n_e = len(tree.e_rows)
+    beta, betad = np.asarray(beta, float), np.asarray(betad, float)
+    q_b = dae.absolute_coordinates(beta)[0]
+    kin = forward(tree, beta, betad)
+    fP = joint_wrenches(tree, kin, np.asarray(betadd, float), dae.gravity,
+                        dae.applied_wrenches(beta, betad, t, lam[n_e:]))
+    out = {}
+    for i, tj in enumerate(tree.joints):
+        if tj.joint is None:
+            continue
+        M, F = fP[i][:3], fP[i][3:]
+        on_second = body_of(tj.joint.second) is tree.bodies[i]
+        Q = tj.Q if on_second else tj.P
+        A_Q = kin.A[i] if on_second else (
+            np.eye(3) if tj.parent < 0 else kin.A[tj.parent])
+        r_body = kin.r[i] if on_second else (
+            np.zeros(3) if tj.parent < 0 else kin.r[tj.parent])
+        R_Q, r_Q = A_Q @ Q.R, r_body + A_Q @ Q.s
+        M_Q = M - np.cross(r_Q - kin.r[i], F)
+        sign = 1.0 if on_second else -1.0
+        out[tj.name] = (sign * R_Q.T @ F, sign * R_Q.T @ M_Q)
+    if len(dae.cut_rows):
+        lam_b = np.zeros(dae.absolute.n_lam)
+        lam_b[dae.cut_rows] = lam[n_e:]
+        rows = dae.absolute.reactions(q_b, lam_b, t)
+        out.update({x.name: rows[x.name] for x in (*tree.cut, *dae.model.drives)
+                    if x.name in rows})
+    return out
