@@ -35,9 +35,10 @@ from flexmbs.errors import (
     SingularConfigurationError,
 )
 from flexmbs.integrate.consistent import consistent_initial_conditions, consistent_positions
+from flexmbs.integrate.events import impact_columns
 from flexmbs.integrate.genalpha import Checkpoint
 from flexmbs.integrate.settings import DEFAULTS
-from flexmbs.io.results import ResultWriter, RestartPoint, read_restart
+from flexmbs.io.results import ResultWriter, RestartPoint, read_restart, write_event_table
 from flexmbs.system import dof, health
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,15 @@ class Result:
     wall_time: float = 0.0
     extra: dict = field(default_factory=dict)
     state_slices: dict = field(default_factory=dict)   # {force element: slice into q}
+    #: the contact impacts (:class:`~flexmbs.integrate.events.Impact`), in time order
+    impacts: tuple = ()
+
+    def impact_table(self, contact: str | None = None) -> dict:
+        """The impacts (of ``contact``, or all) as columns ``{"t" [s], "v_impact" [m/s],
+        "peak_force" [N], "t_release" [s]: (k,) arrays, "contact", "body_P", "body_Q":
+        names}`` (:func:`~flexmbs.integrate.events.impact_columns`)."""
+        rows = [i for i in self.impacts if contact is None or i.contact == contact]
+        return {k: v for k, (v, _) in impact_columns(rows).items()}
 
     def body_q(self, name: str) -> np.ndarray:
         return self.q[:, self.bodies[name]]
@@ -327,6 +337,10 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
         log.info(report.summary())
     if point is not None:
         _check_restart(point, model, asm, t_end)
+    if asm.event_labels and method != "genalpha":
+        raise ModelError(f"simulate: contact '{asm.event_labels[0]}' needs the "
+                         f"generalized-alpha integrator (it lands on the impacts), got "
+                         f"method '{method}'")
     sampled = asm.forces.sampled()
     if sampled and method != "genalpha":
         raise ModelError(f"simulate: sampled controller '{sampled[0].name}' needs the "
@@ -359,6 +373,7 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
                          out_times, t_start, scales=health.Scales.of(asm, init.q),
                          prior=point)
     notes: list[str] = []
+    impacts: tuple = ()
     wall = _time.perf_counter()
     try:
         if method == "genalpha":
@@ -400,6 +415,7 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
             finally:
                 integ.destroy()
             stats = traj.stats
+            impacts = tuple(getattr(integ, "impacts", ()))
         elif method == "ts":
             from flexmbs.integrate.ts import GGLIntegrator
             integ = GGLIntegrator(asm, options_prefix=options_prefix, petsc_options=petsc_options)
@@ -427,6 +443,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
         path = writer.close("interrupted" if stopped else "complete",
                             f"stopped by the progress callback at t = {t_last:.6g} s"
                             if stopped else "")
+        if impacts:
+            write_event_table(path, "impacts", impact_columns(impacts))
     wall = _time.perf_counter() - wall
     rows = recorder.rows
     return Result(
@@ -438,7 +456,7 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
                                                   if k.endswith("/reaction")},
         joint_coordinates={k[7:-12]: np.array(v) for k, v in rows.items() if k.endswith("/coordinates")},
         energy=recorder.arrays("energy/"), dof=report, initial=init, stats=stats,
-        path=path, wall_time=wall, state_slices=dict(asm.state_slices),
+        path=path, wall_time=wall, state_slices=dict(asm.state_slices), impacts=impacts,
         extra={"notes": notes, "conditioning": recorder.worst, "model": model,
                "restart": point})
 

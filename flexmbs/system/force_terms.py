@@ -40,19 +40,25 @@ class ForceTerms:
             if c is not None:
                 yield fb, c
                 continue
-            n = len(fb.idx) + 1
-            x, xd = np.empty(n), np.empty(n)
-            x[:-1], x[-1] = q[fb.idx], t
-            xd[:-1], xd[-1] = qd[fb.idx], 1.0
-            def frames(fb=fb, n=n):
-                return frame_jets(fb.markers, fb.offsets, q, fb.idx, n, order, rot)
-            q_b = tuple(None if o is None else q[fb.idx[o:o + m.body.n_coords]]
-                        for m, o in zip(fb.markers, fb.offsets))
-            qd_b = tuple(None if o is None else qd[fb.idx[o:o + m.body.n_coords]]
-                         for m, o in zip(fb.markers, fb.offsets))
-            ctx = LocalContext(fb.markers, frames, x, xd, t, n, fb.offsets, q_b, qd_b, order,
-                               fb.states, self.signals(fb, q, qd, order))
-            yield fb, fb.element.contribution(ctx)
+            yield fb, fb.element.contribution(self.context(fb, q, qd, t, order, rot))
+
+    def context(self, fb, q, qd, t, order, rot=None) -> LocalContext:
+        """The :class:`LocalContext` of force block ``fb`` at ``(q, qd, t)`` to ``order``
+        (``rot`` shares the bodies' rotation data between the blocks of one evaluation)."""
+        n = len(fb.idx) + 1
+        x, xd = np.empty(n), np.empty(n)
+        x[:-1], x[-1] = q[fb.idx], t
+        xd[:-1], xd[-1] = qd[fb.idx], 1.0
+        rot = {} if rot is None else rot
+
+        def frames():
+            return frame_jets(fb.markers, fb.offsets, q, fb.idx, n, order, rot)
+        q_b = tuple(None if o is None else q[fb.idx[o:o + m.body.n_coords]]
+                    for m, o in zip(fb.markers, fb.offsets))
+        qd_b = tuple(None if o is None else qd[fb.idx[o:o + m.body.n_coords]]
+                     for m, o in zip(fb.markers, fb.offsets))
+        return LocalContext(fb.markers, frames, x, xd, t, n, fb.offsets, q_b, qd_b, order,
+                            fb.states, self.signals(fb, q, qd, order))
 
     def sampled(self) -> list:
         """The force elements sampled at ticks (their ``period``,
