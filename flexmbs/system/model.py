@@ -52,8 +52,13 @@ class System:
     def add(self, *items) -> System:
         """Add bodies, joints, drives, force elements or sensors (in any order).
 
-        Bodies referenced by joints or force elements are added automatically."""
+        Bodies referenced by joints or force elements are added automatically; an item
+        made of several (a :class:`~flexmbs.system.clearance.ClearanceRevolute`, with
+        ``parts()``) adds its parts."""
         for item in items:
+            if hasattr(item, "parts") and not hasattr(item, "residual"):
+                self.add(*item.parts())
+                continue
             kind = _kind(item)
             if kind == "unknown":
                 raise ModelError(f"System '{self.name}': cannot add {item!r}: not a body, "
