@@ -47,6 +47,7 @@ from flexmbs.constraints.surface import PointOnSurface
 from flexmbs.constraints.universal import Universal
 from flexmbs.forces.actuator import LinearActuator
 from flexmbs.forces.bushing import Bushing
+from flexmbs.forces.contact import PinInHoleContact, SpherePlaneContact, SphereSphereContact
 from flexmbs.forces.controllers import LinearController, PIDController
 from flexmbs.forces.external import ExternalForce, ExternalTorque
 from flexmbs.forces.nonlinear_spring import NonlinearRotationalSpring, NonlinearSpring
@@ -96,7 +97,8 @@ DRIVES = registry(AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityD
 FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, ExternalForce,
                   ExternalTorque, JointStop, Rope, CompressionSpring, NonlinearSpring,
                   NonlinearRotationalSpring, LinearActuator, HydraulicCylinder, PIDController,
-                  LinearController, DiscreteStateSpaceController)
+                  LinearController, DiscreteStateSpaceController, SpherePlaneContact,
+                  SphereSphereContact, PinInHoleContact)
 SENSORS = registry(PositionSensor, VelocitySensor, AccelerationSensor, OrientationSensor,
                    AngularVelocitySensor, AngularAccelerationSensor, FaceDisplacementSensor)
 #: the time-function tables ``{type = ...}`` of drive values and loads

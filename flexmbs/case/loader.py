@@ -349,6 +349,18 @@ def _sn_curve(v):
     return out
 
 
+def _law_table(keys: dict, required: tuple, what: str):
+    """A check of an inline table ``{key = number, ...}`` with the ``keys``
+    (``{key: unit}``), of which ``required`` must be given."""
+    def check(v):
+        shown = "{" + ", ".join(f"{k} = {u}" for k, u in keys.items()) + "}"
+        if not isinstance(v, dict) or not set(required) <= set(v) or not set(v) <= set(keys):
+            raise _Bad(f"a {what} table {shown} with at least {', '.join(required)}",
+                       _show(v))
+        return {k: _finite(x) for k, x in v.items()}
+    return check
+
+
 _CHECKS = {
     "str": _str, "name": _name, "float": _finite, "int": _int, "bool": _bool, "vec3": _vec(3),
     "vec6": _vec(6), "axis": _axis, "orientation": _orientation, "inertia": _inertia,
@@ -356,6 +368,10 @@ _CHECKS = {
     "floats": _floats, "ints": _ints, "grid": _grid, "value": _value, "coordinate": _coordinate,
     "options": _options, "path": _str, "path_out": _str, "function": lambda v: v,   # checked in _function
     "sn_curve": _sn_curve, "matrix": _matrix, "feeds": _feeds,
+    "contact_law": _law_table({"K": "N/m^n", "n": "-", "e": "-", "v_min": "m/s"}, ("K",),
+                              "contact law"),
+    "friction_law": _law_table({"mu_s": "-", "mu_k": "-", "v_s": "m/s", "c_v": "s/m"},
+                               ("mu_s", "mu_k"), "friction law"),
 }
 
 

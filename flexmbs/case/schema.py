@@ -264,6 +264,15 @@ _P2P_SIDES = (
         "configuration (default: the marker or body origin)"),
     Key("second_at", "vec3", "m", None, "attachment point of Q (as `first_at`)"),
 )
+_CONTACT = (
+    Key("law", "contact_law", "N/m^n, -, -, m/s", REQUIRED, "normal law `{K = ..., n = 1.5, "
+        "e = ..., v_min = 1e-3}`: F = K delta^n (Hertz), times (1 + chi delta_dot) with "
+        "`e` (Hunt-Crossley, chi such that one impact has the restitution e); docs/contact.md"),
+    Key("friction", "friction_law", "-, -, m/s, s/m", None, "regularised Coulomb friction "
+        "`{mu_s = ..., mu_k = ..., v_s = 0, c_v = 0}` (default: none)"),
+    Key("v_eps", "float", "m/s", 1e-4, "sliding speed regularising the friction direction",
+        check="positive"),
+)
 FORCE = _per_kind(kinds.FORCES, {
     "spring_damper": _table(
         *_P2P_SIDES,
@@ -418,6 +427,33 @@ FORCE = _per_kind(kinds.FORCES, {
         Key("C_d", "matrix", "-", REQUIRED, "u_k = C_d x_k + D_d w_k (one row)"),
         Key("D_d", "matrix", "N m/rad | N/m", REQUIRED, "feedthrough (one row)"),
         Key("x0", "floats", "-", None, "initial discrete states (default zero)")),
+    # contact (docs/contact.md): the integrator lands on the impacts
+    "sphere_plane_contact": _table(
+        Key("first", "ref", default=REQUIRED, doc="side P: the plane (its marker axes)"),
+        Key("second", "ref", default=REQUIRED, doc="side Q: the sphere centre"),
+        Key("first_at", "vec3", "m", None, "a point of the plane, inertial, initial "
+            "configuration (default: the marker or body origin)"),
+        Key("second_at", "vec3", "m", None, "sphere centre (as `first_at`)"),
+        Key("R", "float", "m", 0.0, "sphere radius (0: a point)", check="nonneg"),
+        Key("normal", "str", default="z", doc="axis of P normal to the plane, pointing "
+            "to the free side", choices=("x", "y", "z")),
+        *_CONTACT),
+    "sphere_sphere_contact": _table(
+        *_P2P_SIDES,
+        Key("R_P", "float", "m", 0.0, "radius of the sphere at P", check="nonneg"),
+        Key("R_Q", "float", "m", 0.0, "radius of the sphere at Q", check="nonneg"),
+        *_CONTACT),
+    "pin_in_hole_contact": _table(
+        Key("first", "ref", default=REQUIRED, doc="side P: the hole centre, its z axis the "
+            "hole axis"),
+        Key("second", "ref", default=REQUIRED, doc="side Q: the pin centre"),
+        Key("first_at", "vec3", "m", None, "hole centre, inertial, initial configuration "
+            "(with a body side; the hole axis is then inertial z)"),
+        Key("second_at", "vec3", "m", None, "pin centre (as `first_at`)"),
+        Key("c", "float", "m", REQUIRED, "radial clearance (hole radius - pin radius)",
+            check="nonneg"),
+        Key("R", "float", "m", 0.0, "pin radius (lever of the friction)", check="nonneg"),
+        *_CONTACT),
 })
 
 # -- [[sensors]] -----------------------------------------------------------------------------------

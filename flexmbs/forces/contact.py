@@ -239,7 +239,7 @@ class PinInHoleContact(ContactElement):
 
     c: float = 0.0
     R: float = 0.0
-    kind = None
+    kind = "pin_in_hole_contact"
 
     def geometry_problems(self) -> list[str]:
         return [f"{self.who}: {k} must be >= 0 [m], got {getattr(self, k)}"

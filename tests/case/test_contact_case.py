@@ -1,0 +1,59 @@
+"""Contact elements in case files: the inline law tables are checked with one line per
+mistake, and a bouncing ball built from a case file hits the floor at the closed-form
+time sqrt(2 h / g)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flexmbs as fm
+from flexmbs.case import build, load_case
+from flexmbs.errors import CaseError
+
+BALL = """
+[model]
+gravity = [0.0, 0.0, -9.81]
+
+[[bodies]]
+name = "ball"
+type = "point_mass"
+m = 1.0
+position = [0.0, 0.0, 0.55]
+
+[[forces]]
+name = "floor"
+type = "sphere_plane_contact"
+first = "ground"
+second = "ball"
+R = 0.05
+law = {LAW}
+
+[solver]
+t_end = 0.4
+dt = 1e-3
+"""
+
+
+def case(tmp_path, law: str):
+    path = tmp_path / "case.toml"
+    path.write_text(BALL.replace("{LAW}", law))
+    return path
+
+
+def test_ball_case_hits_the_floor_at_the_free_fall_time(tmp_path):
+    system = build(load_case(case(tmp_path, "{ K = 1e8, n = 1.5, e = 0.8 }"))).system
+    res = fm.simulate(system, t_end=0.4, dt=1e-3)
+    assert res.impact_table("floor")["t"][0] == pytest.approx(np.sqrt(2 * 0.5 / 9.81),
+                                                              abs=1e-6)
+
+
+@pytest.mark.parametrize("law, message", [
+    ("{ n = 1.5 }", "forces[0].law: expected a contact law table {K = N/m^n, n = -, "
+                    "e = -, v_min = m/s} with at least K"),
+    ("{ K = 1e8, e = 1.5 }", "SpherePlaneContact 'floor': restitution e must lie in "
+                             "(0, 1], got 1.5"),
+])
+def test_bad_law_tables_give_one_line(tmp_path, law, message):
+    with pytest.raises(CaseError) as err:
+        build(load_case(case(tmp_path, law)))
+    assert message in str(err.value) and "\n" not in str(err.value)
