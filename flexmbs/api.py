@@ -23,17 +23,21 @@ from flexmbs.errors import (
     MeshError,
     ModelError,
 )
+from flexmbs.forces.contact_law import ContactLaw
 from flexmbs.forces.controllers import pid
+from flexmbs.forces.friction_law import FrictionLaw
 from flexmbs.forces.pressure import FacePressure
 from flexmbs.forces.sampled import CallbackController
 from flexmbs.forces.states import StatefulForceElement, StateLaw, scalar_state_law
 from flexmbs.kinematics.time_functions import FromCallables, TimeFunction
 from flexmbs.simulate import Equilibrium, Result, simulate, static_equilibrium
+from flexmbs.system.clearance import ClearanceRevolute
 from flexmbs.system.model import System
 
 __all__ = [
-    "BodyFileError", "CallbackController", "CaseError", "ConvergenceError", "Equilibrium",
-    "FacePressure", "FlexibleBody", "FlexmbsError", "FromCallables", "MeshError",
+    "BodyFileError", "CallbackController", "CaseError", "ClearanceRevolute", "ContactLaw",
+    "ConvergenceError", "Equilibrium", "FacePressure", "FlexibleBody", "FlexmbsError",
+    "FrictionLaw", "FromCallables", "MeshError",
     "MeshForces", "ModalDamping", "ModelError", "PointMass", "RayleighDamping", "Result",
     "RigidBody", "StateLaw", "StatefulForceElement", "System", "TimeFunction", "ground",
     "mesh_forces", "pid", "scalar_state_law", "simulate", "static_equilibrium",

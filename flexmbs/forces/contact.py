@@ -45,7 +45,7 @@ from flexmbs.bodies.attach import attach, body_of, side_problems
 from flexmbs.forces.base import ForceContribution
 from flexmbs.forces.contact_law import ContactLaw
 from flexmbs.forces.friction_law import FrictionLaw
-from flexmbs.forces.states import StateLaw, StatefulForceElement, scalar_state_law
+from flexmbs.forces.states import StatefulForceElement, StateLaw, scalar_state_law
 from flexmbs.kinematics import jet as J
 
 #: regularisation length of the pin-in-hole direction [m]

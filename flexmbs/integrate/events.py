@@ -6,7 +6,7 @@ step size is found where the first of them crosses zero:
 
     f(h') = min_k  sigma_k s_k(q_{n+1}(h')),      sigma_k = +1 closing, -1 opening,
 
-``f(0) > 0 >= f(h)``.  ``q_{n+1}(h')`` is the generalized-α step of size ``h'`` from the
+``f(0) > 0 >= f(h)``.  ``q_{n+1}(h')`` is the generalized-alpha step of size ``h'`` from the
 same state, so ``f`` is continuous in ``h'``; the Illinois variant of regula falsi
 (Dowell & Jarratt, BIT 11, 1971) shrinks the bracket ``[h_lo, h_hi]`` below ``tol``
 [s] and the integrator takes the step ``h_hi``: it lands on the closed (resp. open)
@@ -14,7 +14,7 @@ side at most ``tol`` after the crossing of the discrete solution.
 
 At a closing gap (an impact) the contact's held approach speed ``v_minus = -sd`` is set
 (:meth:`~.protocol.Events.impact`); at every crossing the auxiliary acceleration is
-restarted, ``a = qdd`` (the contact force has a kink there: generalized-α restarted
+restarted, ``a = qdd`` (the contact force has a kink there: generalized-alpha restarted
 from consistent accelerations keeps its second order after it).  Each impact is
 recorded as an :class:`Impact`: its time, contact, bodies, approach speed, the peak
 normal force over the accepted steps while the gap stays closed, and the time it opens.
@@ -103,8 +103,9 @@ class ContactEvents:
         return best, hi
 
     def accept(self, s):
-        """The state (a ``(t, q, qd, qdd, a, lam)`` named tuple) after the accepted step ``s``: impacts set and recorded, peaks
-        updated, ``a`` restarted at a crossing (module docstring)."""
+        """The state after the accepted step ``s`` (a ``(t, q, qd, qdd, a, lam)`` named
+        tuple): impacts set and recorded, peaks updated, ``a`` restarted at a crossing
+        (module docstring)."""
         gap, sd, F = self.dae.event_gaps(s.q, s.qd, s.t)
         g0 = self._gap[0]
         closing = np.flatnonzero((g0 > 0) & (gap <= 0))
@@ -113,8 +114,9 @@ class ContactEvents:
         for k in closing:
             q = self.dae.impact(q, int(k), float(sd[k]))
             self._open[int(k)] = len(self.impacts)
-            self.impacts.append(Impact(self.dae.event_labels[k], tuple(self.dae.event_bodies[k]),
-                                       float(s.t), float(max(-sd[k], 0.0))))
+            self.impacts.append(Impact(self.dae.event_labels[k],
+                                       tuple(self.dae.event_bodies[k]), float(s.t),
+                                       float(max(-sd[k], 0.0))))
         for k in opening:
             i = self._open.pop(int(k), None)
             if i is not None:

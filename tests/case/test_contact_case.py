@@ -8,7 +8,9 @@ import pytest
 
 import flexmbs as fm
 from flexmbs.case import build, load_case
+from flexmbs.case.report import summary
 from flexmbs.errors import CaseError
+from flexmbs.io.results import read_results
 
 BALL = """
 [model]
@@ -41,10 +43,16 @@ def case(tmp_path, law: str):
 
 
 def test_ball_case_hits_the_floor_at_the_free_fall_time(tmp_path):
+    """... and the impact reaches the result file and the run summary."""
     system = build(load_case(case(tmp_path, "{ K = 1e8, n = 1.5, e = 0.8 }"))).system
-    res = fm.simulate(system, t_end=0.4, dt=1e-3)
-    assert res.impact_table("floor")["t"][0] == pytest.approx(np.sqrt(2 * 0.5 / 9.81),
-                                                              abs=1e-6)
+    res = fm.simulate(system, t_end=0.4, dt=1e-3, output=str(tmp_path / "ball.h5"))
+    t_hit = np.sqrt(2 * 0.5 / 9.81)
+    assert res.impact_table("floor")["t"][0] == pytest.approx(t_hit, abs=1e-6)
+    table = read_results(res.path)["events"]["impacts"]
+    assert table["t"][0] == res.impacts[0].t and table["contact"][0] == b"floor"
+    assert table["peak_force"][0] == res.impacts[0].peak_force > 0
+    line = summary(res, 1.0).splitlines()[-1]
+    assert line.startswith("contact floor") and "1 impact (ground - ball)" in line
 
 
 @pytest.mark.parametrize("law, message", [

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import flexmbs as fm
-from flexmbs.forces.contact import PinInHoleContact, SphereSphereContact, SpherePlaneContact
+from flexmbs.forces.contact import PinInHoleContact, SpherePlaneContact, SphereSphereContact
 from flexmbs.forces.contact_law import ContactLaw
 from flexmbs.forces.friction_law import FrictionLaw
 

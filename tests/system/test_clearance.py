@@ -7,6 +7,8 @@ joint's radial reaction ``F``; step refinement for a clearance of 0.1 mm.
 """
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 
@@ -60,8 +62,8 @@ def test_clearance_slider_crank_converges_under_step_refinement():
     runs = [fm.simulate(slider_crank(1e-4), t_end=0.03, dt=dt, output_dt=1e-3)
             for dt in (1e-4, 5e-5, 2.5e-5, 1.25e-5)]
     x = [r.body_q("slider")[:, 0] for r in runs]
-    changes = [np.abs(a - b).max() for a, b in zip(x[:-1], x[1:])]
-    assert all(c1 < 0.5 * c0 for c0, c1 in zip(changes[:-1], changes[1:])), changes
+    changes = [np.abs(a - b).max() for a, b in pairwise(x)]
+    assert all(c1 < 0.5 * c0 for c0, c1 in pairwise(changes)), changes
     tables = [r.impact_table("C") for r in runs]
     assert all(len(t["t"]) == 2 for t in tables)
     np.testing.assert_allclose(tables[0]["t"][0], tables[-1]["t"][0], atol=1e-6)
