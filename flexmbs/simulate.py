@@ -66,6 +66,8 @@ class Result:
     state_slices: dict = field(default_factory=dict)   # {force element: slice into q}
     #: the contact impacts (:class:`~flexmbs.integrate.events.Impact`), in time order
     impacts: tuple = ()
+    #: ``{contact: (n, 3)}``: gap [m], gap rate [m/s], normal force [N] per output step
+    contacts: dict = field(default_factory=dict)
 
     def impact_table(self, contact: str | None = None) -> dict:
         """The impacts (of ``contact``, or all) as columns ``{"t" [s], "v_impact" [m/s],
@@ -84,6 +86,10 @@ class Result:
                            f"those with states: {sorted(self.state_slices)}")
         return self.q[:, self.state_slices[name]]
 
+
+#: the columns of a contact's output rows ``contacts/<name>``: gap [m] (negative:
+#: penetration), its rate [m/s], the normal force [N]
+CONTACT_COLUMNS = ("gap", "gap_rate", "F_n")
 
 #: the conditioning of the active constraint rows is measured every this many outputs
 CONDITIONING_EVERY = 16
@@ -175,6 +181,11 @@ class _Recorder:
             states = tuple(asm.marker_kinematics(m, q, qd, qdd) for m in asm.sensor_markers[s.name])
             rec[f"sensors/{s.name}"] = (s.measure(states), getattr(s, "unit", ""),
                                         getattr(s, "columns", None))
+        if asm.event_labels:
+            gap, gap_rate, F_n = asm.event_gaps(q, qd, t)
+            for k, name in enumerate(asm.event_labels):
+                rec[f"contacts/{name}"] = (np.array([gap[k], gap_rate[k], F_n[k]]),
+                                           "m | m/s | N", CONTACT_COLUMNS)
         for k, v in asm.energy(q, qd, t).items():
             rec[f"energy/{k}"] = (v, "J")
         for k in ("newton_iterations", "jacobian_evaluations"):
@@ -457,6 +468,7 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
         joint_coordinates={k[7:-12]: np.array(v) for k, v in rows.items() if k.endswith("/coordinates")},
         energy=recorder.arrays("energy/"), dof=report, initial=init, stats=stats,
         path=path, wall_time=wall, state_slices=dict(asm.state_slices), impacts=impacts,
+        contacts=recorder.arrays("contacts/"),
         extra={"notes": notes, "conditioning": recorder.worst, "model": model,
                "restart": point})
 

@@ -183,7 +183,7 @@ def write_event_table(path: str | os.PathLike, name: str, columns: dict,
                 del top[name]
             g = top.create_group(name)
             for col, (value, unit) in columns.items():
-                if value and isinstance(value, list) and isinstance(value[0], str):
+                if isinstance(value, list) and value and isinstance(value[0], str):
                     g.create_dataset(col, data=np.array(value, dtype=h5py.string_dtype()))
                 else:
                     g.create_dataset(col, data=np.asarray(value, dtype=float)) \

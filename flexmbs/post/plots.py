@@ -1,4 +1,6 @@
-"""PNG plots of a result file: sensors, joint coordinates, joint reactions, energy.
+"""PNG plots of a result file: sensors, joint coordinates, joint reactions, contacts (gap,
+its rate, normal force), hot spots (largest von Mises and principal stresses over their
+nodes), energy.
 
 :func:`plot_results` reads a result file (``flexmbs.io.results`` layout) and writes one
 PNG per sensor and per joint (coordinates and reactions), plus the energy, with
@@ -34,6 +36,15 @@ def _series(path: Path) -> tuple[np.ndarray, list[tuple[str, str, np.ndarray, li
                     ds = grp[key]
                     out.append((f"joint_{key}", name, np.array(ds[:n]), _columns(ds),
                                 str(ds.attrs.get("unit", ""))))
+        for name, ds in (f["contacts"].items() if "contacts" in f else []):
+            out.append(("contact", name, np.array(ds[:n]), _columns(ds),
+                        str(ds.attrs.get("unit", ""))))
+        for name, grp in (f["hotspots"].items() if "hotspots" in f else []):
+            if "von_mises" in grp and "principal" in grp:
+                vm, pr = np.array(grp["von_mises"][:n]), np.array(grp["principal"][:n])
+                out.append(("hotspot", name, np.column_stack(
+                    [vm.max(axis=1), pr[..., 0].max(axis=1), pr[..., -1].min(axis=1)]),
+                    ["max von Mises", "max sigma_1", "min sigma_3"], "Pa"))
         if "energy" in f:
             kinds = sorted(f["energy"])
             vals = np.column_stack([np.array(f["energy"][k][:n]) for k in kinds]) \
@@ -85,25 +96,29 @@ def plot_results(result_path: str | Path, out_dir: str | Path) -> list[Path]:
             axes[-1].set_xlabel("time [s]")
         else:
             title = {"sensor": f"sensor '{name}'", "joint_coordinates": f"joint '{name}': "
-                     "coordinates", "energy": "energy"}[group]
+                     "coordinates", "energy": "energy",
+                     "contact": f"contact '{name}': gap, its rate, normal force",
+                     "hotspot": f"hot spot '{name}': stress over its nodes"}[group]
             # sensors: one axis per component, so a millimetre deflection is not flattened
             # by a 0.4 m offset of another component on a shared scale
-            n_ax = vals.shape[1] if group == "sensor" and 1 < vals.shape[1] <= 6 else 1
+            n_ax = vals.shape[1] if group in ("sensor", "contact") and \
+                1 < vals.shape[1] <= 6 else 1
             fig, axes = plt.subplots(n_ax, 1, figsize=(7, 2.2 + 1.5 * n_ax), sharex=True,
                                      squeeze=False)
             axes = axes[:, 0]
             for k, (c, col) in enumerate(zip(vals.T, cols)):
                 ax = axes[k if n_ax > 1 else 0]
                 ax.plot(t, c, label=col)
-            for ax in axes:
-                ax.set_ylabel(f"[{unit}]" if unit else "")
+            units = unit.split(" | ") if group == "contact" else [unit] * len(axes)
+            for ax, u in zip(axes, units):
+                ax.set_ylabel(f"[{u}]" if u else "")
                 ax.legend(loc="best", fontsize=8)
                 ax.grid(True, alpha=0.3)
             axes[0].set_title(title)
             axes[-1].set_xlabel("time [s]")
         fig.tight_layout()
         prefix = {"sensor": "sensor", "joint_coordinates": "joint", "joint_reaction": "reaction",
-                  "energy": ""}[group]
+                  "contact": "contact", "hotspot": "hotspot", "energy": ""}[group]
         fname = out_dir / (f"{prefix}_{_safe(name)}.png" if prefix else "energy.png")
         try:
             _save(fig, fname)
