@@ -180,8 +180,7 @@ def test_interrupt_leaves_readable_file(tmp_path, sig):
 
 
 TIME_CASES = ["main", "slider_crank", "four_bar", "flexible_pendulum", "heavy_top",
-              "slider_crank_clearance",
-              "spin_up_beam"]
+              "spin_up_beam", "slider_crank_clearance"]
 
 
 @pytest.mark.parametrize("name", TIME_CASES)
