@@ -50,6 +50,7 @@ from flexmbs.forces.bushing import Bushing
 from flexmbs.forces.contact import PinInHoleContact, SpherePlaneContact, SphereSphereContact
 from flexmbs.forces.controllers import LinearController, PIDController
 from flexmbs.forces.external import ExternalForce, ExternalTorque
+from flexmbs.forces.face_contact import FaceContact
 from flexmbs.forces.nonlinear_spring import NonlinearRotationalSpring, NonlinearSpring
 from flexmbs.forces.one_sided import CompressionSpring, Rope
 from flexmbs.forces.hydraulics import HydraulicCylinder
@@ -98,7 +99,7 @@ FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, Ext
                   ExternalTorque, JointStop, Rope, CompressionSpring, NonlinearSpring,
                   NonlinearRotationalSpring, LinearActuator, HydraulicCylinder, PIDController,
                   LinearController, DiscreteStateSpaceController, SpherePlaneContact,
-                  SphereSphereContact, PinInHoleContact)
+                  SphereSphereContact, PinInHoleContact, FaceContact)
 SENSORS = registry(PositionSensor, VelocitySensor, AccelerationSensor, OrientationSensor,
                    AngularVelocitySensor, AngularAccelerationSensor, FaceDisplacementSensor)
 #: the time-function tables ``{type = ...}`` of drive values and loads

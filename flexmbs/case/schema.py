@@ -454,6 +454,15 @@ FORCE = _per_kind(kinds.FORCES, {
             check="nonneg"),
         Key("R", "float", "m", 0.0, "pin radius (lever of the friction)", check="nonneg"),
         *_CONTACT),
+    "face_contact": _table(
+        Key("first", "ref", default=REQUIRED, doc="the flexible body \"BODY\" whose face "
+            "is hit"),
+        Key("face", "str", default=REQUIRED, doc="named flat face (facet set) of `first`, "
+            "taken as its mean plane moving with its mean elastic displacement"),
+        Key("second", "ref", default=REQUIRED, doc="side Q: the sphere centre"),
+        Key("second_at", "vec3", "m", None, "sphere centre, inertial, initial configuration"),
+        Key("R", "float", "m", 0.0, "sphere radius (0: a point)", check="nonneg"),
+        *_CONTACT),
 })
 
 # -- [[sensors]] -----------------------------------------------------------------------------------

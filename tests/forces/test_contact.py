@@ -127,3 +127,15 @@ def test_contact_problems_are_one_line_each():
     for part in ("contact stiffness K must be > 0", "radius R must be >= 0",
                  "normal must be 'x', 'y' or 'z'"):
         assert f"SpherePlaneContact 'c': {part}" in msg
+
+
+def test_resting_ball_static_equilibrium():
+    """A ball resting on the floor: static equilibrium (the held approach speed kept) at
+    the Hertz penetration (m g / K)^(2/3)."""
+    ball = fm.PointMass("ball", m=1.0, r0=(0.0, 0.0, R - 1e-4))
+    model = fm.System(gravity=(0.0, 0.0, -G)).add(
+        ball, fm.Cylindrical("guide", fm.ground, ball, at=(0.0, 0.0, R), axis="z"),
+        SpherePlaneContact("floor", first=fm.ground, second=ball, R=R,
+                           law=ContactLaw(K=1e6, n=1.5, e=0.8)))
+    q = fm.static_equilibrium(model).q
+    assert q[2] == pytest.approx(R - (G / 1e6) ** (2 / 3), abs=1e-12)
