@@ -33,7 +33,9 @@ fixed in its body at the current contact), ``D = dw/dx`` and the sliding velocit
     F_t = -mu(|v_t|) F_n v_t / sqrt(|v_t|^2 + v_eps^2),      Q_t = D^T F_t,
 
 on Q (and ``-F_t`` on P).  The Newton tangent of ``Q_t`` holds the ``F_n`` and ``v_t``
-dependences; the change of ``D`` with ``x`` (a curvature term) is left out.
+dependences, the turning of ``n`` and the second derivatives of the material points
+(``w`` fixed in the bodies); the motion of the contact point over the surfaces (which
+material point is in contact) is left out of it.
 """
 from __future__ import annotations
 
@@ -55,12 +57,19 @@ AXES = {"x": 0, "y": 1, "z": 2}
 
 @dataclass(frozen=True)
 class ContactGeometry:
-    """Gap jet ``s`` [m], unit normal ``n`` (on Q), contact points ``c_P``, ``c_Q`` [m]."""
+    """Gap jet ``s`` [m], unit normal jet ``n`` (on Q), contact points ``c_P``, ``c_Q``
+    [m]."""
 
     s: object
-    n: np.ndarray
+    n: object
     c_P: np.ndarray
     c_Q: np.ndarray
+
+
+def inverse_scaled(a, length):
+    """The jet ``a / length`` of a vector jet ``a`` and a positive scalar jet ``length``."""
+    L = float(length.v)
+    return J.mul(J.apply(length, 1.0 / L, -1.0 / L ** 2, 2.0 / L ** 3), a)
 
 
 def material_point(frame, c: np.ndarray):
@@ -141,17 +150,17 @@ class ContactElement(StatefulForceElement):
     def _with_friction(self, c, g, ctx, F, dF) -> ForceContribution:
         """``c`` plus the friction force ``Q_t`` and its tangent (module docstring)."""
         P, Q = ctx.frames[:2]
-        D = (material_point(Q, g.c_Q) - material_point(P, g.c_P)).d
-        T = np.eye(3) - np.outer(g.n, g.n)
-        TD = T @ D
-        v = TD @ ctx.xd
+        w = material_point(Q, g.c_Q) - material_point(P, g.c_P)
+        D, n = w.d, g.n.v
+        T = np.eye(3) - np.outer(n, n)
+        u = D @ ctx.xd                     # relative velocity of the material points
+        v = T @ u
         speed = float(np.sqrt(v @ v))
         root = float(np.sqrt(v @ v + self.v_eps ** 2))
         phi = v / root
         mu, dmu = self.friction.mu(speed)
         Ft = -mu * F * phi
-        Qt = D.T @ Ft
-        out = c.Q + Qt
+        out = c.Q + D.T @ Ft
         if ctx.order < 2:
             return ForceContribution(out, None, None)
         dphi = np.eye(3) / root - np.outer(v, v) / root ** 3
@@ -163,8 +172,13 @@ class ContactElement(StatefulForceElement):
         dF_dx = -dF[0] * s.d - dF[1] * (s.h @ ctx.xd)
         dF_dx[ctx.states] += dF[2]
         dF_dxd = -dF[1] * s.d
-        dQ_dx = c.dQ_dx + D.T @ np.outer(dFt_dFn, dF_dx)
-        dQ_dxd = c.dQ_dxd + D.T @ (dFt_dv @ TD + np.outer(dFt_dFn, dF_dxd))
+        # v = T(n(x)) D(x) xd: the turning normal and the material points' Hessian
+        du_dx = np.einsum("kij,j->ki", w.h, ctx.xd)
+        Dn = g.n.d
+        dv_dx = T @ du_dx - np.outer(n, u @ Dn) - (n @ u) * Dn
+        dQ_dx = (c.dQ_dx + D.T @ (np.outer(dFt_dFn, dF_dx) + dFt_dv @ dv_dx)
+                 + np.einsum("k,kij->ij", Ft, w.h))
+        dQ_dxd = c.dQ_dxd + D.T @ (dFt_dv @ T @ D + np.outer(dFt_dFn, dF_dxd))
         dQ_dxd[:, -1] = 0.0
         return ForceContribution(out, dQ_dx, dQ_dxd)
 
@@ -203,9 +217,8 @@ class SpherePlaneContact(ContactElement):
     def geometry(self, P, Q) -> ContactGeometry:
         n_P = P.axis(AXES[self.normal])
         s = J.dot(n_P, Q.p - P.p) - self.R
-        n = n_P.v / np.linalg.norm(n_P.v)
-        c_Q = Q.p.v - self.R * n
-        return ContactGeometry(s, n, c_Q, c_Q)
+        c_Q = Q.p.v - self.R * n_P.v
+        return ContactGeometry(s, n_P, c_Q, c_Q)
 
 
 @dataclass(frozen=True, eq=False)
@@ -226,9 +239,9 @@ class SphereSphereContact(ContactElement):
         if float(d.v @ d.v) == 0.0:
             raise ValueError(f"{self.who}: sphere centres coincide, normal undefined")
         dist = J.norm(d)
-        n = d.v / float(dist.v)
-        return ContactGeometry(dist - (self.R_P + self.R_Q), n, P.p.v + self.R_P * n,
-                               Q.p.v - self.R_Q * n)
+        n = inverse_scaled(d, dist)
+        return ContactGeometry(dist - (self.R_P + self.R_Q), n, P.p.v + self.R_P * n.v,
+                               Q.p.v - self.R_Q * n.v)
 
 
 @dataclass(frozen=True, eq=False)
@@ -252,6 +265,6 @@ class PinInHoleContact(ContactElement):
         rho2 = J.dot(r, r) + EPS_CENTRE ** 2
         rho_v = float(np.sqrt(rho2.v))
         rho = J.apply(rho2, rho_v, 0.5 / rho_v, -0.25 / rho_v ** 3)
-        e_r = r.v / rho_v
+        e_r = inverse_scaled(r, rho)
         return ContactGeometry((rho * -1.0) + (self.c + EPS_CENTRE), -e_r,
-                               P.p.v + (self.R + self.c) * e_r, Q.p.v + self.R * e_r)
+                               P.p.v + (self.R + self.c) * e_r.v, Q.p.v + self.R * e_r.v)

@@ -100,9 +100,8 @@ def test_block_slides_to_rest_with_coulomb_friction():
 
 
 def test_contact_tangents_against_central_differences():
-    """Normal forces of the three geometries exact; friction exact where the contact
-    normal and the material points do not turn with ``x`` (a point on a ground plane:
-    the module leaves that curvature term out of the tangent)."""
+    """Normal and friction forces of the three geometries between point masses (friction
+    with Stribeck and viscous parts, on a turning normal for the spheres and the pin)."""
     rng = np.random.default_rng(3)
     a = fm.PointMass("a", m=1.0, r0=(0.0, 0.0, -0.01))
     b = fm.PointMass("b", m=2.0, r0=(0.15, 0.02, 0.0))
@@ -111,9 +110,10 @@ def test_contact_tangents_against_central_differences():
     model = fm.System().add(
         a, b,
         SpherePlaneContact("pl", first=fm.ground, second=a, law=law, friction=fr, v_eps=0.3),
-        SphereSphereContact("ss", first=a, second=b, R_P=0.1, R_Q=0.1, law=law),
+        SphereSphereContact("ss", first=a, second=b, R_P=0.1, R_Q=0.1, law=law, friction=fr,
+                            v_eps=0.3),
         PinInHoleContact("pin", first=fm.ground.marker("hole"), second=b, c=0.1, R=0.01,
-                         law=law))
+                         law=law, friction=fr, v_eps=0.3))
     check_tangent(model, rng, scale=1e-3, rtol=1e-5, atol=1e-6)
 
 
