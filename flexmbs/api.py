@@ -31,11 +31,10 @@ from flexmbs.forces.sampled import CallbackController
 from flexmbs.forces.states import StatefulForceElement, StateLaw, scalar_state_law
 from flexmbs.kinematics.time_functions import FromCallables, TimeFunction
 from flexmbs.simulate import Equilibrium, Result, simulate, static_equilibrium
-from flexmbs.system.clearance import ClearanceRevolute
 from flexmbs.system.model import System
 
 __all__ = [
-    "BodyFileError", "CallbackController", "CaseError", "ClearanceRevolute", "ContactLaw",
+    "BodyFileError", "CallbackController", "CaseError", "ContactLaw",
     "ConvergenceError", "Equilibrium", "FacePressure", "FlexibleBody", "FlexmbsError",
     "FrictionLaw", "FromCallables", "MeshError",
     "MeshForces", "ModalDamping", "ModelError", "PointMass", "RayleighDamping", "Result",

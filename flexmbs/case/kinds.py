@@ -66,6 +66,7 @@ from flexmbs.sensors.rotation import (
     OrientationSensor,
 )
 from flexmbs.sensors.translation import AccelerationSensor, PositionSensor, VelocitySensor
+from flexmbs.system.clearance import ClearanceRevolute
 
 
 def registry(*classes: type) -> Mapping[str, type]:
@@ -93,7 +94,7 @@ BODIES = registry(RigidBody, PointMass, FlexibleBody)
 JOINTS = registry(Revolute, Spherical, Fixed, Prismatic, Cylindrical, Universal, Planar,
                   Helical, DoublePrismatic, SphereOnPlane, CylinderOnPlane, SphereInTube,
                   Distance, GearPair, RackPinion, PointOnCurve, CurveOnCurve,
-                  PointOnSurface)
+                  PointOnSurface, ClearanceRevolute)
 DRIVES = registry(AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityDrive)
 FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, ExternalForce,
                   ExternalTorque, JointStop, Rope, CompressionSpring, NonlinearSpring,

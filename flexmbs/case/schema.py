@@ -197,6 +197,16 @@ JOINT = _table(
         "grid y (at least 4)"),
     Key("surface_z", "grid", "m", None, "point_on_surface only (required): heights, one "
         "row per `surface_x`, one column per `surface_y` (a C2 bicubic spline through them)"),
+    Key("c", "float", "m", None, "clearance_revolute only (required): radial clearance of the "
+        "pin (second) in the hole (first, its axis `axis`)", check="nonneg"),
+    Key("R", "float", "m", 0.0, "clearance_revolute only: pin radius (lever of the friction)",
+        check="nonneg"),
+    Key("law", "contact_law", "N/m^n, -, -, m/s", None, "clearance_revolute only "
+        "(required): radial contact law `{K = ..., n = 1.5, e = ...}` (docs/contact.md)"),
+    Key("friction", "friction_law", "-, -, m/s, s/m", None, "clearance_revolute only: "
+        "`{mu_s = ..., mu_k = ...}` on the pin (default: none)"),
+    Key("v_eps", "float", "m/s", 1e-4, "clearance_revolute only: friction regularisation "
+        "speed", check="positive"),
 )
 #: joint keys meaningful only for some types (the loader refuses them elsewhere)
 JOINT_ONLY = {"second_at": ("distance", "gear", "rack_pinion", "point_on_curve",
@@ -208,7 +218,9 @@ JOINT_ONLY = {"second_at": ("distance", "gear", "rack_pinion", "point_on_curve",
               "curve_y": ("point_on_curve", "curve_on_curve"),
               "second_curve_x": ("curve_on_curve",), "second_curve_y": ("curve_on_curve",),
               "surface_x": ("point_on_surface",), "surface_y": ("point_on_surface",),
-              "surface_z": ("point_on_surface",)}
+              "surface_z": ("point_on_surface",), "c": ("clearance_revolute",),
+              "R": ("clearance_revolute",), "law": ("clearance_revolute",),
+              "friction": ("clearance_revolute",), "v_eps": ("clearance_revolute",)}
 
 # -- time functions (drive values and loads) ------------------------------------------------
 FUNCTION_TYPES = tuple(kinds.FUNCTIONS)

@@ -13,9 +13,11 @@ its marker) and the pin (side Q) is two model items:
 
 A point mass has no axes: with one on either side the rows are left out
 (``axial = False`` is then implied), and its axial position must be held by its other
-joints (a guide, as in ``cases/slider_crank_clearance``).  With ``c = 0`` the joint
-tends to a revolute as the contact stiffness grows: the pin then sits ``delta =
-(F / K)^(1/n)`` off the hole centre under a radial load ``F``.
+joints (a guide, as in ``cases/slider_crank_clearance``).  In case files it is the
+``[[joints]]`` type ``clearance_revolute``; ``System.add`` adds its :meth:`parts`.
+
+With ``c = 0`` the joint tends to a revolute as the contact stiffness grows: the pin
+then sits ``delta = (F / K)^(1/n)`` off the hole centre under a radial load ``F``.
 """
 from __future__ import annotations
 
@@ -45,6 +47,19 @@ class ClearanceRevolute:
     v_eps: float = 1e-4
     axial: bool = True
     kind = "clearance_revolute"
+    coordinate_names = ()   # no joint coordinates: drives and stops cannot act on it
+
+    def problems(self) -> list[str]:
+        """The problems of its parts (one line each, naming ``name``)."""
+        try:
+            parts = self.parts()
+        except (TypeError, ValueError) as exc:
+            return [f"ClearanceRevolute '{self.name}': {exc}"]
+        out = []
+        for part in parts:
+            out += [p.replace(f"{type(part).__name__} '{part.name}'",
+                              f"ClearanceRevolute '{self.name}'", 1) for p in part.problems()]
+        return out
 
     def frame(self) -> Planar:
         """The rows ``<name>.axial`` (also the joint frame of the contact's markers)."""
