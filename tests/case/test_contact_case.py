@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from arm_case import arm_case
 
 import flexmbs as fm
 from flexmbs.case import build, load_case
@@ -67,36 +68,10 @@ def test_bad_law_tables_give_one_line(tmp_path, law, message):
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
-PENDULUM = """
-[model]
-gravity = [0.0, -9.81, 0.0]
-
-[[bodies]]
-name = "bar"
-type = "rigid"
-shape = "box"
-size = [0.5, 0.02, 0.02]
-density = 7850.0
-com = [0.25, 0.0, 0.0]
-
-[[joints]]
-name = "O"
-type = "{TYPE}"
-first = "ground"
-second = "bar"
-at = [0.0, 0.0, 0.0]
-axis = "z"
-{EXTRA}
-
-[solver]
-t_end = 0.1
-dt = 1e-3
-"""
-
-
 def pendulum(tmp_path, kind: str, extra: str):
+    """The arm case (a 1 m bar on a pin at the origin, axis z) with the pin of ``kind``."""
     path = tmp_path / "case.toml"
-    path.write_text(PENDULUM.replace("{TYPE}", kind).replace("{EXTRA}", extra))
+    path.write_text(arm_case().replace('type = "revolute"', f'type = "{kind}"\n{extra}'))
     return path
 
 
@@ -105,14 +80,14 @@ def test_clearance_revolute_joint_from_a_case_file(tmp_path):
     lets the bar fall freely for sqrt(2 c / g) before the pin hits."""
     built = build(load_case(pendulum(tmp_path, "clearance_revolute",
                                      "c = 1e-3\nlaw = { K = 1e9, e = 0.5 }")))
-    assert [j.name for j in built.system.joints] == ["O.axial"]
-    assert [f.name for f in built.system.forces] == ["O"]
+    assert [j.name for j in built.system.joints] == ["pin.axial"]
+    assert [f.name for f in built.system.forces] == ["pin"]
     res = fm.simulate(built.system, t_end=0.05, dt=1e-3)
     assert res.impacts[0].t == pytest.approx(np.sqrt(2e-3 / 9.81), abs=1e-6)
 
 
 @pytest.mark.parametrize("kind, extra, message", [
-    ("clearance_revolute", "c = 1e-3", "ClearanceRevolute 'O': law must be a ContactLaw, "
+    ("clearance_revolute", "c = 1e-3", "ClearanceRevolute 'pin': law must be a ContactLaw, "
                                        "got NoneType"),
     ("revolute", "c = 1e-3", "joints[0].c: only valid for type = \"clearance_revolute\""),
 ])
