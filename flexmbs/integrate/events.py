@@ -65,6 +65,14 @@ class ContactEvents:
         self.impacts: list[Impact] = []
         self._open: dict[int, int] = {}         # contact -> index of its open impact
         self._gap = None
+        self._last = None       # (state, its gaps) of the last evaluation
+
+    def _gaps(self, s):
+        """``(s, sd, F_n)`` of the state ``s``, remembered for the step that becomes the
+        accepted one (its gaps are not evaluated twice)."""
+        if self._last is None or self._last[0] is not s:
+            self._last = (s, self.dae.event_gaps(s.q, s.qd, s.t))
+        return self._last[1]
 
     def start(self, s) -> None:
         """The gaps of the first state (a contact closed there has no impact record)."""
@@ -74,7 +82,7 @@ class ContactEvents:
         """``(s1, h)``: the step and its size, cut to land on the first gap crossing in
         ``(t_n, t_n + h]`` (module docstring); ``step(s0, h')`` makes a step."""
         g0 = self._gap[0]
-        g1 = self.dae.event_gaps(s1.q, s1.qd, s1.t)[0]
+        g1 = self._gaps(s1)[0]
         sigma = np.where((g0 > 0) & (g1 <= 0), 1.0, np.where((g0 <= 0) & (g1 > 0), -1.0, 0.0))
         crossing = sigma != 0
         if not crossing.any() or h <= self.tol:
@@ -89,7 +97,7 @@ class ContactEvents:
             w = hi - lo
             h_m = min(max(h_m, lo + 0.01 * w), hi - 0.01 * w)
             st = step(s0, h_m)
-            f_m = f(self.dae.event_gaps(st.q, st.qd, st.t)[0])
+            f_m = f(self._gaps(st)[0])
             if f_m > 0:
                 lo, f_lo = h_m, f_m
                 if side == -1:
@@ -106,7 +114,7 @@ class ContactEvents:
         """The state after the accepted step ``s`` (a ``(t, q, qd, qdd, a, lam)`` named
         tuple): impacts set and recorded, peaks updated, ``a`` restarted at a crossing
         (module docstring)."""
-        gap, sd, F = self.dae.event_gaps(s.q, s.qd, s.t)
+        gap, sd, F = self._gaps(s)
         g0 = self._gap[0]
         closing = np.flatnonzero((g0 > 0) & (gap <= 0))
         opening = np.flatnonzero((g0 <= 0) & (gap > 0))
