@@ -17,8 +17,8 @@ G, Z0 = 9.81, 1.0
 class Falling:
     """The DAE side of the locator: one gap, its rate and a force."""
 
-    event_labels = ["floor"]
-    event_bodies = [("ground", "point")]
+    event_labels = ("floor",)
+    event_bodies = (("ground", "point"),)
 
     def event_gaps(self, q, qd, t):
         return np.array([q[0]]), np.array([qd[0]]), np.array([max(0.0, -1e6 * q[0])])
