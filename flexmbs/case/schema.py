@@ -281,7 +281,8 @@ _CONTACT = (
         "e = ..., v_min = 1e-3}`: F = K delta^n (Hertz), times (1 + chi delta_dot) with "
         "`e` (Hunt-Crossley, chi such that one impact has the restitution e); docs/contact.md"),
     Key("friction", "friction_law", "-, -, m/s, s/m", None, "regularised Coulomb friction "
-        "`{mu_s = ..., mu_k = ..., v_s = 0, c_v = 0}` (default: none)"),
+        "`{mu_s = ..., mu_k = ..., v_s = 0}` (Stribeck speed v_s; c_v is not used by "
+        "contacts; default: none)"),
     Key("v_eps", "float", "m/s", 1e-4, "sliding speed regularising the friction direction",
         check="positive"),
 )

@@ -3,10 +3,13 @@ THEORY §5.7.4 (2.65)-(2.66), §7 item 28.
 
 The coefficient as a function of the slip speed ``|v|`` [m/s] is
 
-    mu(|v|) = mu_k + (mu_s - mu_k) exp(-(|v| / v_s)^2) + c_v |v|,
+    mu(|v|) = mu_k + (mu_s - mu_k) exp(-(|v| / v_s)^2),
 
 ``mu_k`` when ``v_s = 0`` (no Stribeck part), and its derivative ``d mu / d|v|``.
-``c_v`` [s/m] is the viscous part, relative to the normal force.
+``c_v`` is the viscous part, applied by the joint-friction elements (not part of ``mu``;
+the contact elements of :mod:`flexmbs.forces.contact` use ``mu`` alone).
+
+This is the minimal version of the interface shared with the joint-friction elements.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ import numpy as np
 @dataclass(frozen=True)
 class FrictionLaw:
     """Static ``mu_s`` and kinetic ``mu_k`` coefficients [-], Stribeck speed ``v_s``
-    [m/s] (0: none) and viscous coefficient ``c_v`` [s/m]."""
+    [m/s] (0: none) and viscous coefficient ``c_v`` (module docstring)."""
 
     mu_s: float
     mu_k: float
@@ -28,7 +31,7 @@ class FrictionLaw:
     def mu(self, v: float) -> tuple[float, float]:
         """``(mu(|v|), d mu / d|v|)`` of the module docstring."""
         a = abs(float(v))
-        mu, dmu = self.mu_k + self.c_v * a, self.c_v
+        mu, dmu = self.mu_k, 0.0
         if self.v_s > 0.0:
             x = a / self.v_s
             g = (self.mu_s - self.mu_k) * np.exp(-x * x)

@@ -106,7 +106,7 @@ def test_contact_tangents_against_central_differences():
     a = fm.PointMass("a", m=1.0, r0=(0.0, 0.0, -0.01))
     b = fm.PointMass("b", m=2.0, r0=(0.15, 0.02, 0.0))
     law = ContactLaw(K=1e3, n=1.5, e=0.7)
-    fr = FrictionLaw(mu_s=0.4, mu_k=0.3, v_s=0.5, c_v=0.05)
+    fr = FrictionLaw(mu_s=0.4, mu_k=0.3, v_s=0.5)
     model = fm.System().add(
         a, b,
         SpherePlaneContact("pl", first=fm.ground, second=a, law=law, friction=fr, v_eps=0.3),
