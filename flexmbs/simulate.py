@@ -185,7 +185,7 @@ class _Recorder:
             gap, gap_rate, F_n = asm.event_gaps(q, qd, t)
             for k, name in enumerate(asm.event_labels):
                 rec[f"contacts/{name}"] = (np.array([gap[k], gap_rate[k], F_n[k]]),
-                                           "m | m/s | N", CONTACT_COLUMNS)
+                                           "m, m/s, N", CONTACT_COLUMNS)
         for k, v in asm.energy(q, qd, t).items():
             rec[f"energy/{k}"] = (v, "J")
         for k in ("newton_iterations", "jacobian_evaluations"):

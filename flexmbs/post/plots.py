@@ -109,8 +109,9 @@ def plot_results(result_path: str | Path, out_dir: str | Path) -> list[Path]:
             for k, (c, col) in enumerate(zip(vals.T, cols)):
                 ax = axes[k if n_ax > 1 else 0]
                 ax.plot(t, c, label=col)
-            units = unit.split(" | ") if group == "contact" else [unit] * len(axes)
-            for ax, u in zip(axes, units):
+            per_axis = unit.split(", ")            # one unit per column, or one for all
+            for k, ax in enumerate(axes):
+                u = per_axis[k] if len(per_axis) == len(axes) > 1 else unit
                 ax.set_ylabel(f"[{u}]" if u else "")
                 ax.legend(loc="best", fontsize=8)
                 ax.grid(True, alpha=0.3)
