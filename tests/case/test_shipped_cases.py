@@ -91,7 +91,7 @@ def test_main_flexible_slider_crank_xdmf_and_plots(tmp_path):
 def test_slider_crank_clearance_first_impact(tmp_path):
     """The pin, centred in the hole at rest, is first hit when the hole has moved the
     clearance c = 0.1 mm at the rigid-kinematics acceleration a omega^2 (1 + a / b) of dead
-    centre: t = sqrt(2 c / (a omega^2 (1 + a/b))), within 10 % (the rod is elastic); the
+    centre: t = sqrt(2 c / (a omega^2 (1 + a/b))), within 5 % (the rod is elastic: +3.6 %); the
     slider within 1 mm of the rigid closed form; the contact force is plotted."""
     out = run_case("slider_crank_clearance", tmp_path, "--t-end", "0.005", "--no-xdmf")
     a, b, omega, c = 0.1, 0.4, 150.0, 1e-4
@@ -99,7 +99,7 @@ def test_slider_crank_clearance_first_impact(tmp_path):
         t, x = f["time"][()], f["sensors/slider_position"][()][:, 0]
         t_hit = f["events/impacts/t"][0]
         assert f["contacts/piston_pin"].shape == (len(t), 3)
-    assert t_hit == pytest.approx(np.sqrt(2 * c / (a * omega**2 * (1 + a / b))), rel=0.1)
+    assert t_hit == pytest.approx(np.sqrt(2 * c / (a * omega**2 * (1 + a / b))), rel=0.05)
     phi = omega * t
     assert np.abs(x - (a * np.cos(phi) + np.sqrt(b**2 - a**2 * np.sin(phi) ** 2))).max() < 1e-3
     plots = out / "plots" / "slider_crank_clearance"
