@@ -54,7 +54,6 @@ def test_zero_clearance_matches_the_ideal_revolute():
     assert diff[1e9] / diff[1e10] == pytest.approx(10 ** (2 / 3), rel=0.15)
 
 
-@pytest.mark.slow
 def test_clearance_slider_crank_converges_under_step_refinement():
     """c = 0.1 mm: the pin flies and hits twice in 0.03 s; halving the step three times,
     the largest change of the slider position shrinks by at least 2x per halving, and
