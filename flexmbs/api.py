@@ -24,6 +24,7 @@ from flexmbs.errors import (
     MeshError,
     ModelError,
 )
+from flexmbs.forces.contact_law import ContactLaw
 from flexmbs.forces.controllers import pid
 from flexmbs.forces.friction_law import FrictionLaw
 from flexmbs.forces.joint_friction import JointFriction
@@ -35,9 +36,9 @@ from flexmbs.simulate import Equilibrium, Result, simulate, static_equilibrium
 from flexmbs.system.model import System
 
 __all__ = [
-    "BodyFileError", "CallbackController", "CaseError", "ConvergenceError", "Equilibrium",
-    "FacePressure", "FlexibleBody", "FlexmbsError", "FrictionLaw", "FromCallables",
-    "JointFriction", "MeshError",
+    "BodyFileError", "CallbackController", "CaseError", "ContactLaw", "ConvergenceError",
+    "Equilibrium", "FacePressure", "FlexibleBody", "FlexmbsError", "FrictionLaw",
+    "FromCallables", "JointFriction", "MeshError",
     "MeshForces", "ModalDamping", "ModelError", "PointMass", "RayleighDamping", "Result",
     "RigidBody", "StateLaw", "StatefulForceElement", "System", "TimeFunction",
     "UserVelocityConstraint", "ground",

@@ -35,9 +35,10 @@ from flexmbs.errors import (
     SingularConfigurationError,
 )
 from flexmbs.integrate.consistent import consistent_initial_conditions, consistent_positions
+from flexmbs.integrate.events import impact_columns
 from flexmbs.integrate.genalpha import Checkpoint
 from flexmbs.integrate.settings import DEFAULTS
-from flexmbs.io.results import ResultWriter, RestartPoint, read_restart
+from flexmbs.io.results import ResultWriter, RestartPoint, read_restart, write_event_table
 from flexmbs.system import dof, health
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,17 @@ class Result:
     extra: dict = field(default_factory=dict)
     state_slices: dict = field(default_factory=dict)   # {force element: slice into q}
     outputs: dict = field(default_factory=dict)  # {element: {signal: (n, k)}} (recorded_signals)
+    #: the contact impacts (:class:`~flexmbs.integrate.events.Impact`), in time order
+    impacts: tuple = ()
+    #: ``{contact: (n, 3)}``: gap [m], gap rate [m/s], normal force [N] per output step
+    contacts: dict = field(default_factory=dict)
+
+    def impact_table(self, contact: str | None = None) -> dict:
+        """The impacts (of ``contact``, or all) as columns ``{"t" [s], "v_impact" [m/s],
+        "peak_force" [N], "t_release" [s]: (k,) arrays, "contact", "body_P", "body_Q":
+        names}`` (:func:`~flexmbs.integrate.events.impact_columns`)."""
+        rows = [i for i in self.impacts if contact is None or i.contact == contact]
+        return {k: v for k, (v, _) in impact_columns(rows).items()}
 
     def body_q(self, name: str) -> np.ndarray:
         return self.q[:, self.bodies[name]]
@@ -75,6 +87,10 @@ class Result:
                            f"those with states: {sorted(self.state_slices)}")
         return self.q[:, self.state_slices[name]]
 
+
+#: the columns of a contact's output rows ``contacts/<name>``: gap [m] (negative:
+#: penetration), its rate [m/s], the normal force [N]
+CONTACT_COLUMNS = ("gap", "gap_rate", "F_n")
 
 #: the conditioning of the active constraint rows is measured every this many outputs
 CONDITIONING_EVERY = 16
@@ -173,6 +189,11 @@ class _Recorder:
             states = tuple(asm.marker_kinematics(m, q, qd, qdd) for m in asm.sensor_markers[s.name])
             rec[f"sensors/{s.name}"] = (s.measure(states), getattr(s, "unit", ""),
                                         getattr(s, "columns", None))
+        if asm.event_labels:
+            gap, gap_rate, F_n = asm.event_gaps(q, qd, t)
+            for k, name in enumerate(asm.event_labels):
+                rec[f"contacts/{name}"] = (np.array([gap[k], gap_rate[k], F_n[k]]),
+                                           "m, m/s, N", CONTACT_COLUMNS)
         for k, v in asm.energy(q, qd, t).items():
             rec[f"energy/{k}"] = (v, "J")
         for k in ("newton_iterations", "jacobian_evaluations"):
@@ -351,6 +372,10 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
         log.info(report.summary())
     if point is not None:
         _check_restart(point, model, asm, t_end)
+    if asm.event_labels and method != "genalpha":
+        raise ModelError(f"simulate: contact '{asm.event_labels[0]}' needs the "
+                         f"generalized-alpha integrator (it lands on the impacts), got "
+                         f"method '{method}'")
     sampled = asm.forces.sampled()
     if sampled and method != "genalpha":
         raise ModelError(f"simulate: sampled controller '{sampled[0].name}' needs the "
@@ -384,6 +409,7 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
                          out_times, t_start, scales=health.Scales.of(asm, init.q),
                          prior=point)
     notes: list[str] = []
+    impacts: tuple = ()
     wall = _time.perf_counter()
     try:
         if method == "genalpha":
@@ -425,6 +451,7 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
             finally:
                 integ.destroy()
             stats = traj.stats
+            impacts = tuple(getattr(integ, "impacts", ()))
         elif method == "ts":
             from flexmbs.integrate.ts import GGLIntegrator
             integ = GGLIntegrator(asm, options_prefix=options_prefix, petsc_options=petsc_options)
@@ -452,14 +479,17 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
         path = writer.close("interrupted" if stopped else "complete",
                             f"stopped by the progress callback at t = {t_last:.6g} s"
                             if stopped else "")
+        if impacts:
+            write_event_table(path, "impacts", impact_columns(impacts))
     wall = _time.perf_counter() - wall
     return _result(recorder, asm, report, init, stats, path, wall,
                    {"notes": notes, "conditioning": recorder.worst, "model": model,
-                    "restart": point})
+                    "restart": point}, impacts)
 
 
-def _result(recorder, asm, report, init, stats, path, wall, extra) -> Result:
-    """The :class:`Result` of the rows ``recorder`` kept."""
+def _result(recorder, asm, report, init, stats, path, wall, extra, impacts=()) -> Result:
+    """The :class:`Result` of the rows ``recorder`` kept (``impacts``: the contact impacts
+    of the run)."""
     rows = recorder.rows
     return Result(
         t=np.array(rows["time"]), q=np.array([r for r in _concat_bodies(rows, asm)]),
@@ -471,7 +501,8 @@ def _result(recorder, asm, report, init, stats, path, wall, extra) -> Result:
         joint_coordinates={k[7:-12]: np.array(v) for k, v in rows.items() if k.endswith("/coordinates")},
         energy=recorder.arrays("energy/"), dof=report, initial=init, stats=stats,
         path=path, wall_time=wall, state_slices=dict(asm.state_slices),
-        outputs=_outputs(rows), extra=extra)
+        outputs=_outputs(rows), impacts=impacts, contacts=recorder.arrays("contacts/"),
+        extra=extra)
 
 
 def _simulate_relative(model, t0, t_end, dt, *, method, restart, output, output_dt,

@@ -22,6 +22,8 @@ from flexmbs.case import folders, kinds
 from flexmbs.case import schema as S
 from flexmbs.case.loader import CaseSpec
 from flexmbs.errors import BodyFileError, CaseError, FlexmbsError
+from flexmbs.forces.contact_law import ContactLaw
+from flexmbs.forces.friction_law import FrictionLaw
 
 log = logging.getLogger(__name__)
 
@@ -41,11 +43,19 @@ class BuiltCase:
 _POINT_OF = {"first": "first_at", "second": "second_at", "at": "point"}
 
 
+#: inline-table key kinds made into law objects (contact elements; a joint's ``friction``
+#: where it is a field of the joint, the clearance_revolute's)
+_LAWS = {"contact_law": ContactLaw, "friction_law": FrictionLaw,
+         "friction": lambda **v: FrictionLaw(**{k: v[k] for k in S.LAW_FRICTION_KEYS if k in v})}
+
+
 def _value(key: S.Key, value):
     """A checked value as its constructor takes it: time-function tables become
     :class:`~flexmbs.kinematics.time_functions.TimeFunction` objects, arrays tuples."""
     if key.kind == "function":
         return time_function(value)
+    if key.kind in _LAWS and value is not None:
+        return _LAWS[key.kind](**value)
     if key.kind in ("floats", "ints", "vec6"):
         return None if value is None else tuple(value)
     return value
@@ -233,7 +243,8 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
         cls = kinds.JOINTS[j["type"]]
         joint = _make(case, j, system, joints, cls,
                       **_arguments(cls, j, S.JOINT, side, points=False))
-        if j.get("friction") is not None:
+        if j.get("friction") is not None and "friction" not in {
+                f.name for f in dataclasses.fields(cls)}:
             _joint_friction(case, j, system, joint)
     for c in case.constraints:
         cls = kinds.CONSTRAINTS[c["type"]]

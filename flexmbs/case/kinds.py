@@ -50,8 +50,10 @@ from flexmbs.constraints.rolling import Rolling
 from flexmbs.constraints.velocity_ratio import VelocityRatio
 from flexmbs.forces.actuator import LinearActuator
 from flexmbs.forces.bushing import Bushing
+from flexmbs.forces.contact import PinInHoleContact, SpherePlaneContact, SphereSphereContact
 from flexmbs.forces.controllers import LinearController, PIDController
 from flexmbs.forces.external import ExternalForce, ExternalTorque
+from flexmbs.forces.face_contact import FaceContact
 from flexmbs.forces.nonlinear_spring import NonlinearRotationalSpring, NonlinearSpring
 from flexmbs.forces.one_sided import CompressionSpring, Rope
 from flexmbs.forces.hydraulics import HydraulicCylinder
@@ -68,6 +70,7 @@ from flexmbs.sensors.rotation import (
     OrientationSensor,
 )
 from flexmbs.sensors.translation import AccelerationSensor, PositionSensor, VelocitySensor
+from flexmbs.system.clearance import ClearanceRevolute
 
 
 def registry(*classes: type) -> Mapping[str, type]:
@@ -95,15 +98,15 @@ BODIES = registry(RigidBody, PointMass, FlexibleBody)
 JOINTS = registry(Revolute, Spherical, Fixed, Prismatic, Cylindrical, Universal, Planar,
                   Helical, DoublePrismatic, SphereOnPlane, CylinderOnPlane, SphereInTube,
                   Distance, GearPair, RackPinion, PointOnCurve, CurveOnCurve,
-                  PointOnSurface)
+                  PointOnSurface, ClearanceRevolute)
 #: ``[[constraints]]``: velocity (nonholonomic) constraints
 CONSTRAINTS = registry(Rolling, KnifeEdge, VelocityRatio)
 DRIVES = registry(AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityDrive)
 FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, ExternalForce,
                   ExternalTorque, JointStop, Rope, CompressionSpring, NonlinearSpring,
                   NonlinearRotationalSpring, LinearActuator, HydraulicCylinder, ServoCylinder,
-                  PIDController,
-                  LinearController, DiscreteStateSpaceController)
+                  PIDController, LinearController, DiscreteStateSpaceController,
+                  SpherePlaneContact, SphereSphereContact, PinInHoleContact, FaceContact)
 SENSORS = registry(PositionSensor, VelocitySensor, AccelerationSensor, OrientationSensor,
                    AngularVelocitySensor, AngularAccelerationSensor, FaceDisplacementSensor)
 #: the time-function tables ``{type = ...}`` of drive values and loads

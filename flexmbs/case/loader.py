@@ -371,6 +371,18 @@ def _friction(v):
     return out
 
 
+def _law_table(keys: dict, required: tuple, what: str):
+    """A check of an inline table ``{key = number, ...}`` with the ``keys``
+    (``{key: unit}``), of which ``required`` must be given."""
+    def check(v):
+        shown = "{" + ", ".join(f"{k} = {u}" for k, u in keys.items()) + "}"
+        if not isinstance(v, dict) or not set(required) <= set(v) or not set(v) <= set(keys):
+            raise _Bad(f"a {what} table {shown} with at least {', '.join(required)}",
+                       _show(v))
+        return {k: _finite(x) for k, x in v.items()}
+    return check
+
+
 _CHECKS = {
     "str": _str, "name": _name, "float": _finite, "int": _int, "bool": _bool, "vec3": _vec(3),
     "vec6": _vec(6), "axis": _axis, "orientation": _orientation, "inertia": _inertia,
@@ -378,6 +390,10 @@ _CHECKS = {
     "floats": _floats, "ints": _ints, "grid": _grid, "value": _value, "coordinate": _coordinate,
     "options": _options, "path": _str, "path_out": _str, "function": lambda v: v,   # checked in _function
     "sn_curve": _sn_curve, "matrix": _matrix, "feeds": _feeds, "friction": _friction,
+    "contact_law": _law_table({"K": "N/m^n", "n": "-", "e": "-", "v_min": "m/s"}, ("K",),
+                              "contact law"),
+    "friction_law": _law_table({"mu_s": "-", "mu_k": "-", "v_s": "m/s", "c_v": "s/m"},
+                               ("mu_s", "mu_k"), "friction law"),
 }
 
 
@@ -791,6 +807,11 @@ def _check_references(col, bodies, joints, drives, forces, sensors, raw_names=No
                     "per turn [m/turn], non-zero)")
         elif j.get("type") not in (None, "helical") and j.get("pitch") is not None:
             col.add(f"{j['path']}.pitch", "only valid for type = \"helical\"")
+        if j.get("type") == "clearance_revolute" and isinstance(j.get("friction"), dict):
+            for k in j["friction"]:
+                if k not in S.LAW_FRICTION_KEYS:
+                    col.add(f"{j['path']}.friction.{k}", "a clearance_revolute's friction "
+                            "takes " + ", ".join(S.LAW_FRICTION_KEYS) + " only")
         for key, types in S.JOINT_ONLY.items():
             if j.get("type") not in (None, *types) and j.get(key) is not None \
                     and j.get(key) != S.JOINT[key].default:

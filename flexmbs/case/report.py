@@ -48,7 +48,8 @@ def summary(result, wall: float, model=None) -> str:
     """Final time, steps, Newton iterations, wall time; the energy line of
     :func:`flexmbs.post.energy.energy_summary` (how well a conservative ``model`` kept
     ``E = T + V``, else which of its parts exchange energy; ``model`` defaults to
-    ``result.extra["model"]``); the maximum joint reactions."""
+    ``result.extra["model"]``); the maximum joint reactions; the impacts of each contact
+    (:func:`impact_lines`)."""
     from flexmbs.post.energy import energy_summary
     st = result.stats
     steps = getattr(st, "steps", len(result.t))
@@ -77,7 +78,22 @@ def summary(result, wall: float, model=None) -> str:
         if r.size:
             lines.append(f"joint {name:<12s} max |F| = {np.linalg.norm(r[:, :3], axis=1).max():.4g} N,"
                          f" max |M| = {np.linalg.norm(r[:, 3:], axis=1).max():.4g} N m")
+    lines.extend(impact_lines(getattr(result, "impacts", ())))
     return "\n".join(lines)
+
+
+def impact_lines(impacts) -> list[str]:
+    """Per contact with impacts: their number, the largest peak normal force [N] (when
+    and at what approach speed) and the first impact time."""
+    out = []
+    for name in dict.fromkeys(i.contact for i in impacts):
+        mine = [i for i in impacts if i.contact == name]
+        top = max(mine, key=lambda i: i.peak_force)
+        out.append(f"contact {name:<10s} {len(mine)} impact{'s' if len(mine) != 1 else ''} "
+                   f"({' - '.join(top.bodies)}), first at t = {mine[0].t:.6g} s; peak force "
+                   f"{top.peak_force:.4g} N at t = {top.t:.6g} s (approach speed "
+                   f"{top.v_impact:.4g} m/s)")
+    return out
 
 
 def hotspot_line(h) -> str:

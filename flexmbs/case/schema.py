@@ -211,7 +211,16 @@ JOINT = _table(
         "`from_reaction` (bool, default true; false: N = preload, a bearing torque "
         "mu pin_radius preload), `stiction_deformation` [m] (1e-5), `stiction_velocity` "
         "[m/s] (1e-3), `bristle_damping` [s/m] (2 mu_s / stiction_velocity); adds the force "
-        "element `JOINT-friction` (docs/friction.md)"),
+        "element `JOINT-friction` (docs/friction.md); clearance_revolute: the pin's Coulomb "
+        "friction `{mu_s, mu_k, v_s, c_v}` only, regularised with `v_eps` (docs/contact.md)"),
+    Key("c", "float", "m", None, "clearance_revolute only (required): radial clearance of the "
+        "pin (second) in the hole (first, its axis `axis`)", check="nonneg"),
+    Key("R", "float", "m", 0.0, "clearance_revolute only: pin radius (lever of the friction)",
+        check="nonneg"),
+    Key("law", "contact_law", "N/m^n, -, -, m/s", None, "clearance_revolute only "
+        "(required): radial contact law `{K = ..., n = 1.5, e = ...}` (docs/contact.md)"),
+    Key("v_eps", "float", "m/s", 1e-4, "clearance_revolute only: friction regularisation "
+        "speed", check="positive"),
 )
 #: joint keys meaningful only for some types (the loader refuses them elsewhere)
 JOINT_ONLY = {"second_at": ("distance", "gear", "rack_pinion", "point_on_curve",
@@ -223,9 +232,13 @@ JOINT_ONLY = {"second_at": ("distance", "gear", "rack_pinion", "point_on_curve",
               "curve_y": ("point_on_curve", "curve_on_curve"),
               "second_curve_x": ("curve_on_curve",), "second_curve_y": ("curve_on_curve",),
               "surface_x": ("point_on_surface",), "surface_y": ("point_on_surface",),
-              "surface_z": ("point_on_surface",),
-              "friction": ("revolute", "prismatic", "cylindrical", "spherical")}
-#: joint keys that add a force element for the joint (not a field of the joint class)
+              "surface_z": ("point_on_surface",), "c": ("clearance_revolute",),
+              "R": ("clearance_revolute",), "law": ("clearance_revolute",),
+              "v_eps": ("clearance_revolute",),
+              "friction": ("revolute", "prismatic", "cylindrical", "spherical",
+                           "clearance_revolute")}
+#: joint keys that add a force element for the joint (not a field of the joint class;
+#: a clearance_revolute's ``friction`` is its field)
 JOINT_ELEMENTS = ("friction",)
 #: keys of a joint's ``friction`` table: (kind checked by the loader, required)
 FRICTION_KEYS = {"mu_s": ("float", True), "mu_k": ("float", True), "v_s": ("float", False),
@@ -233,6 +246,8 @@ FRICTION_KEYS = {"mu_s": ("float", True), "mu_k": ("float", True), "v_s": ("floa
                  "preload": ("float", False), "from_reaction": ("bool", False),
                  "stiction_deformation": ("float", False),
                  "stiction_velocity": ("float", False), "bristle_damping": ("float", False)}
+#: the keys of a ``friction`` table a clearance_revolute takes (a FrictionLaw's)
+LAW_FRICTION_KEYS = ("mu_s", "mu_k", "v_s", "c_v")
 
 # -- time functions (drive values and loads) ------------------------------------------------
 FUNCTION_TYPES = tuple(kinds.FUNCTIONS)
@@ -287,6 +302,16 @@ _P2P_SIDES = (
     Key("first_at", "vec3", "m", None, "attachment point of P, inertial, initial "
         "configuration (default: the marker or body origin)"),
     Key("second_at", "vec3", "m", None, "attachment point of Q (as `first_at`)"),
+)
+_CONTACT = (
+    Key("law", "contact_law", "N/m^n, -, -, m/s", REQUIRED, "normal law `{K = ..., n = 1.5, "
+        "e = ..., v_min = 1e-3}`: F = K delta^n (Hertz), times (1 + chi delta_dot) with "
+        "`e` (Hunt-Crossley, chi such that one impact has the restitution e); docs/contact.md"),
+    Key("friction", "friction_law", "-, -, m/s, s/m", None, "regularised Coulomb friction "
+        "`{mu_s = ..., mu_k = ..., v_s = 0}` (Stribeck speed v_s; c_v is not used by "
+        "contacts; default: none)"),
+    Key("v_eps", "float", "m/s", 1e-4, "sliding speed regularising the friction direction",
+        check="positive"),
 )
 #: the keys of a hydraulic cylinder (docs/control.md), the valve apart
 _CYLINDER = (
@@ -463,6 +488,42 @@ FORCE = _per_kind(kinds.FORCES, {
         Key("C_d", "matrix", "-", REQUIRED, "u_k = C_d x_k + D_d w_k (one row)"),
         Key("D_d", "matrix", "N m/rad | N/m", REQUIRED, "feedthrough (one row)"),
         Key("x0", "floats", "-", None, "initial discrete states (default zero)")),
+    # contact (docs/contact.md): the integrator lands on the impacts
+    "sphere_plane_contact": _table(
+        Key("first", "ref", default=REQUIRED, doc="side P: the plane (its marker axes)"),
+        Key("second", "ref", default=REQUIRED, doc="side Q: the sphere centre"),
+        Key("first_at", "vec3", "m", None, "a point of the plane, inertial, initial "
+            "configuration (default: the marker or body origin)"),
+        Key("second_at", "vec3", "m", None, "sphere centre (as `first_at`)"),
+        Key("R", "float", "m", 0.0, "sphere radius (0: a point)", check="nonneg"),
+        Key("normal", "str", default="z", doc="axis of P normal to the plane, pointing "
+            "to the free side", choices=("x", "y", "z")),
+        *_CONTACT),
+    "sphere_sphere_contact": _table(
+        *_P2P_SIDES,
+        Key("R_P", "float", "m", 0.0, "radius of the sphere at P", check="nonneg"),
+        Key("R_Q", "float", "m", 0.0, "radius of the sphere at Q", check="nonneg"),
+        *_CONTACT),
+    "pin_in_hole_contact": _table(
+        Key("first", "ref", default=REQUIRED, doc="side P: the hole centre, its z axis the "
+            "hole axis"),
+        Key("second", "ref", default=REQUIRED, doc="side Q: the pin centre"),
+        Key("first_at", "vec3", "m", None, "hole centre, inertial, initial configuration "
+            "(with a body side; the hole axis is then inertial z)"),
+        Key("second_at", "vec3", "m", None, "pin centre (as `first_at`)"),
+        Key("c", "float", "m", REQUIRED, "radial clearance (hole radius - pin radius)",
+            check="nonneg"),
+        Key("R", "float", "m", 0.0, "pin radius (lever of the friction)", check="nonneg"),
+        *_CONTACT),
+    "face_contact": _table(
+        Key("first", "ref", default=REQUIRED, doc="the flexible body \"BODY\" whose face "
+            "is hit"),
+        Key("face", "str", default=REQUIRED, doc="named flat face (facet set) of `first`, "
+            "taken as its mean plane moving with its mean elastic displacement"),
+        Key("second", "ref", default=REQUIRED, doc="side Q: the sphere centre"),
+        Key("second_at", "vec3", "m", None, "sphere centre, inertial, initial configuration"),
+        Key("R", "float", "m", 0.0, "sphere radius (0: a point)", check="nonneg"),
+        *_CONTACT),
 })
 
 # -- [[sensors]] -----------------------------------------------------------------------------------

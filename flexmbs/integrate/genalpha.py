@@ -69,8 +69,10 @@ from ._newton import NewtonFailure, NewtonSolver, NewtonState
 from ._petsc import block_csr, saddle
 from .affine_step import AffineStep
 from .consistent import accelerations, project_velocities
+from .events import EVENT_TOL, ContactEvents
 from .protocol import (
     CompiledStepSystem,
+    Events,
     FirstOrderStates,
     FixedPatternNewton,
     IterationMatrix,
@@ -417,7 +419,7 @@ class GeneralizedAlpha:
             callback_at_outputs: bool = False,
             step_callback: Callable[[float, Stats], bool] | None = None,
             a0: np.ndarray | None = None, scales_from: State | None = None,
-            resume: Checkpoint | None = None) -> Trajectory:
+            resume: Checkpoint | None = None, event_tol: float = EVENT_TOL) -> Trajectory:
         """Integrate from consistent ``(q0, qd0, qdd0, lam0)`` at ``t0`` to ``t_end``.
 
         Fixed steps ``h`` (cut in halves on Newton failure, up to ``max_cuts`` times), or
@@ -437,7 +439,10 @@ class GeneralizedAlpha:
         repeats its steps); ``resume``: the :meth:`checkpoint` taken with that state, which
         makes the run repeat the first one's steps to the last bit (used when it
         :meth:`Checkpoint.fits` ``h`` and ``adaptive``, before the first step).
-        :attr:`last_state` is the state of the last accepted step.
+        :attr:`last_state` is the state of the last accepted step.  For a system with
+        contact gaps (:class:`~.protocol.Events`) the steps land on their zeros to
+        ``event_tol`` [s] (:mod:`flexmbs.integrate.events`; fixed steps then continue on
+        a grid ``h`` from the event); :attr:`impacts` lists the impacts of the run.
         """
         if not h > 0.0 or not t_end > t0:
             raise ValueError(f"generalized-alpha: need h > 0 and t_end > t0, got h = {h}, "
@@ -503,6 +508,18 @@ class GeneralizedAlpha:
         i_target, cuts = 0, 0
         if tick_times.size and not started and at_tick(s.t):
             s = self.last_state = self._sampled(s, t0)
+        events = ContactEvents(self.dae, event_tol) if (
+            isinstance(self.dae, Events) and len(self.dae.event_labels)) else None
+        self.impacts = [] if events is None else events.impacts
+        if events is not None:
+            events.start(s)
+
+        def trial(st: State, hh: float) -> State:       # a step of the event location
+            s_trial, its, jacs = self.step(st, hh)
+            c.newton += its
+            c.solves += its
+            c.jac += jacs
+            return s_trial
         stop = emit(s)
         # floating-point errors ignored in the time loop, as in every Newton solve (set
         # once here: np.errstate per solve costs several µs)
@@ -517,6 +534,9 @@ class GeneralizedAlpha:
                     c.newton += its
                     c.solves += its
                     c.jac += jacs
+                    h_step = h_try
+                    if events is not None:
+                        s1, h_step = events.locate(trial, s, s1, h_try)
                 except NewtonFailure as f:
                     c.newton += f.iterations
                     c.solves += f.iterations
@@ -534,7 +554,7 @@ class GeneralizedAlpha:
                     h_cur = 0.5 * h_try
                     continue
                 if adaptive:
-                    err = self.error_norm(s, s1, h_try, rtol, atol)
+                    err = self.error_norm(s, s1, h_step, rtol, atol)
                     fac = 0.9 * err ** (-1.0 / 3.0) if err > 0 else 5.0
                     if err > 1.0 and h_try > h_min:
                         c.rejected += 1
@@ -547,8 +567,12 @@ class GeneralizedAlpha:
                     h_cur = min(h, 2.0 * h_try) if h_try < h * (1 - 1e-12) else h
                 cuts = 0
                 c.steps += 1
-                c.h_min = min(c.h_min, h_try)
+                c.h_min = min(c.h_min, h_step)
                 s = self.last_state = s1
+                if events is not None:
+                    s = self.last_state = events.accept(s)
+                    if h_step < h_try and not adaptive:     # landed on an event
+                        t_grid, k_grid, grid[0] = s.t, 1, s.t
                 if abs(s.t - goal) <= eps:
                     s = State(goal, s.q, s.qd, s.qdd, s.a, s.lam)
                     if not adaptive and abs(goal - (t_grid + k_grid * h)) <= eps:

@@ -39,7 +39,9 @@ Optional capabilities:
   the multiplier vector, ``residual`` adds ``A^T mu`` and ``tangent``'s ``K`` holds
   ``d(A^T mu)/dq`` when given ``[lam; mu]``;
 * :class:`Sampled` -- coordinates set at ticks (sampled controllers with a zero-order
-  hold): the integrator lands on ``sample_times`` and applies ``sample`` there.
+  hold): the integrator lands on ``sample_times`` and applies ``sample`` there;
+* :class:`Events` -- gap functions of contacts (``event_gaps``): the integrator lands on
+  their zeros (:mod:`flexmbs.integrate.events`) and calls ``impact`` at a closing one.
 
 And between a step residual and the Newton solver (:mod:`flexmbs.integrate._newton`):
 
@@ -192,6 +194,21 @@ class Sampled(Protocol):
     def sample(self, q: np.ndarray, qd: np.ndarray, t: float, t0: float) -> np.ndarray:
         """``q`` with the held coordinates set at the tick ``t`` (ticks counted from
         ``t0``)."""
+
+
+@runtime_checkable
+class Events(Protocol):
+    """A system with contact gaps ``s_k(q)`` [m] (closed for ``s_k <= 0``)."""
+
+    event_labels: list      # the contacts' names
+    event_bodies: list      # (body P, body Q) names of each contact
+
+    def event_gaps(self, q: np.ndarray, qd: np.ndarray,
+                   t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(s, sd, F_n)``: gaps [m], their rates [m/s], normal forces [N]."""
+
+    def impact(self, q: np.ndarray, k: int, sd: float) -> np.ndarray:
+        """``q`` with contact ``k``'s held states set for an impact at gap rate ``sd``."""
 
 
 @runtime_checkable

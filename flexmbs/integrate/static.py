@@ -8,7 +8,8 @@ constraint-force term).  Load stepping uses the Newton homotopy
 which needs no load parameter in the model: at ``s = 0`` the initial guess is a solution,
 at ``s = 1`` the true problem is solved, and in between the out-of-balance forces of the
 initial guess are removed in ``n`` equal parts (for loads independent of ``q`` this is
-ordinary proportional load stepping from the initial state).
+ordinary proportional load stepping from the initial state).  Held internal states
+(:func:`held_diagonal`) keep their values.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from flexmbs.errors import ConvergenceError
 from .settings import DEFAULTS
 from ._newton import NewtonFailure, NewtonSolver
 from ._petsc import saddle
+from .protocol import FirstOrderStates
 from .trajectory import Stats
 
 __all__ = ["StaticSolution", "solve_static"]
@@ -41,6 +43,15 @@ class StaticSolution:
             a = np.array(getattr(self, f), dtype=float)
             a.flags.writeable = False
             object.__setattr__(self, f, a)
+
+
+def held_diagonal(K: sp.csr_matrix, z: np.ndarray) -> sp.csr_matrix:
+    """A unit diagonal on the rows of the internal states ``z`` whose static tangent row is
+    zero: held states (``zd = 0``, a contact's approach speed, a sampled controller's
+    output) have no static equation, ``r_z = 0`` whatever ``z``; the unit entry makes the
+    Newton matrix regular and keeps them at their values."""
+    held = z[np.asarray(abs(K[z]).sum(axis=1)).ravel() == 0.0]
+    return sp.csr_matrix((np.ones(held.size), (held, held)), shape=K.shape)
 
 
 def solve_static(dae, q0: np.ndarray, *, t: float = DEFAULTS.t0, lam0: np.ndarray | None = None,
@@ -65,9 +76,13 @@ def solve_static(dae, q0: np.ndarray, *, t: float = DEFAULTS.t0, lam0: np.ndarra
         return np.concatenate([np.asarray(dae.residual(q, zq, zq, lam, t), dtype=float),
                                np.asarray(dae.constraint(q, t), dtype=float)])
 
+    z = np.asarray(dae.state_indices if isinstance(dae, FirstOrderStates) else (), int)
+
     def J(x):
         q, lam = x[:n], x[n:]
         K = sp.csr_matrix(dae.tangent(q, zq, zq, lam, t)[0])
+        if z.size:
+            K = K + held_diagonal(K, z)
         G = sp.csr_matrix(dae.constraint_jacobian(q, t), shape=(m, n))
         return saddle(K, G)
 

@@ -167,6 +167,33 @@ def add_rows(path: str | os.PathLike, group: str, rows: dict, attrs: dict | None
         raise OutputError.from_exception(exc, path) from None
 
 
+#: the group of event tables (their own row counts, not one row per output step)
+EVENTS_GROUP = "events"
+
+
+def write_event_table(path: str | os.PathLike, name: str, columns: dict,
+                      attrs: dict | None = None) -> None:
+    """Write the table ``/events/<name>`` into a finished result file: ``columns``
+    ``{column: (array (k,), unit)}`` of floats, or a list of strings (unit ignored),
+    all of one length ``k`` (the events of the run, e.g. impacts), and ``attrs``."""
+    try:
+        with h5py.File(path, "r+") as f:
+            top = f.require_group(EVENTS_GROUP)
+            if name in top:
+                del top[name]
+            g = top.create_group(name)
+            for col, (value, unit) in columns.items():
+                if isinstance(value, list) and value and isinstance(value[0], str):
+                    g.create_dataset(col, data=np.array(value, dtype=h5py.string_dtype()))
+                else:
+                    g.create_dataset(col, data=np.asarray(value, dtype=float)) \
+                        .attrs["unit"] = unit
+            for k, v in (attrs or {}).items():
+                g.attrs[k] = v
+    except (OSError, RuntimeError) as exc:
+        raise OutputError.from_exception(exc, path) from None
+
+
 # -- the output-folder lock -------------------------------------------------------------------
 class OutputLock:
     """``fcntl.flock`` on ``<folder>/.<name>.lock`` while a run writes ``<name>``'s results.
@@ -528,7 +555,8 @@ def read_results(path: str | os.PathLike) -> dict:
                 parts = name.split("/")
                 for p in parts[:-1]:
                     node = node.setdefault(p, {})
-                node[parts[-1]] = obj[()] if obj.ndim == 0 else obj[:n]
+                whole = obj.ndim == 0 or parts[0] == EVENTS_GROUP
+                node[parts[-1]] = obj[()] if whole else obj[:n]
         f.visititems(visit)
         out["attrs"] = dict(f.attrs)
     return out

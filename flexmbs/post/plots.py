@@ -1,6 +1,8 @@
 """PNG plots of a result file: sensors, joint coordinates, joint reactions, internal
 states of force elements (pressures, controller states), recorded signals of force
-elements (cylinder stroke and force, tracking error, valve opening, actuation), each flexible body's peak von Mises stress over time, energy.
+elements (cylinder stroke and force, tracking error, valve opening, actuation), contacts
+(gap, its rate, normal force), hot spots (largest von Mises and principal stresses over
+their nodes), each flexible body's peak von Mises stress over time, energy.
 
 :func:`plot_results` reads a result file (``flexmbs.io.results`` layout) and writes one
 PNG per sensor and per joint (coordinates and reactions), plus the energy, with
@@ -48,6 +50,15 @@ def _series(path: Path) -> tuple[np.ndarray, list[tuple[str, str, np.ndarray, li
             if "von_mises_peak" in grp:
                 out.append(("stress", name, np.array(grp["von_mises_peak"][:n]),
                             ["von Mises peak"], "Pa"))
+        for name, ds in (f["contacts"].items() if "contacts" in f else []):
+            out.append(("contact", name, np.array(ds[:n]), _columns(ds),
+                        str(ds.attrs.get("unit", ""))))
+        for name, grp in (f["hotspots"].items() if "hotspots" in f else []):
+            if "von_mises" in grp and "principal" in grp:
+                vm, pr = np.array(grp["von_mises"][:n]), np.array(grp["principal"][:n])
+                out.append(("hotspot", name, np.column_stack(
+                    [vm.max(axis=1), pr[..., 0].max(axis=1), pr[..., -1].min(axis=1)]),
+                    ["max von Mises", "max sigma_1", "min sigma_3"], "Pa"))
         if "energy" in f:
             kinds = sorted(f["energy"])
             vals = np.column_stack([np.array(f["energy"][k][:n]) for k in kinds]) \
@@ -102,12 +113,13 @@ def plot_results(result_path: str | Path, out_dir: str | Path) -> list[Path]:
                      "coordinates", "energy": "energy",
                      "states": f"force element '{name}': internal states",
                      "stress": f"body '{name}': largest von Mises stress over the nodes",
-                     "outputs": "force element '{}': {}".format(*name.partition("/")[::2])}[group]
+                     "outputs": "force element '{}': {}".format(*name.partition("/")[::2]),
+                     "contact": f"contact '{name}': gap, its rate, normal force",
+                     "hotspot": f"hot spot '{name}': stress over its nodes"}[group]
             # sensors: one axis per component, so a millimetre deflection is not flattened
             # by a 0.4 m offset of another component on a shared scale
-            n_ax = vals.shape[1] if group in ("sensor", "states", "outputs") and \
-                1 < vals.shape[1] <= 6 \
-                else 1
+            n_ax = vals.shape[1] if group in ("sensor", "states", "outputs", "contact") and \
+                1 < vals.shape[1] <= 6 else 1
             fig, axes = plt.subplots(n_ax, 1, figsize=(7, 2.2 + 1.5 * n_ax), sharex=True,
                                      squeeze=False)
             axes = axes[:, 0]
@@ -125,7 +137,7 @@ def plot_results(result_path: str | Path, out_dir: str | Path) -> list[Path]:
         fig.tight_layout()
         prefix = {"sensor": "sensor", "joint_coordinates": "joint", "joint_reaction": "reaction",
                   "energy": "", "states": "states", "outputs": "element",
-                  "stress": "stress"}[group]
+                  "stress": "stress", "contact": "contact", "hotspot": "hotspot"}[group]
         fname = out_dir / (f"{prefix}_{_safe(name)}.png" if prefix else "energy.png")
         try:
             _save(fig, fname)

@@ -32,6 +32,7 @@ from flexmbs.compiled import use_compiled
 from flexmbs.system import outputs
 from flexmbs.system.affine_plan import AffinePlan
 from flexmbs.system.constraint_hessian import ConstraintHessian
+from flexmbs.system.contacts import ContactTerms
 from flexmbs.system.constraint_rows import ConstraintRows
 from flexmbs.system.force_terms import ForceTerms
 from flexmbs.system.layout import Layout
@@ -59,6 +60,9 @@ class AssembledSystem:
         grids = Grids()
         self.hessian = ConstraintHessian(self.constraint_rows, grids)
         self.forces = ForceTerms(lay)
+        self.contacts = ContactTerms(self.forces)
+        #: names of the contact elements, whose gaps are events (:meth:`event_gaps`)
+        self.event_labels, self.event_bodies = self.contacts.labels, self.contacts.bodies
         self.matrices = TangentAssembly(lay, self.constraint_rows, self.hessian, self.forces,
                                         grids)
         self.redundant: list[str] = []
@@ -211,6 +215,15 @@ class AssembledSystem:
         elements (:meth:`ForceTerms.state_rates <flexmbs.system.force_terms.ForceTerms.
         state_rates>`)."""
         return self.forces.state_rates(q, qd, t)
+
+    def event_gaps(self, q, qd, t):
+        """``(s, sd, F_n)`` of the contact elements: gaps [m], their rates [m/s] and
+        normal forces [N] (:class:`~flexmbs.system.contacts.ContactTerms`)."""
+        return self.contacts.gaps(q, qd, t)
+
+    def impact(self, q, k: int, sd: float) -> np.ndarray:
+        """``q`` with contact ``k``'s approach speed set for an impact at gap rate ``sd``."""
+        return self.contacts.impact(q, k, sd)
 
     def sample_times(self, t0: float, t_end: float) -> np.ndarray:
         """The ticks in ``[t0, t_end]`` of the sampled force elements (none: empty)."""

@@ -66,8 +66,13 @@ class System:
 
         Bodies referenced by joints, force elements or velocity constraints are added
         automatically; a velocity constraint's own position constraints (its
-        ``holonomic_joints``, e.g. a rolling disc's normal contact) are added with it."""
+        ``holonomic_joints``, e.g. a rolling disc's normal contact) are added with it, and
+        an item made of several (a :class:`~flexmbs.system.clearance.ClearanceRevolute`,
+        with ``parts()``) adds its parts."""
         for item in items:
+            if hasattr(item, "parts") and not hasattr(item, "residual"):
+                self.add(*item.parts())
+                continue
             kind = _kind(item)
             if kind == "velocity constraint":
                 self.constraints.append(item)
