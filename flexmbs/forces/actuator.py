@@ -74,7 +74,7 @@ class LinearActuator(StatefulForceElement):
             out.append(f"{who}: time constant tau must be > 0 [s], got {self.tau}")
         if not np.isfinite(self.F0):
             out.append(f"{who}: initial force F0 must be finite [N], got {self.F0}")
-        return out + time_function_problems(self.command, f"{who}: command")
+        return out + time_function_problems(self.command, f"{who}: command", scalar=True)
 
     def contribution(self, ctx) -> ForceContribution:
         length = marker_distance(self, ctx)

@@ -87,7 +87,7 @@ def state_space_problems(element, keys: tuple, k: int) -> list[str]:
     if len(element.references) != m:
         out.append(f"{who}: {m} feeds need {m} references, got {len(element.references)}")
     for i, r in enumerate(element.references):
-        out += time_function_problems(r, f"{who}: references[{i}]")
+        out += time_function_problems(r, f"{who}: references[{i}]", scalar=True)
     return out
 
 

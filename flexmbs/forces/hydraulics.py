@@ -106,7 +106,7 @@ class HydraulicCylinder(StatefulForceElement):
         return float(np.linalg.norm(initial_state(Q)[0] - initial_state(P)[0]))
 
     def problems(self) -> list[str]:
-        who = f"HydraulicCylinder '{self.name}'"
+        who = f"{type(self).__name__} '{self.name}'"
         out = two_side_problems(self)
         for key, unit in (("A1", "m^2"), ("A2", "m^2"), ("V01", "m^3"), ("V02", "m^3"),
                           ("beta", "Pa"), ("rho", "kg/m^3"), ("dp_r", "Pa")):
@@ -119,7 +119,7 @@ class HydraulicCylinder(StatefulForceElement):
                 out.append(f"{who}: {key} must be >= 0 [{unit}], got {v}")
         if not self.x_min < self.x_max:
             out.append(f"{who}: x_min must be < x_max [m], got {self.x_min} and {self.x_max}")
-        return out + time_function_problems(self.valve, f"{who}: valve")
+        return out + time_function_problems(self.valve, f"{who}: valve", scalar=True)
 
     def volumes(self, x: float) -> tuple[float, float]:
         """``(V1, V2)`` [m^3] at stroke ``x`` [m]."""

@@ -72,13 +72,16 @@ class ServoCylinder(PIDGains, HydraulicCylinder):
         for i, f in enumerate(self.feeds):
             if len(f) != 2 or not hasattr(f[0], "measure"):
                 out.append(f"{who}: feed {i} must be (sensor, component), got {f!r}")
+        if not (isinstance(self.valve, (int, float)) and self.valve == 0):
+            out.append(f"{who}: the valve opening is set by the PID law, got valve = "
+                       f"{self.valve!r} (use a hydraulic_cylinder for a prescribed opening)")
         if not 0 < self.u_max <= 1:
             out.append(f"{who}: u_max must be in (0, 1] (valve opening), got {self.u_max}")
         if self.w <= 0:
             out.append(f"{who}: w must be > 0 [m^2] (the valve area the controller opens), "
                        f"got {self.w}")
         for i, r in enumerate(self.references):
-            out += time_function_problems(r, f"{who}: reference {i}")
+            out += time_function_problems(r, f"{who}: reference {i}", scalar=True)
         return out
 
     def command(self, ctx):

@@ -38,12 +38,18 @@ from flexmbs.kinematics.jet import Jet
 from flexmbs.kinematics.time_functions import as_time_function
 
 
-def time_function_problems(spec, who: str) -> list[str]:
-    """``[]`` when ``spec`` makes a time function, else the one-line problem."""
+def time_function_problems(spec, who: str, scalar: bool = False) -> list[str]:
+    """``[]`` when ``spec`` makes a time function (with ``scalar``: one whose value is a
+    number, not a vector), else the one-line problem."""
     try:
-        as_time_function(spec, who)
+        f = as_time_function(spec, who)
     except (TypeError, ValueError) as e:
         return [str(e)]
+    if scalar:
+        shape = np.shape(f(0.0)[0])
+        if shape != ():
+            return [f"{who}: expected a scalar time function (a number at every t), got "
+                    f"values of shape {shape}"]
     return []
 
 

@@ -89,3 +89,23 @@ def test_result_records_the_tracking_error_and_the_valve():
     p = r.states("cyl")
     np.testing.assert_allclose(out["force"][:, 0], (p[:, 0] - p[:, 1]) * A, rtol=1e-12,
                                atol=1e-12 * P_S * A)
+
+
+@pytest.mark.parametrize("key", ["reference", "valve"])
+def test_vector_time_functions_are_refused_in_one_line(key):
+    """A reference or valve opening is one number at every t (found by the case fuzzer)."""
+    mass = fm.PointMass("rod", 1.0)
+    x = fm.PositionSensor("x", first=mass)
+    vector = fm.Sine(amplitude=(0.1, 0.2, 0.0), omega=1.0)
+    kw = dict(A1=A, A2=A, V01=V0, V02=V0, measure=(x, 0), Kp=1.0, w=W, reference=0.0)
+    kw[key] = vector
+    problems = ServoCylinder("cyl", fm.ground.marker("o"), mass, **kw).problems()
+    shape = "expected a scalar time function (a number at every t), got values of shape (3,)"
+    if key == "reference":
+        assert problems == [f"ServoCylinder 'cyl': reference 0: {shape}"]
+    else:       # a servo's valve is its PID's: refused as such, and as a vector
+        assert f"ServoCylinder 'cyl': valve: {shape}" in problems
+        assert any("the valve opening is set by the PID law" in p for p in problems)
+        kw.pop("measure"), kw.pop("Kp"), kw.pop("reference")
+        assert fm.HydraulicCylinder("cyl", fm.ground.marker("o"), mass, **kw).problems() == [
+            f"HydraulicCylinder 'cyl': valve: {shape}"]
