@@ -16,11 +16,9 @@ that of the path they run on.
 from __future__ import annotations
 
 import argparse
-import time
 
 import numpy as np
-
-T_RUN, H = 0.2, 1e-3
+from step_cost import H, T_RUN, fastest_step
 
 
 def slider_crank(friction: bool, stateful: bool = False):
@@ -51,15 +49,7 @@ def slider_crank(friction: bool, stateful: bool = False):
 
 def measure(friction: bool, seconds: float, stateful: bool = False) -> tuple[float, float]:
     """Fastest cost per step [s] and Newton iterations per step."""
-    import flexmbs as fm
-    model = slider_crank(friction, stateful)
-    fm.simulate(model, 5 * H, H, rho_inf=0.9, output_dt=5 * H)
-    best, runs, t_start = float("inf"), 0, time.perf_counter()
-    while runs == 0 or time.perf_counter() - t_start < seconds:
-        t0 = time.perf_counter()
-        res = fm.simulate(model, T_RUN, H, rho_inf=0.9, output_dt=T_RUN)
-        best = min(best, (time.perf_counter() - t0) / res.stats.steps)
-        runs += 1
+    best, _, res = fastest_step(slider_crank(friction, stateful), seconds)
     return best, res.stats.newton_iterations / res.stats.steps
 
 

@@ -46,10 +46,10 @@ def python_callbacks() -> None:
     _newton.NewtonSolver.__init__ = python_test
 
 
-def measure(name: str, seconds: float, log_view: bool) -> dict:
+def fastest_step(model, seconds: float):
+    """``(best cost per step [s], runs, last result)``: after a warm-up, the model run
+    from 0 to ``T_RUN`` at ``H`` again and again for ``seconds``, the fastest kept."""
     import flexmbs as fm
-    import flexmbs_models
-    model, _, _ = flexmbs_models.build(name, tempfile.mkdtemp())
     fm.simulate(model, 5 * H, H, rho_inf=0.9, output_dt=5 * H)
     best, runs, t_start = float("inf"), 0, time.perf_counter()
     while runs == 0 or time.perf_counter() - t_start < seconds:
@@ -57,6 +57,14 @@ def measure(name: str, seconds: float, log_view: bool) -> dict:
         res = fm.simulate(model, T_RUN, H, rho_inf=0.9, output_dt=T_RUN)
         best = min(best, (time.perf_counter() - t0) / res.stats.steps)
         runs += 1
+    return best, runs, res
+
+
+def measure(name: str, seconds: float, log_view: bool) -> dict:
+    import flexmbs as fm
+    import flexmbs_models
+    model, _, _ = flexmbs_models.build(name, tempfile.mkdtemp())
+    best, runs, res = fastest_step(model, seconds)
     st = res.stats
     row = {"model": name, "us_per_step": best * 1e6, "steps_per_s": 1.0 / best,
            "runs": runs, "newton_per_step": st.newton_iterations / st.steps,
