@@ -43,3 +43,24 @@ def test_von_mises_maximum_of_a_body():
 def test_no_time_is_an_error():
     with pytest.raises(ValueError, match="at least one output time"):
         max_over_time([], lambda b: np.zeros((0, 3)))
+
+
+def test_peak_over_the_nodes_is_the_other_order_of_the_maximum(monkeypatch):
+    """``von_mises_peak`` (max over nodes at each time, in blocks of 7 times) against
+    ``von_mises_maximum`` (max over time at each node): the largest values of the two
+    agree, and each time's peak is the largest nodal value that ``max_over_time`` sees
+    there (node index: the first largest)."""
+    monkeypatch.setattr(extrema, "BLOCK", 7)
+    rng = np.random.default_rng(5)
+
+    class Body:
+        stress_modes = rng.normal(size=(25, 6, 4)) * 1e8
+    t = np.linspace(0.0, 1.0, 40)
+    q_e = rng.normal(size=(40, 4)) * 1e-3
+    p, i = extrema.von_mises_peak(Body, q_e)
+    m = von_mises_maximum(Body, t, q_e)
+    assert p.max() == pytest.approx(m.value.max(), rel=1e-14)
+    assert t[np.argmax(p)] == m.time[np.argmax(m.value)]
+    field = von_mises_stress(Body, q_e)
+    assert np.array_equal(i, np.argmax(field, axis=1))
+    assert p == pytest.approx(field[np.arange(40), i], rel=1e-14)
