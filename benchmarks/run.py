@@ -7,10 +7,11 @@
 Each model runs at h = 1e-3 s over 1 s (generalized-alpha, rho_inf = 0.9, the default
 direct LU) in a fresh subprocess, so the peak memory (max RSS) is the model's own.
 
-``--exudyn``: side by side with Exudyn, measured in the same run.  The five models
-(``benchmarks/exudyn/flexmbs_models.py``) are built in flexmbs, their data (nodes, our FE
-M and K, interfaces, bodies, joints, initial state) exported to ``.npz`` and rebuilt in
-Exudyn by ``benchmarks/exudyn/exudyn_models.py`` inside its own venv
+``--exudyn``: side by side with Exudyn, measured in the same run.  The six models
+(``benchmarks/exudyn/flexmbs_models.py``; the sixth, ``spatial_linkage_7x20``, a spatial
+three-loop linkage of seven flexible links, is in ``benchmarks/exudyn/spatial_linkage.py``)
+are built in flexmbs, their data (nodes, our FE M and K, interfaces, bodies, joints,
+initial state) exported to ``.npz`` and rebuilt in Exudyn by ``benchmarks/exudyn/exudyn_models.py`` inside its own venv
 (``benchmarks/.exudyn-venv``, made by ``benchmarks/exudyn/make_env.sh`` if missing).
 Both sides run in subprocesses, interleaved model by model, ``--repeat`` times; the table
 gives the better steps/s of each side, the ratio flexmbs/Exudyn, and the key output at
@@ -45,12 +46,27 @@ def build(name):
         return model
     if name in FLEX_STEPS:
         return _flexible_steps_model(name)
+    if name == SPATIAL:
+        return _spatial_linkage_model()
     raise SystemExit(f"unknown benchmark model '{name}'; known: rigid_pendulum, rigid_fourbar, "
-                     f"{', '.join(FLEX_STEPS)}")
+                     f"{', '.join(FLEX_STEPS)}, {SPATIAL}")
 
 
 FLEX_STEPS = {"cantilever_10": "cantilever", "flexible_pendulum_8": "pendulum",
               "flexible_slider_crank_12": "slider_crank"}
+
+
+SPATIAL = "spatial_linkage_7x20"
+
+
+def _spatial_linkage_model():
+    """The side-by-side model of ``benchmarks/exudyn/spatial_linkage.py`` (as compared
+    with Exudyn: linear elastic force, gravity -y)."""
+    import tempfile
+    sys.path.insert(0, os.path.join(HERE, "exudyn"))
+    import flexmbs_models
+    with tempfile.TemporaryDirectory() as tmp:
+        return flexmbs_models.build(SPATIAL, tmp)[0]
 
 
 def _flexible_steps_model(name):
@@ -130,12 +146,12 @@ def exudyn_main(args):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=None, help="comma-separated (default: "
-                    "rigid_pendulum,rigid_fourbar; with --exudyn: all five)")
+                    "rigid_pendulum,rigid_fourbar; with --exudyn: all six)")
     ap.add_argument("--json", default=os.path.join(HERE, "results.json"))
     ap.add_argument("--petsc", default="", help="PETSc options for the solver, e.g. "
                     "'-fmbs_pc_factor_mat_solver_type umfpack' (quote them)")
     ap.add_argument("--exudyn", action="store_true",
-                    help="side by side with Exudyn, measured in the same run (all five models "
+                    help="side by side with Exudyn, measured in the same run (all six models "
                     "unless --models is given)")
     ap.add_argument("--repeat", type=int, default=2,
                     help="--exudyn: runs per side and model, interleaved; the better is shown")

@@ -10,7 +10,7 @@ For every model, ``repeat`` times and interleaved (flexmbs, Exudyn, flexmbs, Exu
 
 The table holds the better steps/s of each side (the machine is shared and noisy), the
 ratio flexmbs/Exudyn and the key outputs at t_end with their difference
-``|key_flexmbs - key_Exudyn|`` (2-norm; m for all five models).
+``|key_flexmbs - key_Exudyn|`` (2-norm; m for all six models).
 
 Models with gravity on a flexible body get one more, untimed Exudyn run with gravity as
 consistent nodal forces (``exudyn_models.py --gravity nodal``): Exudyn's
@@ -153,7 +153,8 @@ def print_table(rows) -> None:
 _TITLES = {"rigid_pendulum": "rigid pendulum", "rigid_fourbar": "rigid four-bar",
            "cantilever_10": "cantilever, 10 modes",
            "flexible_pendulum_8": "flexible pendulum, 8 modes",
-           "flexible_slider_crank_12": "flexible slider-crank, 12 modes"}
+           "flexible_slider_crank_12": "flexible slider-crank, 12 modes",
+           "spatial_linkage_7x20": "spatial 3-loop linkage, 7 links x 20 modes"}
 
 
 def markdown_table(rows, command: str) -> str:

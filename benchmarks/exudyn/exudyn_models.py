@@ -51,8 +51,8 @@ def rigid(mbs, d, prefix, gravity):
                                gravity=list(gravity), show=False)
 
 
-def flexible(mbs, d, prefix, gravity, nodal_gravity=False):
-    """FFRF reduced body from our FE data: returns (object, [interface markers], fem)."""
+def reduced(d, prefix):
+    """Exudyn's HCB reduction of our FE data: ``(fem, cms, interface nodes, weights)``."""
     X = np.asarray(d[f"{prefix}_X"], float)
     n = 3 * len(X)
     fem = FEMinterface()
@@ -69,21 +69,60 @@ def flexible(mbs, d, prefix, gravity, nodal_gravity=False):
                                       useSparseSolver=True,
                                       computationMode=HCBstaticModeSelection.RBE2,
                                       boundaryNodesWeights=weights)
-    cms = ObjectFFRFreducedOrderInterface(fem)
-    obj = cms.AddObjectFFRFreducedOrder(mbs, positionRef=[0, 0, 0],
+    return fem, ObjectFFRFreducedOrderInterface(fem), nodes, weights
+
+
+def place(mbs, red, gravity, nodal_gravity=False, r0=(0.0, 0.0, 0.0), R0=None):
+    """One FFRF body of the reduction ``red`` at ``r0`` [m], ``R0``: returns
+    (object, [interface markers])."""
+    fem, cms, nodes, weights = red
+    obj = cms.AddObjectFFRFreducedOrder(mbs, positionRef=list(r0),
+                                        rotationMatrixRef=[] if R0 is None else np.asarray(R0),
                                         gravity=[0.0] * 3 if nodal_gravity else list(gravity))
     if nodal_gravity and np.any(gravity):
-        F = (fem.massMatrix @ np.tile(gravity, len(X))).reshape(-1, 3)   # F = M g [N]
-        for j in np.flatnonzero(np.abs(F).sum(axis=1)):
+        F = (fem.massMatrix @ np.tile(gravity, len(fem.nodes["Position"]))).reshape(-1, 3)
+        for j in np.flatnonzero(np.abs(F).sum(axis=1)):        # F = M g [N], inertial
             mk = mbs.AddMarker(eii.MarkerSuperElementPosition(
                 bodyNumber=obj["oFFRFreducedOrder"], meshNodeNumbers=[int(j)],
                 weightingFactors=[1.0]))
             mbs.AddLoad(eii.LoadForceVector(markerNumber=mk, loadVector=list(F[j])))
     markers = [mbs.AddMarker(eii.MarkerSuperElementRigid(
-        bodyNumber=obj["oFFRFreducedOrder"], meshNodeNumbers=nodes[j],
-        weightingFactors=weights[j], visualization={"show": False, "showMarkerNodes": False}))
-        for j in range(n_itf)]
-    return obj["oFFRFreducedOrder"], markers, fem
+        bodyNumber=obj["oFFRFreducedOrder"], meshNodeNumbers=v, weightingFactors=w,
+        visualization={"show": False, "showMarkerNodes": False}))
+        for v, w in zip(nodes, weights, strict=True)]
+    return obj["oFFRFreducedOrder"], markers
+
+
+def flexible(mbs, d, prefix, gravity, nodal_gravity=False):
+    """FFRF reduced body from our FE data: returns (object, [interface markers], fem)."""
+    red = reduced(d, prefix)
+    return (*place(mbs, red, gravity, nodal_gravity), red[0])
+
+
+def joints_from_table(mbs, d, ground, markers):
+    """The joints of the exported table: ``markers[body][interface]`` on flexible
+    bodies, a new ground marker at the joint point.  Revolute about the frame's z;
+    universal as a generic joint locking the rotation about the frame's z: Exudyn's
+    equation with only the x rotation locked is ``t_y0 . t_z1 = 0``, so its frame is
+    ours with the columns (z, x, y), making ``t_y0`` our cross axis x_P and ``t_z1``
+    our y_Q."""
+    for k, kind in enumerate(d["joint_kind"]):
+        at, R = np.asarray(d["joint_at"][k], float), np.asarray(d["joint_R"][k], float)
+        sides = []
+        for body, itf in ((d["joint_first"][k], d["joint_first_itf"][k]),
+                          (d["joint_second"][k], d["joint_second_itf"][k])):
+            sides.append(mbs.AddMarker(eii.MarkerBodyRigid(bodyNumber=ground, localPosition=at))
+                         if str(body) == "ground" else markers[str(body)][str(itf)])
+        if kind == "revolute":
+            mbs.CreateRevoluteJoint(itemNumbers=sides, axis=R[:, 2], show=False)
+        elif kind == "spherical":
+            mbs.CreateSphericalJoint(itemNumbers=sides, show=False)
+        elif kind == "universal":
+            mbs.CreateGenericJoint(itemNumbers=sides, rotationMatrixAxes=R[:, [2, 0, 1]],
+                                   constrainedAxes=[1, 1, 1, 1, 0, 0], show=False)
+        else:
+            raise SystemExit(f"exudyn_models: joint '{d['joint_name'][k]}': unknown kind "
+                             f"'{kind}'")
 
 
 def build(mbs, d, nodal_gravity=False):
@@ -146,6 +185,20 @@ def build(mbs, d, nodal_gravity=False):
         mbs.AddLoad(eii.LoadTorqueVector(markerNumber=m_crank, loadVector=d["torque"]))
         return (lambda: [float(mbs.GetObjectOutputBody(slider, body_pos)[0])],
                 {"hcb_hz": list(fem.GetEigenFrequenciesHz()), "R_A": list(R_A)})
+
+    if name == "spatial_linkage_7x20":
+        # one reduction (our M, K, interfaces), placed at each body's pose
+        red = reduced(d, "link")
+        itfs = [str(i) for i in d["link_interfaces"]]
+        objs, markers = {}, {}
+        for b in (str(b) for b in d["bodies"]):
+            objs[b], mks = place(mbs, red, g, nodal_gravity, d[f"{b}_r0"], d[f"{b}_R0"])
+            markers[b] = dict(zip(itfs, mks, strict=True))
+        joints_from_table(mbs, d, ground, markers)
+        obj, node = objs[str(d["key_body"])], int(d["key_node"])
+        return (lambda: list(mbs.GetObjectOutputSuperElement(obj, body_pos,
+                                                             meshNodeNumber=node)),
+                {"hcb_hz": list(red[0].GetEigenFrequenciesHz())})
     raise SystemExit(f"exudyn_models: unknown model '{name}'")
 
 

@@ -1,4 +1,4 @@
-"""Our side of the Exudyn comparison: the five benchmark models in flexmbs, and the data
+"""Our side of the Exudyn comparison: the six benchmark models in flexmbs, and the data
 (``.npz``) from which ``exudyn_models.py`` rebuilds the same models in Exudyn.
 
 Runs in the flexmbs venv.  Every model is defined once here; the exported file holds what
@@ -33,7 +33,7 @@ ROOT = HERE.parents[1]
 T_END, H, RHO_INF = 1.0, 1e-3, 0.9
 G = (0.0, -9.81, 0.0)
 NAMES = ("rigid_pendulum", "rigid_fourbar", "cantilever_10", "flexible_pendulum_8",
-         "flexible_slider_crank_12")
+         "flexible_slider_crank_12", "spatial_linkage_7x20")
 
 NOTES = {
     "rigid_pendulum": "rod 1.0 x 0.02 x 0.02 m steel, pinned at one end (z), horizontal "
@@ -54,6 +54,13 @@ NOTES = {
                                 "outer dead centre, no gravity (flexmbs' own benchmark drives "
                                 "the crank at 150 rad/s), no geometric stiffening; "
                                 "key: slider x [m]",
+    "spatial_linkage_7x20": "spatial_linkage.py: crank (revolute about y) driving three "
+                            "rockers (revolutes) through three couplers (universal at the "
+                            "crank pin, spherical at the rocker tip), 3 closed RUSR loops, "
+                            "10 joints; 7 links from one 0.4 x 0.02 x 0.02 m steel hex27 "
+                            "mesh, 20 modes each (6 constraint + 14 fixed-interface), "
+                            "no geometric stiffening; released from rest, gravity -y; "
+                            "key: coupler_1 mid-span node (x, y, z) [m]",
 }
 
 
@@ -176,7 +183,27 @@ def build(name: str, tmp: str | Path):
         data.update(flexible_data("rod", fe, body, 6, ("hole_A", "hole_B")), **extra)
         data["gravity"] = np.zeros(3)
         return model, data, lambda res: [float(res.body_q("slider")[-1][0])]
+
+    if name == "spatial_linkage_7x20":
+        return _spatial_linkage(tmp, data)
     raise SystemExit(f"unknown model '{name}'; known: {', '.join(NAMES)}")
+
+
+def _spatial_linkage(tmp, data):
+    """``spatial_linkage.py``: one reduced link placed seven times; exported once (prefix
+    ``link``) with each body's pose ``{body}_r0``, ``{body}_R0`` and the joint table."""
+    import spatial_linkage as sl
+    fe, body = _reduce(sl.link_mesh(tmp), sl.N_MODES, ("hole_A", "hole_B"), "link")
+    model, bodies = sl.build(body, gravity=G)
+    X = np.asarray(body.points)
+    mid = _nearest(X, 0.5 * (np.asarray(body.marker("hole_A").R)
+                             + np.asarray(body.marker("hole_B").R)))
+    data.update(flexible_data("link", fe, body, sl.N_MODES, ("hole_A", "hole_B")),
+                **sl.joint_table(model), bodies=np.array(list(bodies)), key_body="coupler_1",
+                key_node=mid)
+    for name, b in bodies.items():
+        data.update({f"{name}_r0": b.r0, f"{name}_R0": b.R0})
+    return model, data, lambda res: _node_position(res, bodies["coupler_1"], mid).tolist()
 
 
 def slider_crank_torque(rod_body, *, torque=0.1, a=0.1, slider_mass=0.0756):
