@@ -11,8 +11,9 @@ direct LU) in a fresh subprocess, so the peak memory (max RSS) is the model's ow
 (``benchmarks/exudyn/flexmbs_models.py``; the sixth, ``spatial_linkage_7x20``, a spatial
 three-loop linkage of seven flexible links, is in ``benchmarks/exudyn/spatial_linkage.py``)
 are built in flexmbs, their data (nodes, our FE M and K, interfaces, bodies, joints,
-initial state) exported to ``.npz`` and rebuilt in Exudyn by ``benchmarks/exudyn/exudyn_models.py`` inside its own venv
-(``benchmarks/.exudyn-venv``, made by ``benchmarks/exudyn/make_env.sh`` if missing).
+initial state) exported to ``.npz`` and rebuilt in Exudyn by
+``benchmarks/exudyn/exudyn_models.py`` inside its own venv (``benchmarks/.exudyn-venv``,
+made by ``benchmarks/exudyn/make_env.sh`` if missing).
 Both sides run in subprocesses, interleaved model by model, ``--repeat`` times; the table
 gives the better steps/s of each side, the ratio flexmbs/Exudyn, and the key output at
 t_end from both codes with their difference (the proof that the models are the same).
