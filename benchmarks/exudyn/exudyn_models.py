@@ -11,8 +11,11 @@ Flexible bodies go through Exudyn's own pipeline, fed with our matrices:
 ``ComputeHurtyCraigBamptonModes`` (RBE2, our interface node sets and weights, the frame
 interface first so that its rigid-body motion is excluded) -> ``ObjectFFRFreducedOrderInterface``
 -> ``AddObjectFFRFreducedOrder`` (C++ terms, gravity by ``LoadMassProportional``);
-joints on ``MarkerSuperElementRigid`` markers.  Solver: generalized-alpha with the step,
-end time and rho_inf of the file, Exudyn's default modified Newton and dense LU.
+joints on ``MarkerSuperElementRigid`` markers.  A model that places one reduction several
+times (``spatial_linkage_7x20``) reduces once and adds one ``ObjectFFRFreducedOrder`` per
+body at its pose; its joints come from the exported joint table (``joints_from_table``).
+Solver: generalized-alpha with the step, end time and rho_inf of the file, Exudyn's
+default modified Newton and dense LU.
 
 ``--gravity nodal`` (a check, not for timing): gravity on flexible bodies as the consistent
 nodal forces ``F = M g`` (one ``LoadForceVector`` per node) instead of Exudyn's

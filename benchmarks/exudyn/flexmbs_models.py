@@ -13,7 +13,12 @@ Exudyn needs to build the identical model (SI units):
   (the frame interface first), the number of fixed-interface modes, material ``E`` [Pa],
   ``nu``, ``rho`` [kg/m^3];
 * joints (positions [m], axis z), gravity [m/s^2], loads [N m], the node or body point of
-  the key output.
+  the key output;
+* ``spatial_linkage_7x20`` (``spatial_linkage.py``): one reduced link exported once
+  (prefix ``link``), each body's pose ``{body}_r0`` [m], ``{body}_R0``, and the joint
+  table ``joint_kind``, ``joint_first``/``joint_second`` (body or ``ground``),
+  ``joint_first_itf``/``joint_second_itf`` (interface), ``joint_at`` [m] and ``joint_R``
+  (inertial joint frame from flexmbs' resolved markers).
 
 Definitions chosen so that both codes can do them (see ``NOTES``): the flexible bodies
 use the linear elastic force ``K_e q_e`` (Exudyn's reduced bodies have no geometric
