@@ -143,8 +143,10 @@ def _pair_start(a, n):  # pragma: no cover - compiled
 
 @njit(cache=True, fastmath={"reassoc", "contract"})
 def _pair_product(qe, H_p):  # pragma: no cover - compiled
-    """``v = H_p pi(q)``, ``pi(q)_(a,b) = q_a q_b`` (twice for ``a < b``), reading only the
-    upper triangle of the symmetric ``H_p`` (each entry used for ``v_p`` and ``v_r``)."""
+    """``v = H_p pi(q)``, ``pi(q)_(a,b) = q_a q_b`` (twice for ``a < b``), one dot product
+    per row: a vectorised stream through all of ``H_p`` (reading only its upper triangle
+    and scattering ``v_r += H_p[p, r] pi_p`` measured 2.5x slower at n_q = 64: the scatter
+    is not vectorised)."""
     n = qe.shape[0]
     n_p = H_p.shape[0]
     pi = np.empty(n_p)
@@ -153,15 +155,12 @@ def _pair_product(qe, H_p):  # pragma: no cover - compiled
         pi[p0] = qe[a] * qe[a]
         for b in range(a + 1, n):
             pi[p0 + b - a] = 2.0 * qe[a] * qe[b]
-    v = np.zeros(n_p)
+    v = np.empty(n_p)
     for p in range(n_p):
-        pp = pi[p]
-        s = H_p[p, p] * pp
-        for r in range(p + 1, n_p):
-            h = H_p[p, r]
-            s += h * pi[r]
-            v[r] += h * pp
-        v[p] += s
+        s = 0.0
+        for r in range(n_p):
+            s += H_p[p, r] * pi[r]
+        v[p] = s
     return v
 
 

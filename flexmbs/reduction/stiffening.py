@@ -20,8 +20,8 @@ vector ``pi(q)_(b,c) = q_b q_c`` (twice that for ``b < c``),
     (K3 : q q q)_k = 1/2 sum_a q_a v_(a,k),      v = H_p pi(q),
     d(K3 : q q q)_k / dq_j = 1/2 v_(j,k) + sum_(a,c) q_a q_c H_p[(a,k), (j,c)],
 
-``n_p^2 ~ n_q^4 / 4`` products per force instead of the ``n_q^4`` of ``K3`` (``H_p`` is
-symmetric: half of it is read), and ``H_p`` has a quarter of ``K3``'s entries.  A
+``n_p^2 ~ n_q^4 / 4`` products per force instead of the ``n_q^4`` of ``K3``, and ``H_p``
+has a quarter of ``K3``'s entries.  A
 low-rank factor ``H_p = L L^T`` would make this ``O(r n_q^2)``, but on the shipped and
 benchmark bodies the numerical rank ``r`` of ``H_p`` is near ``n_p`` (``benchmarks/
 k3_rank.py``), so ``L`` would cost more than ``H_p``.
