@@ -51,7 +51,7 @@ from flexmbs.bodies.marker import Marker
 from flexmbs.compiled import arg, backend, state
 from flexmbs.kinematics.rotation import A_of, G_of, L_of, e_from_matrix
 from flexmbs.reduction.invariants import InvariantPolynomials, matvec
-from flexmbs.reduction.stiffening import h3_pairs, pair_gram
+from flexmbs.reduction.stiffening import h3_pairs, pair_gram, pair_vector
 
 log = logging.getLogger(__name__)
 E3 = np.eye(3)
@@ -312,14 +312,16 @@ class FlexibleBody:
 
         The St. Venant-Kirchhoff energy is a quartic polynomial whose homogeneous parts
         of degree 2, 3, 4 have the gradients ``K_e q``, ``K2:qq``, ``K3:qqq``; Euler's
-        theorem gives ``V_e = q.K_e q / 2 + q.(K2:qq) / 3 + q.(K3:qqq) / 4``.
+        theorem gives ``V_e = q.K_e q / 2 + q.(K2:qq) / 3 + q.(K3:qqq) / 4``, the last
+        ``pi(q)^T H_p pi(q) / 8`` in the pair form (:mod:`flexmbs.reduction.stiffening`).
         """
         b = self.body
         qe = np.asarray(q, float)[7:]
         V = 0.5 * qe @ b.K_e @ qe
         if self.uses_stiffening:
             V += qe @ ((b.K2 @ qe) @ qe) / 3.0
-            V += qe @ (((b.K3 @ qe) @ qe) @ qe) / 4.0
+            pi = pair_vector(qe)
+            V += pi @ (self._const()["H_p"] @ pi) / 8.0
         return float(V)
 
     # -- dynamics ---------------------------------------------------------------------
