@@ -22,6 +22,7 @@ import numpy as np
 from flexmbs.kinematics.frames import dATw_de, dAu_de
 from flexmbs.kinematics.rotation import A_of, L_of, LT_matrix, tilde
 from flexmbs.reduction.invariants import matvec, vecmat
+from flexmbs.reduction.stiffening import h3_pairs, h3_pairs_tangent
 
 E3 = np.eye(3)
 
@@ -55,29 +56,29 @@ def _state(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd) -> dict:
             "Iw": Iw, "f_t": f_t, "f_r": f_r}
 
 
-def _h_e(qe, K_e, K2, K3, stiff) -> np.ndarray:
-    """``K_e q + K2:q q + K3:q q q`` (``K2`` as (k a, b), ``K3`` as (k a b, c)) or ``K_e q``."""
+def _h_e(qe, K_e, K2, H_p, stiff) -> np.ndarray:
+    """``K_e q + K2:q q + K3:q q q`` (``K2`` as (k a, b), ``K3 : q q q`` in the pair form
+    of :func:`flexmbs.reduction.stiffening.h3_pairs` with ``H_p`` (n_p, n_p)) or ``K_e q``."""
     f = K_e @ qe
     if stiff:
         n = qe.shape[0]
-        f = f + matvec(K2, qe).reshape(n, n) @ qe \
-            + (matvec(K3, qe).reshape(n * n, n) @ qe).reshape(n, n) @ qe
+        f = f + matvec(K2, qe).reshape(n, n) @ qe + h3_pairs(H_p, qe)
     return f
 
 
-def ffrf_residual(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, K_e, K2, K3,
+def ffrf_residual(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, K_e, K2, H_p,
                   stiff) -> np.ndarray:
     """``[m (rdd - g) + A f_t; 2 L^T f_r; f_e]`` (module docstring), shape (7 + n_q,)."""
     s = _state(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd)
     n, om, al, lqd = s["n"], s["om"], s["al"], s["lqd"]
     zeta = np.concatenate([al, np.outer(om, om).ravel()])   # [alpha'; vec(omega' omega'^T)]
     f_e = s["CrOe"] @ zeta + C_t @ s["d"] + 2.0 * lqd[3:3 + 3 * n].reshape(n, 3) @ om \
-        + s["lqdd"][3:] + lqd[3 + 3 * n:] + _h_e(q[7:], K_e, K2, K3, stiff)
+        + s["lqdd"][3:] + lqd[3 + 3 * n:] + _h_e(q[7:], K_e, K2, H_p, stiff)
     return np.concatenate([m * s["w"] + s["A"] @ s["f_t"], 2.0 * (s["L"].T @ s["f_r"]), f_e])
 
 
 def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D_e, I1,
-                 I2s_l, G2_m, C_r1_kl, C_r1_k, O_e1_kl, K_e, K2s, K3s, stiff):
+                 I2s_l, G2_m, C_r1_kl, C_r1_k, O_e1_kl, K_e, K2s, H_p, stiff):
     """``(K, C, M)``: the exact derivatives of :func:`ffrf_residual` by ``q``, ``qd``,
     ``qdd``: the partial derivatives of ``f = [f_t; f_r; f_e]`` by ``(A^T (rdd - g),
     alpha', omega', qd_e, q_e)`` and ``qdd_e``, chained with ``d(A^T w)/de``,
@@ -114,8 +115,7 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     f_q[6:] = matvec(C_r1_kl, al).reshape(n, n) + matvec(O_e1_kl, np.outer(om, om).ravel()) \
         .reshape(n, n) + K_e
     if stiff:
-        f_q[6:] += matvec(K2s, qe).reshape(n, n) + (matvec(K3s, qe).reshape(n * n, n) @ qe) \
-            .reshape(n, n)
+        f_q[6:] += matvec(K2s, qe).reshape(n, n) + h3_pairs_tangent(H_p, qe)
     f_qdd = np.concatenate([C_tT, Cr.T, M_e])
     # derivatives of the body-frame variables by e
     L2 = 2.0 * L
@@ -138,16 +138,21 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     return K, Cm, M
 
 
+def _n_p(n, stiff) -> int:
+    """The side of ``H_p``: ``n (n + 1) / 2`` pairs with stiffening, 0 without."""
+    return n * (n + 1) // 2 if stiff else 0
+
+
 def _rows(a, p0, p1, k, shape) -> np.ndarray:
     return a[p0[k]:p1[k]].reshape(shape)
 
 
 def bodies_residual(q, qd, qdd, g, off, nq, m, stiff, ptr, lin0, lin_q, I2, lin_qd, lin_qdd,
-                    C_t, K_e, K2, K3) -> np.ndarray:
+                    C_t, K_e, K2, H_p) -> np.ndarray:
     """The residuals of all floating-frame bodies of a system: body ``b`` has coordinates
     ``q[off[b]:off[b] + 7 + nq[b]]`` (``nq[b] = -4``: a point mass, ``m (rdd - g)`` on its
     3 coordinates) and its constant arrays of :func:`ffrf_residual` flattened in
-    ``lin0 ... K3`` from ``ptr[b, k]`` to ``ptr[b + 1, k]`` (``k`` the array)."""
+    ``lin0 ... H_p`` from ``ptr[b, k]`` to ``ptr[b + 1, k]`` (``k`` the array)."""
     out = np.empty(q.shape[0])
     for b in range(off.shape[0]):
         n, o = int(nq[b]), int(off[b])
@@ -161,13 +166,13 @@ def bodies_residual(q, qd, qdd, g, off, nq, m, stiff, ptr, lin0, lin_q, I2, lin_
             _rows(lin_qd, p0, p1, 3, (n, 3 + 4 * n)), _rows(lin_qdd, p0, p1, 4, (n, 3 + n)),
             _rows(C_t, p0, p1, 5, (n, 3)), _rows(K_e, p0, p1, 6, (n, n)),
             _rows(K2, p0, p1, 7, (n * n if s else 0, n if s else 0)),
-            _rows(K3, p0, p1, 8, (n ** 3 if s else 0, n if s else 0)), s)
+            _rows(H_p, p0, p1, 8, (_n_p(n, s),) * 2), s)
     return out
 
 
 def bodies_newton_values(q, qd, qdd, g, cK, cC, cM, off, nq, m, stiff, ptr, lin0, lin_q, I2,
                          lin_qd, lin_qdd, tptr, C_t, M_e, D_e, I1, I2s_l, G2_m, C_r1_kl,
-                         C_r1_k, O_e1_kl, K_e, K2s, K3s) -> np.ndarray:
+                         C_r1_k, O_e1_kl, K_e, K2s, H_p) -> np.ndarray:
     """``c_K K + c_C C + c_M M`` (:func:`ffrf_tangent`) of every body, each block
     row-major, concatenated in body order; the residual's arrays as in
     :func:`bodies_residual`, the tangent's own flattened from ``tptr[b, k]``."""
@@ -188,6 +193,6 @@ def bodies_newton_values(q, qd, qdd, g, cK, cC, cM, off, nq, m, stiff, ptr, lin0
             _rows(C_r1_kl, t0, t1, 6, (n * n, 3)), _rows(C_r1_k, t0, t1, 7, (n, 3 * n)),
             _rows(O_e1_kl, t0, t1, 8, (n * n, 9)), _rows(K_e, t0, t1, 9, (n, n)),
             _rows(K2s, t0, t1, 10, (n * n if s else 0, n if s else 0)),
-            _rows(K3s, t0, t1, 11, (n ** 3 if s else 0, n if s else 0)), s)
+            _rows(H_p, t0, t1, 11, (_n_p(n, s),) * 2), s)
         blocks.append((cK * K + cC * Cm + cM * M).ravel())
     return np.concatenate(blocks) if blocks else np.zeros(0)

@@ -51,6 +51,7 @@ from flexmbs.bodies.marker import Marker
 from flexmbs.compiled import arg, backend, state
 from flexmbs.kinematics.rotation import A_of, G_of, L_of, e_from_matrix
 from flexmbs.reduction.invariants import InvariantPolynomials, matvec
+from flexmbs.reduction.stiffening import h3_pairs, pair_gram, pair_vector
 
 log = logging.getLogger(__name__)
 E3 = np.eye(3)
@@ -171,13 +172,12 @@ class FlexibleBody:
             if self.uses_stiffening:
                 # one writable copy of each tensor, flat for the kernels (arg() would copy
                 # the body's read-only arrays)
-                K2, K3 = np.array(b.K2, dtype=float), np.array(b.K3, dtype=float)
+                K2 = np.array(b.K2, dtype=float)
                 cached["K2_flat"] = K2.reshape(n * n, n)                         # (k a, b)
-                cached["K3_flat"] = K3.reshape(n ** 3, n)                        # (k a b, c)
-                # d(K2:qq)/dq_j = (K2[k,j,b] + K2[k,b,j]) q_b, and the three slots of K3
+                # d(K2:qq)/dq_j = (K2[k,j,b] + K2[k,b,j]) q_b
                 cached["K2s_flat"] = (K2 + np.swapaxes(K2, 1, 2)).reshape(n * n, n)
-                cached["K3s_flat"] = (K3 + np.transpose(K3, (0, 2, 1, 3))
-                                      + np.transpose(K3, (0, 3, 1, 2))).reshape(n ** 3, n)
+                # K3 : q q q and its tangent in the pair form (n_p x n_p, a quarter of K3)
+                cached["H_p"] = pair_gram(b.K3)
             self.__dict__["_consts"] = cached
         return cached
 
@@ -304,8 +304,7 @@ class FlexibleBody:
         f = self.body.K_e @ qe
         if self.uses_stiffening:
             k, n = self._const(), self.n_q
-            f = f + matvec(k["K2_flat"], qe).reshape(n, n) @ qe \
-                + (matvec(k["K3_flat"], qe).reshape(n * n, n) @ qe).reshape(n, n) @ qe
+            f = f + matvec(k["K2_flat"], qe).reshape(n, n) @ qe + h3_pairs(k["H_p"], qe)
         return f
 
     def elastic_energy(self, q: np.ndarray) -> float:
@@ -313,14 +312,16 @@ class FlexibleBody:
 
         The St. Venant-Kirchhoff energy is a quartic polynomial whose homogeneous parts
         of degree 2, 3, 4 have the gradients ``K_e q``, ``K2:qq``, ``K3:qqq``; Euler's
-        theorem gives ``V_e = q.K_e q / 2 + q.(K2:qq) / 3 + q.(K3:qqq) / 4``.
+        theorem gives ``V_e = q.K_e q / 2 + q.(K2:qq) / 3 + q.(K3:qqq) / 4``, the last
+        ``pi(q)^T H_p pi(q) / 8`` in the pair form (:mod:`flexmbs.reduction.stiffening`).
         """
         b = self.body
         qe = np.asarray(q, float)[7:]
         V = 0.5 * qe @ b.K_e @ qe
         if self.uses_stiffening:
             V += qe @ ((b.K2 @ qe) @ qe) / 3.0
-            V += qe @ (((b.K3 @ qe) @ qe) @ qe) / 4.0
+            pi = pair_vector(qe)
+            V += pi @ (self._const()["H_p"] @ pi) / 8.0
         return float(V)
 
     # -- dynamics ---------------------------------------------------------------------
@@ -343,11 +344,11 @@ class FlexibleBody:
             c = arg
             stiff = self.uses_stiffening
             K2 = k["K2_flat"] if stiff else np.zeros((0, 0))
-            K3 = k["K3_flat"] if stiff else np.zeros((0, 0))
+            H_p = k["H_p"] if stiff else np.zeros((0, 0))
             # arg() copies read-only data (the body's arrays), so the types never vary
             a = (float(b.m), c(k["lin0"]), c(k["lin_q"]), c(k["poly"].I2), c(k["lin_qd"]),
                  c(k["lin_qdd"]),
-                 c(b.C_t).reshape(n, 3), c(b.K_e).reshape(n, n), K2, K3, stiff)
+                 c(b.C_t).reshape(n, 3), c(b.K_e).reshape(n, n), K2, H_p, stiff)
             self.__dict__["_kargs"] = a
         return a
 
@@ -368,12 +369,12 @@ class FlexibleBody:
             c = arg
             stiff = self.uses_stiffening
             K2s = k["K2s_flat"] if stiff else np.zeros((0, 0))
-            K3s = k["K3s_flat"] if stiff else np.zeros((0, 0))
+            H_p = k["H_p"] if stiff else np.zeros((0, 0))
             a = (c(b.C_t).reshape(n, 3), c(b.M_e).reshape(n, n), c(k["D"]).reshape(n, n),
                  c(k["poly"].I1).reshape(n, 9), c(k["I2s_l"]).reshape(n, 9 * n),
                  c(k["G2_m"]).reshape(n, 9 * n), c(k["C_r1_kl"]).reshape(n * n, 3),
                  c(k["C_r1_k"]).reshape(n, 3 * n), c(k["O_e1_kl"]).reshape(n * n, 9),
-                 c(b.K_e).reshape(n, n), K2s, K3s, stiff)
+                 c(b.K_e).reshape(n, n), K2s, H_p, stiff)
             self.__dict__["_targs"] = a
         return a
 

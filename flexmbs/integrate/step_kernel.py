@@ -18,6 +18,10 @@ The numpy references: :func:`affine_residual` is ``[r / beta'; g_A]`` of the sys
 :func:`newton_dense` is the system's ``newton_matrix`` with ``c_K = 1/beta'``,
 ``c_C = gamma'/beta'``, ``c_M = 1`` (``tests/system/test_dense_rows.py`` compares them);
 ``FLEXMBS_KERNELS=reference`` (:func:`flexmbs.compiled.use_compiled`) runs those instead.
+The body arrays pass through as :func:`flexmbs.bodies.ffrf_kernel.bodies_residual` takes
+them (``H_p``: the pair Gram matrix of the geometric stiffening).  Numba's cache of this
+module does not notice edits of ``ffrf_kernel`` that it compiles in: a change of those
+kernels' arguments must edit this file too, or warm installations keep the old code.
 """
 from __future__ import annotations
 
@@ -47,7 +51,7 @@ def _affine_state(x, q0, v0, w0, gp, bp):  # pragma: no cover - compiled
 @njit(cache=True)
 def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
                     b_off, b_nq, b_m, b_stiff, b_ptr, lin0, lin_q, I2, lin_qd, lin_qdd, C_t,
-                    K_e, K2, K3,
+                    K_e, K2, H_p,
                     C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst, norm_rows,
                     norm_idx, wd_row, wd_lo, wd_n, wd_w, wd_f, lf_ptr, lf_idx, lf_kptr, lf_K,
                     g_out, G_out, C_out, D_out):  # pragma: no cover - compiled
@@ -65,7 +69,7 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
     n = q0.shape[0]
     q, qd, qdd = _affine_state(x, q0, v0, w0, gp, bp)
     r = bodies_residual(q, qd, qdd, gravity, b_off, b_nq, b_m, b_stiff, b_ptr, lin0, lin_q, I2,
-                        lin_qd, lin_qdd, C_t, K_e, K2, K3)
+                        lin_qd, lin_qdd, C_t, K_e, K2, H_p)
     g, G, C, D, p, dp = stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc,
                                      src, dst, norm_rows, norm_idx, n_rows)
     drive_rows(g, G, p, dp, wd_row, wd_lo, wd_n, wd_w, wd_f)
