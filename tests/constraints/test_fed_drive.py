@@ -254,3 +254,13 @@ def test_cli_refuses_a_singular_feedback_loop(tmp_path, capsys):
     assert "Traceback" not in err
     assert "AngleDrive 'follow': feed 'crank_angle' with ratio 1 cancels" in \
         err.splitlines()[-1]
+
+
+def test_check_reports_the_feed(capsys):
+    """`flexmbs check` names the feed; the fed row counts as a constraint: two bodies
+    (12 freedoms) less two revolutes (10) and two drives leave 0 (Grübler)."""
+    assert main(["check", str(CASE)]) == 0
+    out = capsys.readouterr().out
+    assert "drive  follow           AngleDrive on 'follower_bearing', fed by crank_angle.c_z " \
+           "x -0.5" in out
+    assert "degrees of freedom: 0 (Grübler count 0)" in out
