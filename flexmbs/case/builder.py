@@ -250,8 +250,8 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
         cls = kinds.CONSTRAINTS[c["type"]]
         keys = {**S.CONSTRAINT_COMMON, **S.CONSTRAINT[c["type"]]}
         _make(case, c, system, None, cls, **_arguments(cls, c, keys, side, points=False))
-    _drives(case, system, joints, side)
     sensors = _sensors(case, system, side)
+    _drives(case, system, joints, side, sensors)
     _forces(case, system, joints, side, sensors)
     problems = system.problems()
     if problems:
@@ -290,11 +290,21 @@ def _joint_friction(case, item, system, joint) -> None:
           law=law, **spec)
 
 
-def _drives(case, system, joints, side) -> None:
+def _drives(case, system, joints, side, sensors) -> None:
     for d in case.drives:
         kind, cls = d["type"], kinds.DRIVES[d["type"]]
-        _make(case, d, system, None, cls,
-              **_arguments(cls, d, S.DRIVE_COMMON | S.DRIVE[kind], side))
+        args = _arguments(cls, d, S.DRIVE_COMMON | S.DRIVE[kind], side)
+        if args.get("feed") is not None:          # "SENSOR.COMPONENT" -> (sensor, index)
+            args["feed"] = feed(case, d, "feed", args["feed"], sensors)
+            why = cls(**args).feed_problem()
+            if why:
+                raise CaseError(f"{case.where(d['path'] + '.feed')}: {why}")
+        else:
+            for key in ("ratio", "y0"):
+                if key in d and d[key] != S.DRIVE_COMMON[key].default:
+                    raise CaseError(f"{case.where(d['path'] + '.' + key)}: only valid with "
+                                    "'feed' (a drive fed by a sensor)")
+        _make(case, d, system, None, cls, **args)
         joint = joints[d["joint"]]
         coord = cls.coordinate            # the joint coordinate it drives
         if coord not in joint.coordinate_names:

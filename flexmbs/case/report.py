@@ -24,7 +24,10 @@ def inventory(built) -> str:
     for j in s.joints:
         lines.append(f"  joint  {j.name:<16s} {type(j).__name__}, {len(j.labels)} equations")
     for d in s.drives:
-        lines.append(f"  drive  {d.name:<16s} {type(d).__name__} on '{d.joint}'")
+        fed = getattr(d, "feed", None)
+        fed = "" if fed is None else \
+            f", fed by {fed[0].columns[fed[1]]} x {d.ratio:g}"
+        lines.append(f"  drive  {d.name:<16s} {type(d).__name__} on '{d.joint}'{fed}")
     for c in getattr(s, "constraints", ()):
         lines.append(f"  velocity constraint {c.name:<16s} {type(c).__name__}, "
                      f"{len(c.labels)} velocity rows (not in the position count below)")

@@ -275,6 +275,14 @@ DRIVE_COMMON = _table(
     Key("name", "name", default=REQUIRED, doc="unique drive name"),
     Key("type", "str", default=REQUIRED, doc="drive type", choices=DRIVE_TYPES),
     Key("joint", "str", default=REQUIRED, doc="name of the driven joint"),
+    Key("feed", "str", default=None, doc="sensor component \"SENSOR.COMPONENT\" whose "
+        "reading y adds ratio (y - y0) to the prescribed coordinate (e.g. \"angle_A.c_z\" "
+        "for theta = ratio theta_A); a position-level sensor: position, orientation with "
+        "output xyz or matrix, face_displacement"),
+    Key("ratio", "float", "(rad or m)/(rad or m)", 1.0,
+        "gain of the fed reading (with feed)"),
+    Key("y0", "float", "rad or m", None, "reading at which the feed adds nothing (with feed; "
+        "default: the initial reading)"),
 )
 DRIVE = _per_kind(kinds.DRIVES, {
     "angle": _table(Key("angle", "function", "rad", REQUIRED,

@@ -295,6 +295,8 @@ class PairFrames:
     """The frames of a joint's two markers ``P``, ``Q`` stacked over its local vector
     ``x`` (length ``n``): ``C`` (8, 3) with rows ``p_P, x_P, y_P, z_P, p_Q, x_Q, y_Q,
     z_Q``, ``D = dC/dx`` (8, 3, n) and, at order 2, ``H = d2C/dx2`` (8, 3, n, n).
+    A block with more markers (a drive fed by a sensor: the sensor's markers follow
+    ``P``, ``Q``) stacks four rows per marker the same way, ``C`` (4 m, 3).
 
     The constant parts (ground markers, ``dp/dr = E``, a rigid marker's ``d2V/de2``)
     are kept in templates; an evaluation copies them and fills the state-dependent
@@ -304,8 +306,8 @@ class PairFrames:
     def __init__(self, markers, offsets, n: int):
         self.markers, self.offsets, self.n = tuple(markers), tuple(offsets), n
         self._kinds = []
-        C0 = np.zeros((8, 3))
-        D0 = np.zeros((8, 3, n))
+        C0 = np.zeros((4 * len(self.markers), 3))
+        D0 = np.zeros((4 * len(self.markers), 3, n))
         for k, (mk, off) in enumerate(zip(self.markers, self.offsets)):
             body = mk.body
             if off is None or getattr(body, "is_ground", False):
@@ -324,7 +326,7 @@ class PairFrames:
 
     def _H_template(self):
         if self._H0 is None:
-            H0 = np.zeros((8, 3, self.n, self.n))
+            H0 = np.zeros((*self._D0.shape, self.n))
             for k, (mk, off, kind) in enumerate(zip(self.markers, self.offsets, self._kinds)):
                 if kind == "rigid":
                     H0[4 * k:4 * k + 4, :, off + 3:off + 7, off + 3:off + 7] = _rigid_H(mk)
@@ -415,13 +417,14 @@ class PairFrames:
         return tuple(out)
 
     @staticmethod
-    def frame_jets(C, D, H) -> tuple[FrameJet, FrameJet]:
-        """The two :class:`FrameJet` of :meth:`evaluate`'s arrays (views, no copies)."""
+    def frame_jets(C, D, H) -> tuple[FrameJet, ...]:
+        """The :class:`FrameJet` of each marker of :meth:`evaluate`'s arrays (views, no
+        copies): ``(P, Q)`` for a joint."""
         if H is None:
-            js = [Jet(C[i], D[i], None) for i in range(8)]
+            js = [Jet(C[i], D[i], None) for i in range(len(C))]
         else:
-            js = [Jet(C[i], D[i], H[i]) for i in range(8)]
-        return FrameJet(*js[0:4]), FrameJet(*js[4:8])
+            js = [Jet(C[i], D[i], H[i]) for i in range(len(C))]
+        return tuple(FrameJet(*js[k:k + 4]) for k in range(0, len(js), 4))
 
 
 def position(marker, q_b) -> np.ndarray:

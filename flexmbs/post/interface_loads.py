@@ -39,8 +39,10 @@ def marker_wrenches(asm, body, q, lam, t: float = 0.0, qd=None) -> dict[str, np.
     out: dict[str, np.ndarray] = {}
 
     def add(markers, offsets, gen):
-        for mk, off in zip(markers, offsets):
-            if off is not None and mk.body is body:
+        seen = set()            # the body's part of gen once (a fed drive's or a
+        for mk, off in zip(markers, offsets, strict=True):   # controller's sensor may be on it)
+            if off is not None and mk.body is body and off not in seen:
+                seen.add(off)
                 g_b = gen[off:off + body.n_coords]
                 out[mk.name] = out.get(mk.name, np.zeros(6)) + _wrench(mk, q_b, g_b)
 

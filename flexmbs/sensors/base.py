@@ -7,6 +7,12 @@ frame.  Results are resolved in ``frame``: ``"inertial"``, ``"first"`` (P's axes
 
 The assembler calls ``resolve()`` (a tuple of markers) and hands ``measure`` one
 :class:`MarkerState` per resolved marker, in the same order.
+
+Sensors whose reading depends on the positions only (``position_level``: position,
+orientation as Cardan angles or matrix, face displacement) also give it as jets of the
+markers' frame jets (``measure_jet``, :mod:`flexmbs.kinematics.frames`): its gradient and
+Hessian over a local vector, exact, for a drive fed by the sensor
+(:mod:`flexmbs.constraints.drives`).
 """
 from __future__ import annotations
 
@@ -16,6 +22,8 @@ import numpy as np
 
 from flexmbs.bodies.attach import attach, side_problems
 from flexmbs.bodies.marker import Marker
+from flexmbs.kinematics import jet as J
+from flexmbs.kinematics.frames import FrameJet
 
 
 @dataclass(frozen=True)
@@ -30,6 +38,13 @@ class MarkerState:
     omega: np.ndarray
     a: np.ndarray
     alpha: np.ndarray
+
+
+def ground_frame_jet(like: FrameJet) -> FrameJet:
+    """The inertial frame as a constant :class:`FrameJet` over the local vector of ``like``."""
+    n, order = like.p.n, 1 if like.p.h is None else 2
+    return FrameJet(J.Jet.constant(np.zeros(3), n, order),
+                    *(J.Jet.constant(e, n, order) for e in np.eye(3)))
 
 
 GROUND_STATE = MarkerState(np.zeros(3), np.eye(3), np.zeros(3), np.zeros(3), np.zeros(3),
@@ -94,3 +109,30 @@ class Sensor:
 
     def measure(self, states) -> np.ndarray:
         raise NotImplementedError
+
+    # -- position-level readings as jets (module docstring) ------------------------------
+    #: whether the reading depends on the markers' positions and axes only
+    position_level = False
+
+    def measure_jet(self, frames) -> list[J.Jet]:
+        """The components of ``measure`` as scalar jets of the frame jets ``frames`` (one
+        per resolved marker, in ``resolve()`` order); position-level sensors only."""
+        raise NotImplementedError(f"{type(self).__name__} '{self.name}' is not a "
+                                  "position-level sensor")
+
+    def pair_jets(self, frames) -> tuple[FrameJet, FrameJet]:
+        """``(P, Q)`` frame jets, as :meth:`pair`."""
+        if self.second is None:
+            return ground_frame_jet(frames[0]), frames[0]
+        return frames[0], frames[1]
+
+    def resolve_jet(self, frames, w: J.Jet) -> list[J.Jet]:
+        """Components of the inertial vector jet ``w`` in the sensor frame, as
+        :meth:`resolve_in_frame`: ``a_k . w`` for the frame's axes ``a_k``."""
+        if isinstance(self.frame, Marker):
+            S = frames[-1]
+        elif self.frame in ("first", "second"):
+            S = frames[0 if self.frame == "first" else 1]
+        else:
+            return [w[k] for k in range(3)]
+        return [J.dot(S.axis(k), w) for k in range(3)]

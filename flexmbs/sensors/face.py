@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmbs.kinematics import jet as J
 from flexmbs.sensors.base import Sensor
 
 
@@ -44,6 +45,13 @@ class FaceDisplacementSensor(Sensor):
         object.__setattr__(self, "_X_c", marker.s)     # the centroid, for measure
         return (marker, body.marker(f"{self.name}:frame"))
 
+    position_level = True
+
     def measure(self, states) -> np.ndarray:
         c, frame = states[0], states[1]
         return frame.R.T @ (c.p - frame.p) - self._X_c
+
+    def measure_jet(self, frames):
+        c, frame = frames[0], frames[1]
+        w = c.p - frame.p
+        return [J.dot(frame.axis(k), w) - float(self._X_c[k]) for k in range(3)]

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmbs.kinematics import jet as J
 from flexmbs.sensors.base import Sensor
 
 _OUTPUTS = ("matrix", "rotvec", "xyz")
@@ -83,6 +84,27 @@ class OrientationSensor(Sensor):
         if self.output == "xyz":
             return cardan_xyz(A)
         return rotation_vector(A)
+
+    @property
+    def position_level(self) -> bool:
+        """The matrix and the Cardan angles have jets; the rotation vector has none."""
+        return self.output in ("matrix", "xyz")
+
+    def measure_jet(self, frames):
+        """``A_ij = a_P,i . a_Q,j`` and, for ``"xyz"``, :func:`cardan_xyz` of them."""
+        P, Q = self.pair_jets(frames)
+
+        def A(i, j):
+            return J.dot(P.axis(i), Q.axis(j))
+        if self.output == "matrix":
+            return [A(i, j) for i in range(3) for j in range(3)]
+        if self.output != "xyz":
+            return super().measure_jet(frames)
+        s = A(0, 2)
+        v = float(np.clip(s.v, -1.0, 1.0))
+        c2 = max(1.0 - v * v, 1e-300)
+        b = J.apply(s, np.arcsin(v), 1.0 / np.sqrt(c2), v / c2 ** 1.5)
+        return [J.atan2(-A(1, 2), A(2, 2)), b, J.atan2(-A(0, 1), A(0, 0))]
 
 
 @dataclass(frozen=True, eq=False)

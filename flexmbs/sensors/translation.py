@@ -27,10 +27,15 @@ class PositionSensor(Sensor):
 
     kind = "position"
     unit = "m"
+    position_level = True
 
     def measure(self, states) -> np.ndarray:
         P, Q = self.pair(states)
         return self.resolve_in_frame(states, Q.p - P.p)
+
+    def measure_jet(self, frames):
+        P, Q = self.pair_jets(frames)
+        return self.resolve_jet(frames, Q.p - P.p)
 
 
 @dataclass(frozen=True, eq=False)

@@ -121,8 +121,8 @@ class ConstraintRows:
         rows = rows() if rows is not None else None
         if rows is not None:
             return rows.evaluate(C, Dc, Hc, t)
-        P, Q = pf.frame_jets(C, Dc, Hc)
-        jets = blk.owner.equations(P, Q, self.time_jet(t, pf.n, order))
+        P, Q, *sensor_frames = pf.frame_jets(C, Dc, Hc)    # a fed drive: its sensor's
+        jets = blk.owner.equations(P, Q, self.time_jet(t, pf.n, order), *sensor_frames)
         if len(jets) != len(blk.labels):
             raise ModelError(f"{blk.kind} '{blk.name}': returned {len(jets)} equations, "
                              f"expected {len(blk.labels)}")

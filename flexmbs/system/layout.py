@@ -14,7 +14,8 @@ first-order coordinates after all bodies' coordinates, ``q = [q_bodies; z_1; z_2
 such an element's local vector is ``x = [q_i; q_j; z; t]`` (``ForceBlock.states`` is
 the slice of ``z`` in it) and ``state_slices[name]`` its part of ``q``.  An element that
 reads sensors (its ``feeds``, :mod:`flexmbs.forces.controllers`) has their markers after
-its own, so their bodies' coordinates are in its local vector too.
+its own, so their bodies' coordinates are in its local vector too; so has a drive fed
+by a sensor (:mod:`flexmbs.constraints.drives`), after its joint's ``P``, ``Q``.
 """
 from __future__ import annotations
 
@@ -22,7 +23,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmbs.errors import ModelError
 from flexmbs.kinematics import frames as F
+from flexmbs.kinematics import jet as J
 
 
 @dataclass(frozen=True)
@@ -111,20 +114,30 @@ class Layout:
                 o = self.offset[id(b)]
                 blocks.append(Block(b.name, "normalization", ("Euler normalisation",), (),
                                     np.arange(o + 3, o + 7), (), b))
+        self._joint_of = {j.name: j for j in model.joints}
         for j in model.joints:
             P, Q = j.resolve()
             self.joint_markers[j.name] = (P, Q)
             idx, offs = self.local((P, Q))
             blocks.append(Block(j.name, "joint", tuple(j.labels), (P, Q), idx, offs, j))
         for d in model.drives:
-            P, Q = self.joint_markers[d.joint]
-            idx, offs = self.local((P, Q))
+            mks = self.joint_markers[d.joint]
+            feed = getattr(d, "feed", None)
+            if feed is not None:                       # the sensor's markers follow P, Q
+                mks = mks + tuple(feed[0].resolve())
+            idx, offs = self.local(mks)
             drive = d
-            if getattr(d, "needs_initial", False):
-                n = len(idx) + 1
-                frames = frame_jets((P, Q), offs, self.initial_q(), idx, n, 1)
-                drive = d.with_initial(d.measure(*frames), 0.0)
-            blocks.append(Block(d.name, "drive", tuple(drive.labels), (P, Q), idx, offs, drive))
+            if getattr(d, "needs_initial", False) or feed is not None:
+                frames = frame_jets(mks, offs, self.initial_q(), idx, len(idx) + 1, 1)
+                if drive.needs_initial:
+                    drive = drive.with_initial(drive.measure(*frames[:2]), 0.0)
+                if feed is not None:
+                    drive = drive.with_reading(float(drive.reading(frames[2:]).v))
+                    why = drive.gradient_problem(frames, self._dependent_rows(
+                        self._joint_of[d.joint], frames, mks, offs, idx))
+                    if why:
+                        raise ModelError(why)
+            blocks.append(Block(d.name, "drive", tuple(drive.labels), mks, idx, offs, drive))
         self.blocks = blocks
         self.row_labels = [f"{b.kind} '{b.name}': {lab}" for b in blocks for lab in b.labels]
         self.n_rows_all = len(self.row_labels)
@@ -158,6 +171,21 @@ class Layout:
         #: columns of a block's rows in ascending global order (the CSR order of ``G``)
         self.perm = [np.argsort(b.idx, kind="stable") for b in blocks]
         self.active = np.ones(self.n_rows_all, dtype=bool)
+
+    def _dependent_rows(self, joint, frames, markers, offsets, idx) -> np.ndarray:
+        """Gradients (k, len(idx)) at ``frames`` of the rows a drive of ``joint`` must be
+        independent of: the joint's and the Euler normalisations of the bodies in ``idx``."""
+        n = len(idx) + 1
+        rows = [e.d[:-1] for e in joint.equations(*frames[:2], J.Jet.variable(n - 1, 0.0, n, 1))]
+        q0, seen = self.initial_q(), set()
+        for mk, off in zip(markers, offsets, strict=True):
+            if off is None or mk.body.n_coords < 7 or off in seen:
+                continue
+            seen.add(off)
+            row = np.zeros(len(idx))
+            row[off + 3:off + 7] = 2.0 * q0[idx[off + 3:off + 7]]
+            rows.append(row)
+        return np.array(rows).reshape(len(rows), len(idx))
 
     @property
     def active(self) -> np.ndarray:

@@ -160,7 +160,9 @@ class System:
                 names[nm] = group
                 out.extend(item.problems())
         body_ids = {id(b) for b in self.bodies}
-        for item in self.joints + self.forces + self.sensors:
+        fed = [d.feed[0] for d in self.drives                # sensors feeding drives
+               if getattr(d, "feed", None) is not None and not d.feed_problem()]
+        for item in self.joints + self.forces + self.sensors + fed:
             for side in self._sides(item):
                 body = side.body if isinstance(side, Marker) else side
                 if getattr(body, "is_ground", False):

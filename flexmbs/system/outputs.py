@@ -66,7 +66,7 @@ def reactions(rows, q, lam, t):
         lam_b = lam_all[start[bi]:start[bi + 1]]   # 0 if inactive
         _, D, _ = rows.block_rows(bi, q, t, 1, {})
         gen = -(lam_b @ D[:, :-1])
-        P, Q = blk.markers
+        P, Q = blk.markers[:2]                     # a fed drive: then its sensor's
         sign, mk, off = 1.0, Q, blk.offsets[1]
         if off is None:
             sign, mk, off = -1.0, P, blk.offsets[0]

@@ -57,3 +57,31 @@ def test_unknown_face_is_one_clear_problem(sagged):
     beam = FlexibleBody("beam", body)
     problems = fm.FaceDisplacementSensor("s", beam, face="nope").problems()
     assert len(problems) == 1 and "no face 'nope'" in problems[0] and "tip" in problems[0]
+
+
+def test_face_reading_as_jets_is_measure_with_exact_derivatives(sagged):
+    """``measure_jet`` (what a drive fed by the sensor reads) equals ``measure`` at a
+    random state and its gradient and Hessian equal central differences."""
+    from constraints.jetcheck import check_jets
+
+    from flexmbs.kinematics.frames import frame_jet
+    from flexmbs.sensors import MarkerState
+    body = sagged[0]
+    beam = FlexibleBody("beam", body)
+    sensor = fm.FaceDisplacementSensor("tip_mean", beam, face="tip")
+    markers = sensor.resolve()
+    rng = np.random.default_rng(3)
+    e = rng.normal(size=4)
+    x = np.concatenate([rng.normal(size=3), e / np.linalg.norm(e),
+                        1e-3 * rng.normal(size=beam.n_coords - 7), [0.2]])
+    n = len(x)
+
+    def frames(y, order):
+        return [frame_jet(m, y[:-1], n, 0, order) for m in markers]
+    z = np.zeros(3)
+    states = [MarkerState(F.p.v, np.column_stack([F.x.v, F.y.v, F.z.v]), z, z, z, z)
+              for F in frames(x, 1)]
+    assert sensor.position_level
+    np.testing.assert_allclose([float(j.v) for j in sensor.measure_jet(frames(x, 1))],
+                               sensor.measure(states), atol=1e-13)
+    check_jets(lambda y, order: sensor.measure_jet(frames(y, order)), x)
