@@ -3,12 +3,10 @@ THEORY §2.1): the joints' markers move with the deformation of their bodies.
 
 A marker with elastic rows ``Phi``, ``Psi`` on a flexible body with modal coordinates
 ``q_e`` sits at ``u = s + Phi q_e`` in the body frame R, its axes turned by the elastic
-rotation ``D(theta)``, ``theta = Psi q_e``, written with the Euler parameters
-``e_D = [1, theta/2] / sqrt(1 + |theta|^2 / 4)`` (an orthonormal rotation equal to the
-linearised ``E + theta~`` of :mod:`flexmbs.kinematics.frames` to first order in
-``theta``; the same for a rotation about a fixed axis, as in a planar model).  The
-angular velocity of ``D`` in R's components is ``W qd_e``,
-``W = 2 G(e_D) (de_D/dtheta) Psi``.
+rotation ``D(theta)``, ``theta = Psi q_e`` (:func:`elastic_rotation`: an orthonormal
+rotation equal to the linearised ``E + theta~`` of :mod:`flexmbs.kinematics.frames` to
+first order in ``theta``, with the same direction of the marker's z axis).  The angular
+velocity of ``D`` in R's components is ``W qd_e``, ``W = 2 G(e_D) (de_D/dtheta) Psi``.
 
 For tree joint ``i`` with ``P`` on the parent p and ``Q`` on body i:
 
@@ -55,16 +53,62 @@ class FlexibleTreeKinematics:
     ahat: list
 
 
-def elastic_marker(marker, qe) -> tuple:
-    """``(u, D, W, Phi)`` of a marker at the modal coordinates ``qe`` (module doc);
-    ``(s, E, None, None)`` on a rigid body or the ground."""
+def _quat_left(e: np.ndarray) -> np.ndarray:
+    """``[e] `` with ``e * f = [e] f`` (Hamilton product, ``A(e * f) = A(e) A(f)``)."""
+    w, v = e[0], e[1:]
+    out = np.empty((4, 4))
+    out[0, 0], out[0, 1:], out[1:, 0] = w, -v, v
+    out[1:, 1:] = w * np.eye(3) + tilde(v)
+    return out
+
+
+def _quat_right(f: np.ndarray) -> np.ndarray:
+    """``[f]'`` with ``e * f = [f]' e``."""
+    w, v = f[0], f[1:]
+    out = np.empty((4, 4))
+    out[0, 0], out[0, 1:], out[1:, 0] = w, -v, v
+    out[1:, 1:] = w * np.eye(3) - tilde(v)
+    return out
+
+
+def _unit(p: np.ndarray, dp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``p / |p|`` and its derivative from ``dp = dp/dtheta``."""
+    n = np.linalg.norm(p)
+    u = p / n
+    return u, (dp - np.outer(u, u @ dp)) / n
+
+
+def elastic_rotation(a: np.ndarray, theta: np.ndarray, second: bool = False
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Euler parameters ``e_D`` of the elastic rotation and ``de_D/dtheta`` (4, 3).
+
+    ``D = tilt(a -> n) spin(a, a.theta)``: the spin about the joint axis ``a`` (the
+    marker's z axis in the body frame) by the linearised angle ``a.theta``, then the
+    smallest rotation taking ``a`` to the direction ``n`` of the joint axis that the
+    descriptor rows of a revolute or cylindrical joint see with the linearised axes of
+    :mod:`flexmbs.kinematics.frames`: on the joint's first marker (rows use ``z_P``)
+    ``n ~ a + theta x a``; on its second (rows use ``x_Q``, ``y_Q``, so the axis is
+    ``x_Q x y_Q``) ``n ~ a + theta x a + (theta.a) theta``.  Such joints see the same
+    axis in both forms; the other axes agree to first order in ``theta``."""
+    m, dm = a + np.cross(theta, a), -tilde(a)
+    if second:
+        m, dm = m + (a @ theta) * theta, dm + np.outer(theta, a) + (a @ theta) * np.eye(3)
+    n, dn = _unit(m, dm)
+    e_t, de_t = _unit(np.concatenate([[1.0 + a @ n], np.cross(a, n)]),
+                      np.vstack([a @ dn, tilde(a) @ dn]))
+    phi = a @ theta
+    e_s = np.concatenate([[np.cos(0.5 * phi)], np.sin(0.5 * phi) * a])
+    de_s = np.outer(np.concatenate([[-np.sin(0.5 * phi)], np.cos(0.5 * phi) * a]), 0.5 * a)
+    return _quat_left(e_t) @ e_s, _quat_right(e_s) @ de_t + _quat_left(e_t) @ de_s
+
+
+def elastic_marker(marker, qe, second: bool) -> tuple:
+    """``(u, D, W, Phi)`` of a marker at the modal coordinates ``qe`` (module doc;
+    ``second``: the marker is its joint's second); ``(s, E, None, None)`` on a rigid body
+    or the ground."""
     if marker.Phi is None or not len(qe):
         return marker.s, np.eye(3), None, None
-    theta = marker.Psi @ qe
-    n = np.sqrt(1.0 + 0.25 * theta @ theta)
-    e_D = np.concatenate([[1.0], 0.5 * theta]) / n
-    de = -np.outer(e_D, theta) / (4.0 * n * n)
-    de[1:] += 0.5 * np.eye(3) / n
+    e_D, de = elastic_rotation(marker.R[:, 2], marker.Psi @ qe, second)
     return (marker.s + marker.Phi @ qe, A_of(e_D), 2.0 * G_of(e_D) @ de @ marker.Psi,
             marker.Phi)
 
@@ -85,8 +129,8 @@ def poses_and_jacobians(tree: Tree, beta: np.ndarray) -> tuple[list, list, list]
         else:
             A_p, r_p, J_p, q_p = A[p], r[p], J[p], beta[tree.joints[p].qe]
         b = beta[tj.s]
-        u_P, D_P, W_P, Phi_P = elastic_marker(tj.P, q_p)
-        u_Q, D_Q, W_Q, Phi_Q = elastic_marker(tj.Q, beta[tj.qe])
+        u_P, D_P, W_P, Phi_P = elastic_marker(tj.P, q_p, tj.swapped)
+        u_Q, D_Q, W_Q, Phi_Q = elastic_marker(tj.Q, beta[tj.qe], not tj.swapped)
         A_rel, d = tj.motion.pose(b)
         S_w, S_v = tj.motion.subspace(b)
         A_PR = A_p @ D_P @ tj.P.R

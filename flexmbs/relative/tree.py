@@ -29,7 +29,8 @@ from flexmbs.system.model import formulation_problem
 class TreeJoint:
     """Joint of body ``i``: ``P`` on the predecessor ``p(i)`` (-1: ground), ``Q`` on ``i``,
     coordinates ``beta[s]``; ``joint`` the model's joint (None: an added free joint);
-    ``qe``: the slice of body ``i``'s modal coordinates in ``beta`` (empty if rigid)."""
+    ``qe``: the slice of body ``i``'s modal coordinates in ``beta`` (empty if rigid);
+    ``swapped``: ``P`` is the joint's second marker (the tree took it the other way)."""
 
     name: str
     motion: JointMotion
@@ -39,6 +40,7 @@ class TreeJoint:
     s: slice
     joint: object = None
     qe: slice = field(default_factory=lambda: slice(0, 0))
+    swapped: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,9 +105,11 @@ def build_tree(model, formulation: str = "relative") -> Tree:
             a, b = side(P), side(Q)
             if (a in in_tree) == (b in in_tree):
                 continue
-            if a not in in_tree:           # the tree side is Q's: the roles swap
+            swapped = a not in in_tree
+            if swapped:                    # the tree side is Q's: the roles swap
                 P, Q, a, b = Q, P, b, a
-            placed[b] = TreeJoint(j.name, MOTIONS[j.kind], P, Q, a, slice(0, 0), j)
+            placed[b] = TreeJoint(j.name, MOTIONS[j.kind], P, Q, a, slice(0, 0), j,
+                                  swapped=swapped)
             order.append(b)
             in_tree.add(b)
             used.add(id(j))
@@ -131,7 +135,7 @@ def build_tree(model, formulation: str = "relative") -> Tree:
         qe = slice(s.stop, s.stop + getattr(model.bodies[old], "n_q", 0))
         joints.append(TreeJoint(tj.name, tj.motion, tj.P, tj.Q,
                                 -1 if tj.parent < 0 else new_index[tj.parent], s, tj.joint,
-                                qe))
+                                qe, tj.swapped))
         bodies.append(model.bodies[old])
         start = qe.stop
     children = tuple(tuple(k for k, tj in enumerate(joints) if tj.parent == i)
