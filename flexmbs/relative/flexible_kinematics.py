@@ -102,12 +102,20 @@ def elastic_rotation(a: np.ndarray, theta: np.ndarray, second: bool = False
     return _quat_left(e_t) @ e_s, _quat_right(e_s) @ de_t + _quat_left(e_t) @ de_s
 
 
+def _deforms(marker) -> bool:
+    """Whether the marker's elastic rows are not all zero (e.g. not the interface that
+    carries the body frame)."""
+    return bool(np.any(marker.Phi) or np.any(marker.Psi))
+
+
 def elastic_marker(marker, qe, second: bool) -> tuple:
     """``(u, D, W, Phi)`` of a marker at the modal coordinates ``qe`` (module doc;
     ``second``: the marker is its joint's second); ``(s, E, None, None)`` on a rigid body
     or the ground."""
-    if marker.Phi is None or not len(qe):
+    if marker.Phi is None or not len(qe) or not _deforms(marker):
         return marker.s, np.eye(3), None, None
+    if not np.any(marker.Psi):                 # translation only: D = E
+        return marker.s + marker.Phi @ qe, np.eye(3), np.zeros_like(marker.Psi), marker.Phi
     e_D, de = elastic_rotation(marker.R[:, 2], marker.Psi @ qe, second)
     return (marker.s + marker.Phi @ qe, A_of(e_D), 2.0 * G_of(e_D) @ de @ marker.Psi,
             marker.Phi)
