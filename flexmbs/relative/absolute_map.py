@@ -1,9 +1,12 @@
 """From joint coordinates to the absolute (descriptor) coordinates of the bodies
-(THEORY (2.82) -> (2.79)): ``q_b = [r_i, e_i]`` per rigid body, with
+(THEORY (2.82) -> (2.79)): ``q_b = [r_i, e_i]`` per rigid body (``[r_i, e_i, q_e]`` per
+flexible body, its modal coordinates ``q_e`` passed through from ``beta``), with
 
     qd_b  = T(beta) betad,        T = [J_Ti; 1/2 G(e_i)^T J_Ri]   per body,
     qdd_b = T betadd + Td betad,  Td betad = [ahat_Ti; 1/2 G(ed_i)^T omega_i
                                              + 1/2 G(e_i)^T ahat_Ri]
+
+(and the rows of ``q_e``: ``T = [0 .. E .. 0]`` on its slice of ``beta``, ``Td = 0``)
 
 (``ed = 1/2 G^T omega`` for unit ``e``, THEORY §5.3).  The cut joints' and drives'
 equations, the force elements and the outputs of the descriptor form are evaluated on
@@ -20,8 +23,9 @@ from flexmbs.relative.tree import Tree
 
 
 def absolute_state(tree: Tree, kin: TreeKinematics, J: list, ahat: list, body_slices: dict,
-                   n_q: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(q_b, T, Td betad)`` on the layout ``body_slices`` (n_q coordinates)."""
+                   n_q: int, beta=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(q_b, T, Td betad)`` on the layout ``body_slices`` (n_q coordinates); ``beta``
+    gives the flexible bodies' modal coordinates (needed if the tree has any)."""
     q = np.zeros(n_q)
     T = np.zeros((n_q, tree.n_beta))
     Tdbd = np.zeros(n_q)
@@ -31,11 +35,15 @@ def absolute_state(tree: Tree, kin: TreeKinematics, J: list, ahat: list, body_sl
         G = G_of(e)
         omega = kin.v[i][:3]
         ed = 0.5 * G.T @ omega
-        q[s] = np.concatenate([kin.r[i], e])
+        q[s.start:s.start + 7] = np.concatenate([kin.r[i], e])
         T[s.start:s.start + 3] = J[i][3:]
         T[s.start + 3:s.start + 7] = 0.5 * G.T @ J[i][:3]
-        Tdbd[s] = np.concatenate([ahat[i][3:],
-                                  0.5 * G_of(ed).T @ omega + 0.5 * G.T @ ahat[i][:3]])
+        Tdbd[s.start:s.start + 7] = np.concatenate(
+            [ahat[i][3:], 0.5 * G_of(ed).T @ omega + 0.5 * G.T @ ahat[i][:3]])
+        qe = tree.joints[i].qe
+        if qe.stop > qe.start:
+            q[s.start + 7:s.stop] = beta[qe]
+            T[s.start + 7:s.stop, qe] = np.eye(qe.stop - qe.start)
     return q, T, Tdbd
 
 

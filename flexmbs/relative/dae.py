@@ -14,6 +14,15 @@ absolute coordinates ``q_b(beta)``, ``qd_b = T betad``
 (:mod:`flexmbs.relative.absolute_map`); ``Q_f`` enters ``k`` as applied wrenches
 ``f_i^t`` on the bodies.  For a tree without drives ``g`` holds only the normalisations.
 
+A tree with flexible bodies (``formulation = "relative"`` only; their modal coordinates
+are joint coordinates, :mod:`flexmbs.relative.flexible_kinematics`) takes the route of
+the descriptor form projected on the joint velocities (THEORY (2.82)):
+
+    Mbar = T^T M_b T,   Mbar betadd - k = T^T r_b(q_b, T betad, T betadd + Td betad, t),
+
+``r_b`` the bodies' residuals with the force elements (the descriptor residual at
+``lam = 0``), ``M_b`` its mass matrix.
+
 ``K = dr/dbeta`` and ``C = dr/dbetad`` are central differences of ``r`` (step
 ``1e-7 (1 + |x|)``), dense: the joint coordinates are few.
 """
@@ -25,6 +34,7 @@ import scipy.sparse as sp
 
 from flexmbs.relative import nonrecursive, recursive
 from flexmbs.relative.absolute_map import absolute_state, body_wrenches
+from flexmbs.relative.flexible_kinematics import forward_flexible, poses_and_jacobians
 from flexmbs.relative.kinematics import forward
 from flexmbs.relative.tree import build_tree
 from flexmbs.system.model import System
@@ -58,8 +68,10 @@ class RelativeDAE:
                                  dtype=int)
         self.n_lam = len(tree.e_rows) + len(self.cut_rows)
         self._memo: dict = {}           # the last kinematics and cut-joint Jacobian
-        self.coordinate_labels = [f"{tj.name}[{k}]" for tj in tree.joints
-                                  for k in range(tj.motion.n_beta)]
+        self.coordinate_labels = [
+            label for tj, b in zip(tree.joints, tree.bodies, strict=True)
+            for label in ([f"{tj.name}[{k}]" for k in range(tj.motion.n_beta)]
+                          + [f"{b.name}.q_e[{k}]" for k in range(tj.qe.stop - tj.qe.start)])]
         self.active_row_labels = ([f"normalization '{tree.joints[i].name}'"
                                    for i, tj in enumerate(tree.joints)
                                    if tj.motion.e_slice is not None]
@@ -96,10 +108,15 @@ class RelativeDAE:
         return self._memo["absolute"][1]
 
     def _absolute(self, beta, betad):
-        kin = forward(self.tree, np.asarray(beta, float), betad)
-        J, ahat = nonrecursive.jacobians(self.tree, kin)
+        beta = np.asarray(beta, float)
+        if self.tree.flexible:
+            kin = forward_flexible(self.tree, beta, betad)
+            J, ahat = kin.J, kin.ahat
+        else:
+            kin = forward(self.tree, beta, betad)
+            J, ahat = nonrecursive.jacobians(self.tree, kin)
         q_b, T, Tdbd = absolute_state(self.tree, kin, J, ahat, self.absolute.body_slices,
-                                      self.absolute.n_q)
+                                      self.absolute.n_q, beta)
         return q_b, T @ betad, T, Tdbd
 
     def initial_q(self) -> np.ndarray:
@@ -109,13 +126,19 @@ class RelativeDAE:
         """``betad`` whose body twists fit the bodies' ``v0``, ``omega0`` best (least
         squares on ``v = J betad``; exact when they are compatible with the joints)."""
         beta = self.initial_q()
-        kin = forward(self.tree, beta, np.zeros(self.n_q))
-        J, _ = nonrecursive.jacobians(self.tree, kin)
+        if self.tree.flexible:
+            J = poses_and_jacobians(self.tree, beta)[2]
+        else:
+            J = nonrecursive.jacobians(self.tree, forward(self.tree, beta, np.zeros(self.n_q)))[0]
         rows, rhs = [], []
         for i, b in enumerate(self.tree.bodies):
             v_O = np.asarray(b.v0, float)
             rows.append(J[i])
             rhs.append(np.concatenate([b.omega0, v_O]))
+            qe = self.tree.joints[i].qe
+            if qe.stop > qe.start:                   # modal rates: the body's qed0
+                rows.append(np.eye(self.n_q)[qe])
+                rhs.append(np.asarray(b.qed0, float))
         # a body's v0 is its origin's velocity, as v_O of the twist
         return np.linalg.lstsq(np.vstack(rows), np.concatenate(rhs), rcond=None)[0]
 
@@ -129,6 +152,8 @@ class RelativeDAE:
     def mass_and_bias(self, beta, betad, t: float = 0.0):
         """``(Mbar, k)`` by the model's formalism (force elements at time ``t``)."""
         beta, betad = np.asarray(beta, float), np.asarray(betad, float)
+        if self.tree.flexible:
+            return self.mass_matrix(beta), -self._projected(beta, betad, np.zeros(self.n_q), t)
         kin = forward(self.tree, beta, betad)
         mod = recursive if self.formulation == "recursive" else nonrecursive
         return mod.mass_and_bias(self.tree, kin, self.gravity,
@@ -149,8 +174,20 @@ class RelativeDAE:
             Q -= G_b.T @ lam_rows
         return body_wrenches(self.tree, self.absolute.body_slices, q_b, Q)
 
+    def _projected(self, q, qd, qdd, t):
+        """``T^T r_b(q_b, T betad, T betadd + Td betad, t)`` (module doc)."""
+        q_b, qd_b, T, Tdbd = self.absolute_coordinates(q, qd)
+        return T.T @ self.body_residual(q_b, qd_b, T @ np.asarray(qdd, float) + Tdbd, t)
+
+    def body_residual(self, q_b, qd_b, qdd_b, t):
+        """The bodies' residuals with the force elements, ``r_b`` of the descriptor form
+        (its residual at ``lam = 0``)."""
+        return self.absolute.residual(q_b, qd_b, qdd_b, np.zeros(self.absolute.n_lam), t)
+
     def _dynamics(self, q, qd, qdd, t):
         q, qd = np.asarray(q, float), np.asarray(qd, float)
+        if self.tree.flexible:
+            return self._projected(q, qd, qdd, t)
         kin = forward(self.tree, q, qd)
         f_t = self.applied_wrenches(q, qd, t)
         if self.formulation == "recursive":
@@ -166,6 +203,11 @@ class RelativeDAE:
         return r
 
     def mass_matrix(self, q):
+        if self.tree.flexible:
+            q_b, _, T, _ = self.absolute_coordinates(q)
+            z = np.zeros(self.absolute.n_q)
+            M_b = self.absolute.tangent(q_b, z, z, np.zeros(self.absolute.n_lam), 0.0)[2]
+            return T.T @ (M_b @ T)
         kin = forward(self.tree, np.asarray(q, float), np.zeros(self.n_q))
         if self.formulation == "recursive":
             return recursive.mass_matrix(self.tree, kin)

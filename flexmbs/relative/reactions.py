@@ -13,6 +13,10 @@ origin, in Q's axes [N, N m].
   multipliers (the same rows ``c``, so the same ``lam``).  Their generalized forces on
   the bodies, ``-C_b^T lam``, and the force elements' enter the sweep as applied
   wrenches (:meth:`~flexmbs.relative.dae.RelativeDAE.applied_wrenches`).
+* A tree with flexible bodies: the descriptor form's reactions with the descriptor
+  multipliers that balance the bodies' residuals, the least-squares solution of
+  ``G_b^T lam_b = -r_b(q_b, qd_b, qdd_b)`` (exact on the motion: the projected
+  equations leave ``r_b`` in the range of ``G_b^T``).
 """
 from __future__ import annotations
 
@@ -28,6 +32,8 @@ def reactions(dae, beta, betad, betadd, lam, t: float) -> dict:
     tree = dae.tree
     n_e = len(tree.e_rows)
     beta, betad = np.asarray(beta, float), np.asarray(betad, float)
+    if tree.flexible:
+        return _descriptor_reactions(dae, beta, betad, np.asarray(betadd, float), t)
     q_b = dae.absolute_coordinates(beta)[0]
     kin = forward(tree, beta, betad)
     fP = joint_wrenches(tree, kin, np.asarray(betadd, float), dae.gravity,
@@ -54,3 +60,12 @@ def reactions(dae, beta, betad, betadd, lam, t: float) -> dict:
         out.update({x.name: rows[x.name] for x in (*tree.cut, *dae.model.drives)
                     if x.name in rows})
     return out
+
+
+def _descriptor_reactions(dae, beta, betad, betadd, t: float) -> dict:
+    """The flexible tree's reactions through the descriptor multipliers (module doc)."""
+    q_b, qd_b, T, Tdbd = dae.absolute_coordinates(beta, betad)
+    r_b = dae.body_residual(q_b, qd_b, T @ betadd + Tdbd, t)
+    G_b = dae.absolute.constraint_jacobian(q_b, t).toarray()
+    lam_b = np.linalg.lstsq(G_b.T, -r_b, rcond=None)[0]
+    return dae.absolute.reactions(q_b, lam_b, t)

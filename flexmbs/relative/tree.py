@@ -1,18 +1,19 @@
 """Topology of a model in relative coordinates (THEORY §7 item 18, §3.2): the tree of
 bodies ``1..n`` with predecessors ``p(i)`` (0 = ground), the joint of each body, and the
-cut joints that close loops.
+cut joints that close loops.  A flexible body's joint coordinates are its tree joint's
+followed by its modal coordinates ``q_e`` (extra joint coordinates, ``TreeJoint.qe``).
 
 The tree grows from the ground: again and again, the first joint (in the order the
 joints were added) of a kind in :data:`~flexmbs.relative.joints.MOTIONS` that reaches a
 body not yet in the tree becomes that body's tree joint (its marker on the
 tree side is P, its marker on the new body is Q); every other joint is a cut joint,
 whose equations ``g(q, t) = 0`` stay constraint rows of the DAE.  A body that no joint
-reaches hangs on the ground by a free joint.  Drives, force elements and flexible
-bodies are refused with one line naming them.
+reaches hangs on the ground by a free joint.  What the formulation does not take is
+refused with one line naming it (:func:`~flexmbs.system.model.formulation_problem`).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,7 +28,9 @@ from flexmbs.system.model import formulation_problem
 @dataclass(frozen=True, eq=False)
 class TreeJoint:
     """Joint of body ``i``: ``P`` on the predecessor ``p(i)`` (-1: ground), ``Q`` on ``i``,
-    coordinates ``beta[s]``; ``joint`` the model's joint (None: an added free joint)."""
+    coordinates ``beta[s]``; ``joint`` the model's joint (None: an added free joint);
+    ``qe``: the slice of body ``i``'s modal coordinates in ``beta`` (empty if rigid);
+    ``swapped``: ``P`` is the joint's second marker (the tree took it the other way)."""
 
     name: str
     motion: JointMotion
@@ -36,6 +39,8 @@ class TreeJoint:
     parent: int
     s: slice
     joint: object = None
+    qe: slice = field(default_factory=lambda: slice(0, 0))
+    swapped: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -57,6 +62,11 @@ class Tree:
     def n(self) -> int:
         return len(self.bodies)
 
+    @property
+    def flexible(self) -> bool:
+        """Whether a body of the tree carries modal coordinates."""
+        return any(tj.qe.stop > tj.qe.start for tj in self.joints)
+
     def beta0(self) -> np.ndarray:
         """Coordinates of the initial configuration (the joint frames coincide there;
         an added free joint takes its body's initial pose)."""
@@ -66,6 +76,7 @@ class Tree:
                 out[tj.s] = tj.motion.beta0(b.r0, e_from_matrix(b.R0))
             else:
                 out[tj.s] = tj.motion.beta0()
+            out[tj.qe] = getattr(b, "qe0", ())
         return out
 
 
@@ -94,9 +105,11 @@ def build_tree(model, formulation: str = "relative") -> Tree:
             a, b = side(P), side(Q)
             if (a in in_tree) == (b in in_tree):
                 continue
-            if a not in in_tree:           # the tree side is Q's: the roles swap
+            swapped = a not in in_tree
+            if swapped:                    # the tree side is Q's: the roles swap
                 P, Q, a, b = Q, P, b, a
-            placed[b] = TreeJoint(j.name, MOTIONS[j.kind], P, Q, a, slice(0, 0), j)
+            placed[b] = TreeJoint(j.name, MOTIONS[j.kind], P, Q, a, slice(0, 0), j,
+                                  swapped=swapped)
             order.append(b)
             in_tree.add(b)
             used.add(id(j))
@@ -119,10 +132,12 @@ def build_tree(model, formulation: str = "relative") -> Tree:
         s = slice(start, start + tj.motion.n_beta)
         if tj.motion.e_slice is not None:
             e_rows.append(slice(start + tj.motion.e_slice.start, start + tj.motion.e_slice.stop))
+        qe = slice(s.stop, s.stop + getattr(model.bodies[old], "n_q", 0))
         joints.append(TreeJoint(tj.name, tj.motion, tj.P, tj.Q,
-                                -1 if tj.parent < 0 else new_index[tj.parent], s, tj.joint))
+                                -1 if tj.parent < 0 else new_index[tj.parent], s, tj.joint,
+                                qe, tj.swapped))
         bodies.append(model.bodies[old])
-        start = s.stop
+        start = qe.stop
     children = tuple(tuple(k for k, tj in enumerate(joints) if tj.parent == i)
                      for i in range(len(joints)))
     cut = tuple(j for j in model.joints if id(j) not in used)

@@ -1,0 +1,172 @@
+"""Forward sweep of a tree whose bodies may be flexible (floating frame of reference,
+THEORY §2.1): the joints' markers move with the deformation of their bodies.
+
+A marker with elastic rows ``Phi``, ``Psi`` on a flexible body with modal coordinates
+``q_e`` sits at ``u = s + Phi q_e`` in the body frame R, its axes turned by the elastic
+rotation ``D(theta)``, ``theta = Psi q_e`` (:func:`elastic_rotation`: an orthonormal
+rotation equal to the linearised ``E + theta~`` of :mod:`flexmbs.kinematics.frames` to
+first order in ``theta``, with the same direction of the marker's z axis).  The angular
+velocity of ``D`` in R's components is ``W qd_e``, ``W = 2 G(e_D) (de_D/dtheta) Psi``.
+
+For tree joint ``i`` with ``P`` on the parent p and ``Q`` on body i:
+
+    A_PR = A_p D_P R_P,   r_P = r_p + A_p u_P,   r_Q = r_P + A_PR d,
+    A_i  = A_PR A_rel R_Q^T D_Q^T,                r_i = r_Q - A_i u_Q,
+
+and the twist ``v_i = [omega_i; v_Oi] = J_i betad`` is the parent's twist carried to
+``O_i`` plus three relative motions, each an angular velocity ``w`` about a point ``c``
+with the velocity ``v`` of that point, ``[w; v + w x (r_i - c)]``:
+
+    P's deformation:  w = A_p W_P qd_p,         v = A_p Phi_P qd_p,       c = r_P
+    the joint:        w = A_PR S_omega betad_i, v = A_PR S_v betad_i,     c = r_Q
+    Q's deformation:  w = -A_i W_Q qd_i,        v = -A_i Phi_Q qd_i,      c = r_Q.
+
+The velocity-product accelerations ``ahat_i = Jd_i betad`` (the twists' rates at
+``betadd = 0``) are the central difference of ``J_i`` along the motion,
+``(J_i(beta + h betad) - J_i(beta - h betad)) betad / (2 h)`` with
+``h |betad|_inf = 1e-6`` (truncation O(h^2), round-off about 1e-10 relative).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from flexmbs.kinematics.rotation import A_of, G_of, tilde
+from flexmbs.relative.kinematics import transfer
+from flexmbs.relative.tree import Tree
+
+#: displacement ``h |betad|_inf`` of the central difference of ``J`` along the motion
+MOTION_STEP = 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class FlexibleTreeKinematics:
+    """Per body ``i`` (tree order): ``A[i]``, ``r[i]`` of its frame R, the twist
+    ``v[i] = [omega; v_O]`` [rad/s, m/s], ``J[i]`` (6, n_beta) and ``ahat[i]`` (6,)
+    [rad/s^2, m/s^2], inertial components."""
+
+    A: list
+    r: list
+    v: list
+    J: list
+    ahat: list
+
+
+def _quat_left(e: np.ndarray) -> np.ndarray:
+    """``[e] `` with ``e * f = [e] f`` (Hamilton product, ``A(e * f) = A(e) A(f)``)."""
+    w, v = e[0], e[1:]
+    out = np.empty((4, 4))
+    out[0, 0], out[0, 1:], out[1:, 0] = w, -v, v
+    out[1:, 1:] = w * np.eye(3) + tilde(v)
+    return out
+
+
+def _quat_right(f: np.ndarray) -> np.ndarray:
+    """``[f]'`` with ``e * f = [f]' e``."""
+    w, v = f[0], f[1:]
+    out = np.empty((4, 4))
+    out[0, 0], out[0, 1:], out[1:, 0] = w, -v, v
+    out[1:, 1:] = w * np.eye(3) - tilde(v)
+    return out
+
+
+def _unit(p: np.ndarray, dp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``p / |p|`` and its derivative from ``dp = dp/dtheta``."""
+    n = np.linalg.norm(p)
+    u = p / n
+    return u, (dp - np.outer(u, u @ dp)) / n
+
+
+def elastic_rotation(a: np.ndarray, theta: np.ndarray, second: bool = False
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Euler parameters ``e_D`` of the elastic rotation and ``de_D/dtheta`` (4, 3).
+
+    ``D = tilt(a -> n) spin(a, a.theta)``: the spin about the joint axis ``a`` (the
+    marker's z axis in the body frame) by the linearised angle ``a.theta``, then the
+    smallest rotation taking ``a`` to the direction ``n`` of the joint axis that the
+    descriptor rows of a revolute or cylindrical joint see with the linearised axes of
+    :mod:`flexmbs.kinematics.frames`: on the joint's first marker (rows use ``z_P``)
+    ``n ~ a + theta x a``; on its second (rows use ``x_Q``, ``y_Q``, so the axis is
+    ``x_Q x y_Q``) ``n ~ a + theta x a + (theta.a) theta``.  Such joints see the same
+    axis in both forms; the other axes agree to first order in ``theta``."""
+    m, dm = a + np.cross(theta, a), -tilde(a)
+    if second:
+        m, dm = m + (a @ theta) * theta, dm + np.outer(theta, a) + (a @ theta) * np.eye(3)
+    n, dn = _unit(m, dm)
+    e_t, de_t = _unit(np.concatenate([[1.0 + a @ n], np.cross(a, n)]),
+                      np.vstack([a @ dn, tilde(a) @ dn]))
+    phi = a @ theta
+    e_s = np.concatenate([[np.cos(0.5 * phi)], np.sin(0.5 * phi) * a])
+    de_s = np.outer(np.concatenate([[-np.sin(0.5 * phi)], np.cos(0.5 * phi) * a]), 0.5 * a)
+    return _quat_left(e_t) @ e_s, _quat_right(e_s) @ de_t + _quat_left(e_t) @ de_s
+
+
+def _deforms(marker) -> bool:
+    """Whether the marker's elastic rows are not all zero (e.g. not the interface that
+    carries the body frame)."""
+    return bool(np.any(marker.Phi) or np.any(marker.Psi))
+
+
+def elastic_marker(marker, qe, second: bool) -> tuple:
+    """``(u, D, W, Phi)`` of a marker at the modal coordinates ``qe`` (module doc;
+    ``second``: the marker is its joint's second); ``(s, E, None, None)`` on a rigid body
+    or the ground."""
+    if marker.Phi is None or not len(qe) or not _deforms(marker):
+        return marker.s, np.eye(3), None, None
+    if not np.any(marker.Psi):                 # translation only: D = E
+        return marker.s + marker.Phi @ qe, np.eye(3), np.zeros_like(marker.Psi), marker.Phi
+    e_D, de = elastic_rotation(marker.R[:, 2], marker.Psi @ qe, second)
+    return (marker.s + marker.Phi @ qe, A_of(e_D), 2.0 * G_of(e_D) @ de @ marker.Psi,
+            marker.Phi)
+
+
+def _add_motion(J_i, cols, w, v, lever):
+    """``J_i[:, cols] += [w; v + w x lever]`` (``lever = r_i - c``)."""
+    J_i[:3, cols] += w
+    J_i[3:, cols] += v - tilde(lever) @ w
+
+
+def poses_and_jacobians(tree: Tree, beta: np.ndarray) -> tuple[list, list, list]:
+    """``(A, r, J)`` of every body at ``beta`` (module doc)."""
+    A, r, J = [], [], []
+    for tj in tree.joints:
+        p = tj.parent
+        if p < 0:
+            A_p, r_p, J_p, q_p = np.eye(3), np.zeros(3), None, ()
+        else:
+            A_p, r_p, J_p, q_p = A[p], r[p], J[p], beta[tree.joints[p].qe]
+        b = beta[tj.s]
+        u_P, D_P, W_P, Phi_P = elastic_marker(tj.P, q_p, tj.swapped)
+        u_Q, D_Q, W_Q, Phi_Q = elastic_marker(tj.Q, beta[tj.qe], not tj.swapped)
+        A_rel, d = tj.motion.pose(b)
+        S_w, S_v = tj.motion.subspace(b)
+        A_PR = A_p @ D_P @ tj.P.R
+        r_P = r_p + A_p @ u_P
+        r_Q = r_P + A_PR @ d
+        A_i = A_PR @ A_rel @ tj.Q.R.T @ D_Q.T
+        r_i = r_Q - A_i @ u_Q
+        J_i = np.zeros((6, tree.n_beta)) if J_p is None else transfer(r_i - r_p, J_p)
+        if W_P is not None:
+            _add_motion(J_i, tree.joints[p].qe, A_p @ W_P, A_p @ Phi_P, r_i - r_P)
+        _add_motion(J_i, tj.s, A_PR @ S_w, A_PR @ S_v, r_i - r_Q)
+        if W_Q is not None:
+            _add_motion(J_i, tj.qe, -A_i @ W_Q, -A_i @ Phi_Q, r_i - r_Q)
+        A.append(A_i)
+        r.append(r_i)
+        J.append(J_i)
+    return A, r, J
+
+
+def forward_flexible(tree: Tree, beta: np.ndarray, betad: np.ndarray) -> FlexibleTreeKinematics:
+    """The sweep at ``(beta, betad)`` with ``ahat`` (module doc)."""
+    A, r, J = poses_and_jacobians(tree, beta)
+    speed = np.abs(betad).max(initial=0.0)
+    if speed == 0.0:
+        ahat = [np.zeros(6) for _ in J]
+    else:
+        h = MOTION_STEP / speed
+        Jp = poses_and_jacobians(tree, beta + h * betad)[2]
+        Jm = poses_and_jacobians(tree, beta - h * betad)[2]
+        ahat = [(a - b) @ betad / (2.0 * h) for a, b in zip(Jp, Jm, strict=True)]
+    return FlexibleTreeKinematics(A, r, [x @ betad for x in J], J, ahat)
