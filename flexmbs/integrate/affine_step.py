@@ -129,7 +129,7 @@ class AffineStep:
             q = x[:n]
             gp, bp = self.scal
             for fb, c in self._dae.force_contributions(q, self.v0 + gp * (q - self.q0),
-                                                       self.t, 1, self._forces):
+                                                       self.t, 1, self._forces, x[n:] * bp):
                 out[fb.idx] -= c.Q[:-1] / bp
             finite = math.isfinite(float(out.sum()))
         self.sync()
