@@ -210,6 +210,21 @@ def friction_residual(r, q, qd, lam_all, C, D, G, fr_int, fr_par):  # pragma: no
 
 
 @njit(cache=True, inline="always")
+def _nonzero_columns(B):  # pragma: no cover - compiled
+    """The columns of ``B`` with a nonzero entry (the coordinates of the joint's bodies)."""
+    d, n = B.shape
+    cols = np.empty(n, dtype=np.int64)
+    k = 0
+    for j in range(n):
+        for i in range(d):
+            if B[i, j] != 0.0:
+                cols[k] = j
+                k += 1
+                break
+    return cols[:k]
+
+
+@njit(cache=True, inline="always")
 def _dot_col(a, B, b):  # pragma: no cover - compiled
     """``a . B[:, b]``."""
     acc = 0.0
@@ -232,14 +247,7 @@ def friction_newton(out, q, qd, lam_all, lam_pos, C, D, G, fr_int, fr_par, cK,
         z0 = fr_int[e, I_Z]
         w = z0 + d
         BtFv = np.zeros((n, d))                 # dQ/dqd = -B^T F_v B
-        cols = []
-        for j in range(n):
-            nz = False
-            for i in range(d):
-                if B[i, j] != 0.0:
-                    nz = True
-            if nz:
-                cols.append(j)
+        cols = _nonzero_columns(B)
         for j in cols:
             for k in range(d):
                 for i in range(d):
