@@ -34,16 +34,14 @@ from flexmbs.forces.friction_columns import (
 _ND = np.array(N_DIRECTIONS, dtype=np.int64)
 
 
-@njit(cache=True)
-def lugre_law(v, z, N, par):  # pragma: no cover - compiled
-    """``(f, F, P, f_v, f_z, F_v, F_z, P_v, P_z, F_N)`` of :func:`flexmbs.forces.lugre.
-    lugre` at slip ``v`` (d,), bristles ``z`` (d,), normal force ``N``; ``par`` a row of
-    ``fr_par``."""
-    d = v.shape[0]
-    mu_s, mu_k, v_s, c_v = par[P_MU_S], par[P_MU_K], par[P_V_S], par[P_C_V]
-    sigma0, sigma1, eps, v_d = par[P_SIGMA0], par[P_SIGMA1], par[P_EPS], par[P_V_D]
+@njit(cache=True, inline="always")
+def _speed_terms(v, par):  # pragma: no cover - compiled
+    """``(root, a, g, dg/dv / v, sigma1(a), dsigma1/da)`` of the slip speed
+    ``a = root - eps``, ``g = a / mu(a)``."""
+    mu_s, mu_k, v_s = par[P_MU_S], par[P_MU_K], par[P_V_S]
+    sigma1, eps, v_d = par[P_SIGMA1], par[P_EPS], par[P_V_D]
     vv = 0.0
-    for i in range(d):
+    for i in range(v.shape[0]):
         vv += v[i] * v[i]
     root = np.sqrt(vv + eps * eps)
     a = root - eps
@@ -55,21 +53,40 @@ def lugre_law(v, z, N, par):  # pragma: no cover - compiled
         e = np.exp(-u * u)
         mu = mu_k + (mu_s - mu_k) * e
         mu_a = -2.0 * u / v_s * (mu_s - mu_k) * e
-    g = a / mu
-    g_fac = (1.0 / mu - a * mu_a / (mu * mu)) / root       # dg/dv = g_fac v
     s1, s1_a = sigma1, 0.0
     if v_d > 0.0:
         s1 = sigma1 * np.exp(-(a / v_d) ** 2)
         s1_a = -2.0 * a / (v_d * v_d) * s1
+    return root, a, a / mu, (1.0 / mu - a * mu_a / (mu * mu)) / root, s1, s1_a
+
+
+@njit(cache=True)
+def lugre_force(v, z, N, par):  # pragma: no cover - compiled
+    """``(f, F, P, F_N)`` of :func:`lugre_law` (the residual's part)."""
+    d = v.shape[0]
+    _, _, g, _, s1, _ = _speed_terms(v, par)
+    sigma0, c_v = par[P_SIGMA0], par[P_C_V]
     f, F, F_N = np.empty(d), np.empty(d), np.empty(d)
-    f_v, f_z, F_v, F_z = np.empty((d, d)), np.empty((d, d)), np.empty((d, d)), np.empty((d, d))
+    P = 0.0
     for i in range(d):
         f[i] = v[i] - sigma0 * g * z[i]
         F_N[i] = sigma0 * z[i] + s1 * f[i]
         F[i] = N * F_N[i] + c_v * v[i]
-    P = 0.0
-    for i in range(d):
         P += F[i] * v[i]
+    return f, F, P, F_N
+
+
+@njit(cache=True)
+def lugre_law(v, z, N, par):  # pragma: no cover - compiled
+    """``(f, F, P, f_v, f_z, F_v, F_z, P_v, P_z, F_N)`` of :func:`flexmbs.forces.lugre.
+    lugre` at slip ``v`` (d,), bristles ``z`` (d,), normal force ``N``; ``par`` a row of
+    ``fr_par``."""
+    d = v.shape[0]
+    root, _, g, g_fac, s1, s1_a = _speed_terms(v, par)
+    sigma0, c_v = par[P_SIGMA0], par[P_C_V]
+    f, F, P, F_N = lugre_force(v, z, N, par)
+    f_v, f_z, F_v, F_z = np.empty((d, d)), np.empty((d, d)), np.empty((d, d)), np.empty((d, d))
+    for i in range(d):
         for j in range(d):
             eye = 1.0 if i == j else 0.0
             f_v[i, j] = eye - sigma0 * z[i] * g_fac * v[j]
@@ -175,8 +192,9 @@ def normal_force(row, C, G, lam_all):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _element(e, q, qd, lam_all, C, D, G, fr_int, fr_par):  # pragma: no cover - compiled
-    """Slip map, slip, normal force and law of element ``e``."""
+def _slip(e, q, qd, lam_all, C, D, G, fr_int, fr_par):  # pragma: no cover - compiled
+    """Slip map ``B``, slip ``v``, bristles ``z``, normal force ``N`` (with ``N_0``),
+    ``dN/dlam_j`` and whether ``N`` depends on ``lam`` of element ``e``."""
     row, par = fr_int[e], fr_par[e]
     B = slip_map(row[I_KIND], par[P_R], row[I_MP], row[I_MQ], C, D)
     d, n = B.shape
@@ -184,10 +202,8 @@ def _element(e, q, qd, lam_all, C, D, G, fr_int, fr_par):  # pragma: no cover - 
     for i in range(d):
         for j in range(n):
             v[i] += B[i, j] * qd[j]
-    z = q[row[I_Z]:row[I_Z] + d].copy()
     N, N_lam, depends = normal_force(row, C, G, lam_all)
-    law = lugre_law(v, z, N + par[P_N0], par)
-    return B, v, N_lam, depends, law
+    return B, v, q[row[I_Z]:row[I_Z] + d], N + par[P_N0], N_lam, depends
 
 
 @njit(cache=True)
@@ -195,8 +211,8 @@ def friction_residual(r, q, qd, lam_all, C, D, G, fr_int, fr_par):  # pragma: no
     """``r -= Q`` of every element (module docstring); ``lam_all`` the multipliers of all
     rows (dropped rows 0)."""
     for e in range(fr_int.shape[0]):
-        B, v, _, _, law = _element(e, q, qd, lam_all, C, D, G, fr_int, fr_par)
-        f, F, P = law[0], law[1], law[2]
+        B, v, z, N, _, _ = _slip(e, q, qd, lam_all, C, D, G, fr_int, fr_par)
+        f, F, P, _ = lugre_force(v, z, N, fr_par[e])
         d, n = B.shape
         for j in range(n):
             acc = 0.0
@@ -240,7 +256,8 @@ def friction_newton(out, q, qd, lam_all, lam_pos, C, D, G, fr_int, fr_par, cK,
     columns ``n + lam_pos[row]`` of the active rows (``lam_pos`` -1 for dropped rows) of
     a dense Newton matrix ``out`` (module docstring)."""
     for e in range(fr_int.shape[0]):
-        B, v, N_lam, depends, law = _element(e, q, qd, lam_all, C, D, G, fr_int, fr_par)
+        B, v, z, N, N_lam, depends = _slip(e, q, qd, lam_all, C, D, G, fr_int, fr_par)
+        law = lugre_law(v, z, N, fr_par[e])
         f_v, f_z, F_v, F_z, P_v, P_z, F_N = law[3], law[4], law[5], law[6], law[7], \
             law[8], law[9]
         d, n = B.shape

@@ -21,6 +21,12 @@ def lugre_law(v, z, N, par):
     return st.f, st.F, st.P, st.f_v, st.f_z, st.F_v, st.F_z, st.P_v, st.P_z, st.F_N
 
 
+def lugre_force(v, z, N, par):
+    """``(f, F, P, F_N)`` of :func:`lugre_law`."""
+    f, F, P, *_, F_N = lugre_law(v, z, N, par)
+    return f, F, P, F_N
+
+
 def _angle_gradient(mP, mQ, C, D):
     s, c = C[mP, 2] @ C[mQ, 1], C[mP, 1] @ C[mQ, 1]
     ds = C[mQ, 1] @ D[mP, 2] + C[mP, 2] @ D[mQ, 1]
