@@ -28,8 +28,27 @@ import numpy as np
 from numba import njit
 
 from flexmbs.forces.friction_columns import (
-    I_COL, I_KIND, I_MP, I_MQ, I_REACT, I_ROW0, I_ROW1, I_SIGN, I_Z, N_DIRECTIONS, P_C_V,
-    P_EPS, P_MU_K, P_MU_S, P_N0, P_R, P_SIGMA0, P_SIGMA1, P_V_D, P_V_S)
+    I_COL,
+    I_KIND,
+    I_MP,
+    I_MQ,
+    I_REACT,
+    I_ROW0,
+    I_ROW1,
+    I_SIGN,
+    I_Z,
+    N_DIRECTIONS,
+    P_C_V,
+    P_EPS,
+    P_MU_K,
+    P_MU_S,
+    P_N0,
+    P_R,
+    P_SIGMA0,
+    P_SIGMA1,
+    P_V_D,
+    P_V_S,
+)
 
 _ND = np.array(N_DIRECTIONS, dtype=np.int64)
 

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from flexmbs.forces.friction_columns import (
-    I_COL, I_KIND, I_MP, I_MQ, I_REACT, I_ROW0, I_ROW1, I_SIGN, I_Z, N_DIRECTIONS, P_C_V,
-    P_EPS, P_MU_K, P_MU_S, P_N0, P_R, P_SIGMA0, P_SIGMA1, P_V_D, P_V_S)
+from flexmbs.forces import friction_columns as col
 from flexmbs.forces.friction_law import FrictionLaw
 from flexmbs.forces.lugre import lugre
 from flexmbs.kinematics.rotation import tilde
@@ -16,8 +14,9 @@ from flexmbs.kinematics.rotation import tilde
 def lugre_law(v, z, N, par):
     """:func:`flexmbs.forces.lugre.lugre` with the law and constants of a ``fr_par`` row,
     as a tuple ``(f, F, P, f_v, f_z, F_v, F_z, P_v, P_z, F_N)``."""
-    law = FrictionLaw(par[P_MU_S], par[P_MU_K], par[P_V_S], par[P_C_V])
-    st = lugre(law, v, z, N, par[P_SIGMA0], par[P_SIGMA1], par[P_EPS], par[P_V_D])
+    law = FrictionLaw(par[col.P_MU_S], par[col.P_MU_K], par[col.P_V_S], par[col.P_C_V])
+    st = lugre(law, v, z, N, par[col.P_SIGMA0], par[col.P_SIGMA1], par[col.P_EPS],
+               par[col.P_V_D])
     return st.f, st.F, st.P, st.f_v, st.f_z, st.F_v, st.F_z, st.P_v, st.P_z, st.F_N
 
 
@@ -52,14 +51,14 @@ def slip_map(kind, r, mP, mQ, C, D):
 
 def normal_force(row, C, G, lam_all):
     """``(N, dN/dlam_j, depends)`` (``N_0`` not included) of the kernel's function."""
-    r0, r1 = row[I_ROW0], row[I_ROW1]
+    r0, r1 = row[col.I_ROW0], row[col.I_ROW1]
     lam = lam_all[r0:r1]
-    if not row[I_REACT] or not np.any(lam):
+    if not row[col.I_REACT] or not np.any(lam):
         return 0.0, np.zeros(r1 - r0), False
-    df_dlam = row[I_SIGN] * G[r0:r1, row[I_COL]:row[I_COL] + 3].T
+    df_dlam = row[col.I_SIGN] * G[r0:r1, row[col.I_COL]:row[col.I_COL] + 3].T
     f = df_dlam @ lam
-    if row[I_KIND] != 3:
-        a = C[row[I_MP], 3]
+    if row[col.I_KIND] != 3:
+        a = C[row[col.I_MP], 3]
         f = f - (f @ a) * a
     size = float(np.linalg.norm(f))
     if size == 0.0:
@@ -69,11 +68,11 @@ def normal_force(row, C, G, lam_all):
 
 def _element(e, q, qd, lam_all, C, D, G, fr_int, fr_par):
     row, par = fr_int[e], fr_par[e]
-    B = slip_map(row[I_KIND], par[P_R], row[I_MP], row[I_MQ], C, D)
-    d = N_DIRECTIONS[row[I_KIND]]
+    B = slip_map(row[col.I_KIND], par[col.P_R], row[col.I_MP], row[col.I_MQ], C, D)
+    d = col.N_DIRECTIONS[row[col.I_KIND]]
     v = B @ qd
     N, N_lam, depends = normal_force(row, C, G, lam_all)
-    law = lugre_law(v, q[row[I_Z]:row[I_Z] + d], N + par[P_N0], par)
+    law = lugre_law(v, q[row[col.I_Z]:row[col.I_Z] + d], N + par[col.P_N0], par)
     return B, v, N_lam, depends, law
 
 
@@ -81,7 +80,7 @@ def friction_residual(r, q, qd, lam_all, C, D, G, fr_int, fr_par):
     """``r -= Q`` of every element."""
     for e in range(fr_int.shape[0]):
         B, v, _, _, (f, F, P, *_) = _element(e, q, qd, lam_all, C, D, G, fr_int, fr_par)
-        z0, d = fr_int[e, I_Z], B.shape[0]
+        z0, d = fr_int[e, col.I_Z], B.shape[0]
         r += B.T @ F
         r[z0:z0 + d] -= f
         r[z0 + d] -= P
@@ -93,7 +92,7 @@ def friction_newton(out, q, qd, lam_all, lam_pos, C, D, G, fr_int, fr_par, cK, c
     for e in range(fr_int.shape[0]):
         B, v, N_lam, depends, law = _element(e, q, qd, lam_all, C, D, G, fr_int, fr_par)
         _, _, _, f_v, f_z, F_v, F_z, P_v, P_z, F_N = law
-        z0, d = fr_int[e, I_Z], B.shape[0]
+        z0, d = fr_int[e, col.I_Z], B.shape[0]
         zs, w = slice(z0, z0 + d), z0 + d
         dQ_dq, dQ_dqd = np.zeros((n, n)), -(B.T @ F_v @ B)
         dQ_dq[:, zs] -= B.T @ F_z
@@ -105,6 +104,6 @@ def friction_newton(out, q, qd, lam_all, lam_pos, C, D, G, fr_int, fr_par, cK, c
         if depends:
             dQ_dN = -(B.T @ F_N)
             dQ_dN[w] += F_N @ v
-            pos = lam_pos[fr_int[e, I_ROW0]:fr_int[e, I_ROW1]]
+            pos = lam_pos[fr_int[e, col.I_ROW0]:fr_int[e, col.I_ROW1]]
             keep = pos >= 0
             out[:n, n + pos[keep]] -= np.outer(dQ_dN, N_lam[keep])
