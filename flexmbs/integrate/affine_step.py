@@ -15,7 +15,8 @@ gp, bp, t`` into them.  It is then called two ways:
   Python), or
 * from PETSc directly, through the C function :func:`~flexmbs.integrate.step_kernel.
   affine_residual_c` and the context :meth:`AffineStep.c_context` (systems whose force
-  elements are all linear, ``Q = K q``, e.g. constant torques): no Python frame per
+  elements are all linear, ``Q = K q``, e.g. constant torques, or joint friction with
+  its internal states, :mod:`flexmbs.forces.friction_kernel`): no Python frame per
   Newton iteration.
 
 Its Newton matrix comes the same two ways: :meth:`AffineStep.newton_dense` and the C
@@ -71,10 +72,16 @@ class AffineStep:
                       np.zeros(st.C0.shape), np.zeros(st.D0.shape))
         self._const = (plan.gravity, act, st.n_rows_all, *pack.args, *st.kernel_data,
                        row, lo, nd)
-        # force elements: linear ones (Q = K q, e.g. a constant torque) in the kernel, the
-        # others added in Python (then PETSc cannot call the kernel directly)
+        # force elements: linear ones (Q = K q, e.g. a constant torque) and joint friction
+        # (plan.friction) in the kernel, the others added in Python (then PETSc cannot
+        # call the kernel directly); internal states' rows r_z = zd in the kernel
+        fr = plan.friction
+        self._z = np.ascontiguousarray(plan.state_indices, dtype=np.int64)
+        self._fr = (fr.fr_int, fr.fr_par)
         self._forces, linear = [], []
         for fb in plan.force_blocks:
+            if fr.covers(fb):
+                continue
             K = _linear_force(fb)
             if K is None:
                 self._forces.append(fb)
@@ -107,7 +114,7 @@ class AffineStep:
         g, n_rows = self._const[0], self._const[2]
         return (self.q0, self.v0, self.w0, float(self.scal[0]), float(self.scal[1]), g,
                 self._act, n_rows, *self._const[3:], self._wd_w, self._wd_f, *self._lf,
-                *self._bufs)
+                *self._bufs, self._z, *self._fr)
 
     # --- the Python call -----------------------------------------------------------------
     def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
@@ -122,7 +129,7 @@ class AffineStep:
             q = x[:n]
             gp, bp = self.scal
             for fb, c in self._dae.force_contributions(q, self.v0 + gp * (q - self.q0),
-                                                       self.t, 1, self._forces):
+                                                       self.t, 1, self._forces, x[n:] * bp):
                 out[fb.idx] -= c.Q[:-1] / bp
             finite = math.isfinite(float(out.sum()))
         self.sync()
@@ -135,7 +142,8 @@ class AffineStep:
     @property
     def native(self) -> bool:
         """Whether PETSc may call the compiled residual directly, and
-        :meth:`newton_dense` applies (no force elements but linear ones)."""
+        :meth:`newton_dense` applies (no force elements but linear ones and joint
+        friction)."""
         return not self._forces
 
     @property
@@ -163,7 +171,7 @@ class AffineStep:
             tab.add_value(n_rows)
             for a in rest:
                 tab.add(a.astype(np.int64) if a.dtype == bool else a)
-            for a in (self._wd_w, self._wd_f, *self._lf, *self._bufs):
+            for a in (self._wd_w, self._wd_f, *self._lf, *self._bufs, self._z, *self._fr):
                 tab.add(a)
             if len(tab) != N_TABLE:          # pragma: no cover - a layout change
                 raise RuntimeError(f"AffineStep: table of {len(tab)} rows, the C function "
@@ -175,7 +183,8 @@ class AffineStep:
     def newton_dense(self, x: np.ndarray) -> np.ndarray:
         """The Newton matrix of this step at ``x`` (generalized-α's: ``c_K = 1/bp``,
         ``c_C = gp/bp``, ``c_M = 1``), dense (N, N), by one compiled call
-        (:func:`~flexmbs.integrate.step_kernel.newton_dense`; systems without force elements)."""
+        (:func:`~flexmbs.integrate.step_kernel.newton_dense`; systems whose force
+        elements are all linear or joint friction)."""
         ntab = self._newton_table()
         N = self.n + self.m
         out = np.empty((N, N))

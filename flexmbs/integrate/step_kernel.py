@@ -11,7 +11,10 @@ normalisations (:class:`flexmbs.system.stacked.StackedRows`), one call gives
     F(x) = [ (r_bodies(q, qd, qdd) + G_A^T lam) / beta';  g_A(q) ],
 
 ``A`` the active rows, together with all rows ``g``, ``G`` (dense) and the marker frames
-``C``, ``D`` that the Newton matrix reuses.  Force elements are added by the caller.
+``C``, ``D`` that the Newton matrix reuses.  Internal states ``z = q[z_idx]`` of force
+elements (:mod:`flexmbs.forces.states`) have the rows ``r_z = zd - f``: ``zd`` here, and
+in the Newton matrix ``c_C I``; joint friction (``fr_*``, :mod:`flexmbs.forces.
+friction_kernel`) and linear forces are added here, other force elements by the caller.
 
 The numpy references: :func:`affine_residual` is ``[r / beta'; g_A]`` of the system's
 ``residual`` and ``constraint`` (the genalpha's Python step function ``F``), and
@@ -30,6 +33,7 @@ from numba import carray, cfunc, njit, types
 
 from flexmbs.bodies.ffrf_kernel import bodies_newton_values, bodies_residual
 from flexmbs.compiled import call_c2, f1, f2, f3, f4, f8_pointer, i1, i2, i8_pointer
+from flexmbs.forces.friction_kernel import friction_newton, friction_residual
 from flexmbs.kinematics.frame_kernel import stacked_hessian_sum, stacked_rows
 from flexmbs.system.stacked_kernel import drive_rows, stacked_mu
 
@@ -48,13 +52,22 @@ def _affine_state(x, q0, v0, w0, gp, bp):  # pragma: no cover - compiled
     return q, qd, qdd
 
 
+@njit(cache=True, inline="always")
+def _all_multipliers(x, n, active, n_rows, bp):  # pragma: no cover - compiled
+    """The multipliers ``lam = bp lam~`` of all rows (dropped rows 0)."""
+    lam_all = np.zeros(n_rows)
+    for k in range(active.shape[0]):
+        lam_all[active[k]] = bp * x[n + k]
+    return lam_all
+
+
 @njit(cache=True)
 def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
                     b_off, b_nq, b_m, b_stiff, b_ptr, lin0, lin_q, I2, lin_qd, lin_qdd, C_t,
                     K_e, K2, H_p,
                     C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst, norm_rows,
                     norm_idx, wd_row, wd_lo, wd_n, wd_w, wd_f, lf_ptr, lf_idx, lf_kptr, lf_K,
-                    g_out, G_out, C_out, D_out):  # pragma: no cover - compiled
+                    g_out, G_out, C_out, D_out, z_idx, fr_int, fr_par):  # pragma: no cover
     """``F`` of the module docstring written into ``F``, and ``g, G, C, D`` into
     ``*_out``; returns whether all of ``F`` is finite (a finite sum has finite terms).
     Drive rows included (``wd_*``: the time weights of
@@ -73,6 +86,8 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
     g, G, C, D, p, dp = stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc,
                                      src, dst, norm_rows, norm_idx, n_rows)
     drive_rows(g, G, p, dp, wd_row, wd_lo, wd_n, wd_w, wd_f)
+    for i in z_idx:
+        r[i] = qd[i]
     m = active.shape[0]
     for k in range(m):
         lk = bp * x[n + k]
@@ -81,6 +96,9 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
             for j in range(n):
                 r[j] += lk * G[row, j]
         F[n + k] = g[row]
+    if fr_int.shape[0]:
+        friction_residual(r, q, qd, _all_multipliers(x, n, active, n_rows, bp), C, D, G,
+                          fr_int, fr_par)
     total = 0.0
     for j in range(n):
         F[j] = r[j] / bp
@@ -105,7 +123,7 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
 #: ``VecGetArray``, ``VecRestoreArray``; a slot for two pointers; ``status``; ``q_last``;
 #: ``scal = [gp, bp]``; then every argument of :func:`affine_residual` after ``F, x`` in
 #: order (``gp, bp`` in ``scal``, ``n_rows`` as a value)
-N_TABLE = 56
+N_TABLE = 59
 
 
 @cfunc(types.int32(types.intp, types.intp, types.intp, types.intp), cache=True)
@@ -136,7 +154,8 @@ def affine_residual_c(snes, x, f, ctx):  # pragma: no cover - compiled
         f3(t, 28), f4(t, 29), i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33), f1(t, 34),
         i1(t, 35), f2(t, 36), f2(t, 37), f2(t, 38), i1(t, 39), i1(t, 40), i1(t, 41),
         i2(t, 42), i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47), i1(t, 48),
-        i1(t, 49), i1(t, 50), f1(t, 51), f1(t, 52), f2(t, 53), f3(t, 54), f4(t, 55))
+        i1(t, 49), i1(t, 50), f1(t, 51), f1(t, 52), f2(t, 53), f3(t, 54), f4(t, 55),
+        i1(t, 56), i2(t, 57), f2(t, 58))
     q_last = f1(t, 6)
     for i in range(n):
         q_last[i] = X[i]
@@ -167,7 +186,8 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
     bodies by :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values`, the constraint
     Hessian by :func:`~flexmbs.kinematics.frame_kernel.stacked_hessian_sum`, ``G`` from the
     rows at ``q`` (the residual's buffers when it was last evaluated at this ``q``), the
-    linear forces of :func:`affine_residual` as ``-c_K K_k``.
+    linear forces of :func:`affine_residual` as ``-c_K K_k``, the states' ``c_C I`` and
+    the joint friction's terms (:func:`~flexmbs.forces.friction_kernel.friction_newton`).
     ``t``: the table of :func:`affine_residual_c`; ``nt``: the Newton table.  Returns
     whether every entry is finite."""
     q0, v0, w0, scal = f1(t, 8), f1(t, 9), f1(t, 10), f1(t, 7)
@@ -234,6 +254,15 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
             for j in range(n):
                 out[n + k, j] = G[r, j]
                 out[j, n + k] = G[r, j]
+    for i in i1(t, 56):                          # states: r_z = zd - f
+        out[i, i] += cC
+    fr_int = i2(t, 57)
+    if fr_int.shape[0]:
+        lam_pos = np.full(n_rows, -1)
+        for k in range(m):
+            lam_pos[act[k]] = k
+        friction_newton(out, q, qd, _all_multipliers(x, n, act, n_rows, bp), lam_pos, C, D,
+                        G, fr_int, f2(t, 58), cK, cC)
     total = 0.0
     for i in range(N):
         for j in range(N):

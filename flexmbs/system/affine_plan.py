@@ -4,7 +4,9 @@
 A system whose bodies are all floating frames (rigid or flexible: one
 :class:`~flexmbs.bodies.pack.BodyPack`) and whose constraint rows are all label rows,
 drives of them and normalisations (a complete :class:`~flexmbs.system.stacked.StackedRows`)
-has its residual ``r(q, qd, qdd) + G^T lam`` and rows ``g(q)`` in compiled kernels.  An
+has its residual ``r(q, qd, qdd) + G^T lam`` and rows ``g(q)`` in compiled kernels, with
+the rows ``zd`` of the internal states of force elements and joint friction
+(:class:`~flexmbs.system.friction_pack.FrictionPack`).  An
 :class:`AffinePlan` hands those kernels' constant arguments over, and takes back the rows
 and frames a compiled call evaluated (so the system's next ``constraint`` or
 ``newton_matrix`` at that ``q`` reuses them, :meth:`AffinePlan.remember`).
@@ -25,14 +27,19 @@ class AffinePlan:
     active_key : the active set as bytes
     gravity : (3,)
     force_blocks : the force elements on their local vectors
+    state_indices : the internal states of force elements in ``q`` (int64)
+    friction : the joint friction elements the kernels cover
+        (:class:`~flexmbs.system.friction_pack.FrictionPack`)
     """
 
-    def __init__(self, pack, stacked, rows, gravity, force_blocks):
+    def __init__(self, pack, stacked, rows, gravity, force_blocks, state_indices, friction):
         self.pack, self.stacked = pack, stacked
         self.active = np.flatnonzero(rows.active).astype(np.int64)
         self.active_key = rows.layout.active_key
         self.gravity = gravity
         self.force_blocks = force_blocks
+        self.state_indices = np.asarray(state_indices, dtype=np.int64)
+        self.friction = friction
         self._rows = rows
 
     def remember(self, q_key: bytes, t: float, g, G, C, D) -> None:

@@ -35,6 +35,7 @@ from flexmbs.system.constraint_hessian import ConstraintHessian
 from flexmbs.system.contacts import ContactTerms
 from flexmbs.system.constraint_rows import ConstraintRows
 from flexmbs.system.force_terms import ForceTerms
+from flexmbs.system.friction_pack import FrictionPack
 from flexmbs.system.layout import Layout
 from flexmbs.system.sparse import CSRMatrix, Grids
 from flexmbs.system.tangent import TangentAssembly
@@ -132,10 +133,11 @@ class AssembledSystem:
     # -- compiled paths -----------------------------------------------------------------
     def body_pack(self) -> BodyPack | None:
         """All bodies packed for one compiled residual call (:class:`~flexmbs.bodies.pack.
-        BodyPack`), or None if some body has no compiled residual (point masses), force
-        elements have internal states, or the reference kernels are chosen (:func:`flexmbs.compiled.use_compiled`)."""
+        BodyPack`), or None if some body has no compiled residual (point masses) or the
+        reference kernels are chosen (:func:`flexmbs.compiled.use_compiled`).  Internal
+        states of force elements (after the bodies' coordinates) are not the pack's."""
         if self._pack is None:
-            ok = use_compiled() and BodyPack.supports(self.bodies) and not self.state_slices
+            ok = use_compiled() and BodyPack.supports(self.bodies)
             self._pack = BodyPack(self.bodies, [self.offset[id(b)] for b in self.bodies]) \
                 if ok else False
         return self._pack or None
@@ -153,7 +155,8 @@ class AssembledSystem:
         pack, st = self.body_pack(), self.constraint_rows.stacked()
         plan = None
         if pack is not None and st is not None and st.complete:
-            plan = AffinePlan(pack, st, self.constraint_rows, self.gravity, self.force_blocks)
+            plan = AffinePlan(pack, st, self.constraint_rows, self.gravity, self.force_blocks,
+                              self.state_indices, FrictionPack.of(self.layout, st))
         self._plan_cache = (key, plan)
         return plan
 
@@ -167,7 +170,7 @@ class AssembledSystem:
             for b in self.bodies:                       # the bodies' slices tile q
                 s = self.body_slices[b.name]
                 r[s] = b.residual(q[s], qd[s], qdd[s], self.gravity)
-            r[self.state_indices] = qd[self.state_indices]      # r_z = zd - f
+        r[self.state_indices] = qd[self.state_indices]          # r_z = zd - f
         for fb, c in self.forces.contributions(q, qd, t, 1, lam=lam):
             r[fb.idx] -= c.Q[:-1]                   # a block's coordinates are distinct
         if self.n_mu and len(lam) > self.n_lam:     # + A^T mu, mu after lam
