@@ -143,9 +143,9 @@ class ColdStart:
                 f"processes, about 1 minute on 2 idle cores; later imports load them in "
                 f"about 2 s) ...\n")
             self.stream.flush()
-            share = partition(entry_points(), self.processes)
-            worker = start_worker(share[1]) if len(share) > 1 else None
-            compile_entries(share[0])
+            # the second process starts first: its share is the longest chain
+            worker = start_worker(list(WORKER_SHARE)) if self.processes > 1 else None
+            compile_entries(partition(entry_points(), self.processes)[0])
             if worker is not None:
                 worker.wait()
         return self
