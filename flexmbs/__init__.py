@@ -13,6 +13,6 @@ with _ColdStart():
     from flexmbs.api import *  # noqa: F403
     from flexmbs.api import __all__  # noqa: F401
 
-from flexmbs.compiled import FIRST_COMPILE as _FIRST_COMPILE  # noqa: E402
+from flexmbs.compiled import FIRST_COMPILE as _FIRST_COMPILE
 
 _FIRST_COMPILE.install()
