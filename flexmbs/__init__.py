@@ -3,7 +3,8 @@
 ``import flexmbs as fm`` gives the modelling API: bodies, joints, drives, force
 elements, sensors, ``System`` and ``simulate``; see ``docs/`` for the theory-to-code map.
 The first import after an installation compiles the numerical kernels and says so
-(:mod:`flexmbs.kernel_cache`).
+(:mod:`flexmbs.kernel_cache`); so does a kernel compiled later, at its first use
+(:class:`flexmbs.compiled.FirstCompile`).
 """
 from flexmbs._version import __version__ as __version__
 from flexmbs.kernel_cache import ColdStart as _ColdStart
@@ -11,3 +12,7 @@ from flexmbs.kernel_cache import ColdStart as _ColdStart
 with _ColdStart():
     from flexmbs.api import *  # noqa: F403
     from flexmbs.api import __all__  # noqa: F401
+
+from flexmbs.compiled import FIRST_COMPILE as _FIRST_COMPILE
+
+_FIRST_COMPILE.install()

@@ -18,10 +18,13 @@ once at import into :data:`KERNELS`; :func:`use_compiled` is what every choice a
 from __future__ import annotations
 
 import os
+import sys
+import time
 
 import numpy as np
 from llvmlite import ir
-from numba import carray, njit, types
+from numba import carray, cfunc, njit, types
+from numba.core import event
 from numba.extending import intrinsic
 
 _F8 = np.dtype(float)
@@ -153,6 +156,80 @@ def i1(tab, k):  # pragma: no cover - compiled
 @njit(cache=True, inline="always")
 def i2(tab, k):  # pragma: no cover - compiled
     return carray(i8_pointer(tab[k, 0]), (tab[k, 1], tab[k, 2]))
+
+
+class NativeFunction:
+    """A C callback: the numba ``cfunc`` of ``signature`` (cached like every kernel),
+    compiled when first needed, at the first :attr:`address` or by :meth:`compile`.  Made
+    by the decorator :func:`native`, so that importing a kernel module compiles nothing
+    and the warm-up (:mod:`flexmbs.kernel_cache`) can compile each callback in the process
+    of its choice."""
+
+    def __init__(self, signature, py_func):
+        self.signature = signature
+        self.py_func = py_func
+        self.__name__ = py_func.__name__
+        self.__doc__ = py_func.__doc__
+        self._compiled = None
+
+    def compile(self):
+        """The numba ``CFunc`` (compiled now or loaded from numba's cache, once)."""
+        if self._compiled is None:
+            self._compiled = cfunc(self.signature, cache=True)(self.py_func)
+        return self._compiled
+
+    @property
+    def address(self) -> int:
+        """The address of the compiled C function."""
+        return self.compile().address
+
+
+def native(signature):
+    """``@native(sig)``: the function as a :class:`NativeFunction` of ``sig``."""
+    return lambda py_func: NativeFunction(signature, py_func)
+
+
+class FirstCompile(event.Listener):
+    """Says in one line on ``stream`` (stderr) when a kernel of flexmbs is compiled during
+    a run (a kernel that the warm-up of :mod:`flexmbs.kernel_cache` did not compile, or
+    new argument types): ``flexmbs: compiling the kernel <module>.<name> at its first use
+    ... 3.1 s``.  numba announces a compile (event ``numba:compile``) only on a miss of
+    its cache; the kernels it compiles inside that one are part of it."""
+
+    def __init__(self, stream=None):
+        self.stream = stream
+        self._depth = 0
+        self._t0 = None
+
+    def on_start(self, ev) -> None:
+        self._depth += 1
+        func = getattr(ev.data["dispatcher"], "py_func", None)
+        if self._depth == 1 and getattr(func, "__module__", "").startswith("flexmbs."):
+            stream = sys.stderr if self.stream is None else self.stream
+            stream.write(f"flexmbs: compiling the kernel {func.__module__}.{func.__name__} "
+                         f"at its first use (once per installation) ...")
+            stream.flush()
+            self._t0 = time.perf_counter()
+
+    def on_end(self, ev) -> None:
+        self._depth -= 1
+        if self._depth == 0 and self._t0 is not None:
+            stream = sys.stderr if self.stream is None else self.stream
+            stream.write(f" {time.perf_counter() - self._t0:.1f} s\n")
+            stream.flush()
+            self._t0 = None
+
+    def install(self) -> FirstCompile:
+        """Listen to numba's compiles from now on (:meth:`remove` ends it)."""
+        event.register("numba:compile", self)
+        return self
+
+    def remove(self) -> None:
+        event.unregister("numba:compile", self)
+
+
+#: the listener that ``import flexmbs`` installs (after its cold start, if any)
+FIRST_COMPILE = FirstCompile()
 
 
 class Table:

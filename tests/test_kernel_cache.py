@@ -1,12 +1,17 @@
-"""The cold start of an installation: which kernel modules numba's cache lacks, and the
-two lines the first import writes (flexmbs.kernel_cache).  Reference: the files on disk
-(numba's cache index ``<module>.<function>-<line>.py<ver>.nbi`` of each kernel module)."""
+"""The cold start of an installation: which kernel modules numba's cache lacks, the two
+lines the first import writes, the split of the compile over two processes and the line
+of a kernel compiled at its first use (flexmbs.kernel_cache).  Reference: the files on disk
+(numba's cache index ``<module>.<function>-<line>.py<ver>.nbi`` of each kernel module) and
+the kernel modules' own attributes."""
 import io
 import subprocess
 import sys
 
+from numba import njit
+
 import flexmbs  # noqa: F401  (this process has loaded, hence cached, every kernel)
 from flexmbs import kernel_cache
+from flexmbs.compiled import FirstCompile, NativeFunction
 
 
 def test_every_kernel_module_is_listed():
@@ -36,7 +41,7 @@ def test_a_warm_import_is_silent():
 def test_a_cold_start_says_so_before_and_after(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     stream = io.StringIO()
-    with kernel_cache.ColdStart(stream) as cs:
+    with kernel_cache.ColdStart(stream, processes=1) as cs:
         assert stream.getvalue().startswith("flexmbs: compiling the numerical kernels")
     lines = stream.getvalue().splitlines()
     assert len(lines) == 2 and lines[1] == f"flexmbs: kernels compiled in {cs.seconds:.0f} s"
@@ -45,3 +50,54 @@ def test_a_cold_start_says_so_before_and_after(tmp_path, monkeypatch):
     with kernel_cache.ColdStart(quiet):
         pass
     assert quiet.getvalue() == ""
+
+
+def test_the_two_processes_share_every_entry_point_once():
+    entries = kernel_cache.entry_points()
+    callbacks = [f"{m.__name__}:{k}" for m in map(kernel_cache.import_bare, (
+        kernel_cache.module_name(s) for s in kernel_cache.kernel_modules()))
+        for k, v in vars(m).items() if isinstance(v, NativeFunction)]
+    assert len(callbacks) >= 4 and set(callbacks) <= set(entries)
+    assert "flexmbs.integrate.genalpha_kernel:warm" in entries
+    first, second = kernel_cache.partition(entries, 2)
+    assert sorted(first + second) == sorted(entries) and not set(first) & set(second)
+    assert list(kernel_cache.WORKER_SHARE) == second and first
+    assert kernel_cache.partition(entries, 1) == [entries]
+
+
+def test_importing_the_kernel_modules_compiles_nothing(tmp_path):
+    """Imported bare in a fresh process with an empty cache: no machine code written."""
+    code = ("import sys, types; sys.modules['flexmbs'] = p = types.ModuleType('flexmbs'); "
+            f"p.__path__ = [{str(kernel_cache.PACKAGE)!r}]; "
+            "from flexmbs import kernel_cache as k; print(len(k.entry_points(k.import_bare)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, env={**__import__("os").environ,
+                                           "NUMBA_CACHE_DIR": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    assert int(out.stdout) == len(kernel_cache.entry_points())
+    assert not list(tmp_path.rglob("*.nbi"))
+
+
+def test_the_second_process_writes_the_cache_of_its_share(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    worker = kernel_cache.start_worker(["flexmbs.integrate.genalpha_kernel:warm"])
+    assert worker.wait(timeout=300) == 0
+    written = sorted(p.name.split("-")[0] for p in tmp_path.rglob("*.nbi"))
+    assert written == ["genalpha_kernel.predict", "genalpha_kernel.update"]
+
+
+def test_a_kernel_compiled_at_first_use_says_so_in_one_line():
+    stream = io.StringIO()
+    first = FirstCompile(stream).install()
+    try:
+        twice = njit(lambda x: 2.0 * x)
+        twice.__module__ = twice.py_func.__module__ = "flexmbs.test_only"
+        assert twice(1.5) == 3.0 and twice(2.5) == 5.0       # one compile, one line
+        outside = njit(lambda x: x + 1.0)
+        assert outside(1.0) == 2.0                           # not a kernel of flexmbs
+    finally:
+        first.remove()
+    lines = stream.getvalue().splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("flexmbs: compiling the kernel flexmbs.test_only.<lambda> at")
+    assert lines[0].endswith(" s")

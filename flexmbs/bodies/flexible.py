@@ -348,7 +348,7 @@ class FlexibleBody:
             # arg() copies read-only data (the body's arrays), so the types never vary
             a = (float(b.m), c(k["lin0"]), c(k["lin_q"]), c(k["poly"].I2), c(k["lin_qd"]),
                  c(k["lin_qdd"]),
-                 c(b.C_t).reshape(n, 3), c(b.K_e).reshape(n, n), K2, H_p, stiff)
+                 c(b.C_t).reshape(n, 3), c(b.K_e).reshape(n, n), K2, H_p, int(stiff))
             self.__dict__["_kargs"] = a
         return a
 
@@ -374,7 +374,7 @@ class FlexibleBody:
                  c(k["poly"].I1).reshape(n, 9), c(k["I2s_l"]).reshape(n, 9 * n),
                  c(k["G2_m"]).reshape(n, 9 * n), c(k["C_r1_kl"]).reshape(n * n, 3),
                  c(k["C_r1_k"]).reshape(n, 3 * n), c(k["O_e1_kl"]).reshape(n * n, 9),
-                 c(b.K_e).reshape(n, n), K2s, H_p, stiff)
+                 c(b.K_e).reshape(n, n), K2s, H_p, int(stiff))
             self.__dict__["_targs"] = a
         return a
 

@@ -46,7 +46,8 @@ class BodyPack:
         self.off = np.array(offsets, dtype=np.int64)
         self.nq = np.array([b.n_coords - 7 for b in bodies], dtype=np.int64)
         self.m = np.array([a[0] for a in args], dtype=float)
-        self.stiff = np.array([bool(a[10]) for a in args])
+        # int64 flags: the type the C callbacks pass, so the kernels have one signature
+        self.stiff = np.array([bool(a[10]) for a in args], dtype=np.int64)
         flats = [[np.ravel(a[k]) for a in args] for k in range(1, 10)]
         sizes = np.array([[len(f[b]) for f in flats] for b in range(len(bodies))],
                          dtype=np.int64).reshape(len(bodies), 9)

@@ -186,7 +186,7 @@ class RigidBody:
                 float(self.m), arg(np.concatenate([self.m * np.asarray(self.com, float),
                                                    np.ravel(self.I_O)])),
                 z((0, 12)), z((0, 0)), z((0, 3)), z((0, 3)), z((0, 3)), z((0, 0)),
-                z((0, 0)), z((0, 0)), False)
+                z((0, 0)), z((0, 0)), 0)
         return a
 
     def tangent(self, q, qd, qdd, gravity):
@@ -205,7 +205,7 @@ class RigidBody:
             z = np.zeros
             a = self.__dict__["_targs"] = (
                 z((0, 3)), z((0, 0)), z((0, 0)), z((0, 9)), z((0, 0)), z((0, 0)), z((0, 3)),
-                z((0, 0)), z((0, 9)), z((0, 0)), z((0, 0)), z((0, 0)), False)
+                z((0, 0)), z((0, 9)), z((0, 0)), z((0, 0)), z((0, 0)), 0)
         return a
 
     def kinetic_energy(self, q, qd) -> float:

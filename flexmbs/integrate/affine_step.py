@@ -45,9 +45,6 @@ from flexmbs.integrate.step_kernel import (
 
 __all__ = ["AffineStep"]
 
-_C_FUNCTION = affine_residual_c.address
-_C_NEWTON = newton_dense_c.address
-
 
 class AffineStep:
     """The step residual of a system whose bodies and rows the compiled kernel covers:
@@ -149,7 +146,7 @@ class AffineStep:
     @property
     def c_function(self) -> int:
         """Address of the C function ``SNESFunction`` (:func:`affine_residual_c`)."""
-        return _C_FUNCTION
+        return affine_residual_c.address
 
     def c_context(self) -> int:
         """Its context: the table of every array (made on first use, then fixed)."""
@@ -212,7 +209,7 @@ class AffineStep:
         ``int (double *out, const double *x, void *ctx)`` (:func:`~flexmbs.integrate.
         step_kernel.newton_dense_c`, 0 when finite) and its context, for a compiled Jacobian."""
         self._newton_table()
-        return _C_NEWTON, self._nctx_address
+        return newton_dense_c.address, self._nctx_address
 
     def raise_nonfinite(self) -> None:
         """Raise ``FloatingPointError`` naming the source of the non-finite residual at

@@ -3,9 +3,9 @@ whole test as PETSc's C convergence test (no Python frame per Newton iteration).
 from __future__ import annotations
 
 import numpy as np
-from numba import carray, cfunc, njit, types
+from numba import carray, njit, types
 
-from flexmbs.compiled import call_c2, f1, f8_pointer, i1, i4_pointer, i8_pointer
+from flexmbs.compiled import call_c2, f1, f8_pointer, i1, i4_pointer, i8_pointer, native
 
 
 #: the absolute floor of a block's first increment, as a fraction of the block's scale
@@ -98,8 +98,8 @@ def _decide(its, fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, ints,
     return ints[5]
 
 
-@cfunc(types.int32(types.intp, types.int32, types.float64, types.float64, types.float64,
-                   types.intp, types.intp), cache=True)
+@native(types.int32(types.intp, types.int32, types.float64, types.float64, types.float64,
+                    types.intp, types.intp))
 def increment_test_c(snes, its, xnorm, snorm, fnorm, reason, ctx):  # pragma: no cover
     """The increment test of :mod:`._newton` (``NewtonSolver._converged`` is its Python
     form, the reference) as PETSc's ``SNESConvergenceTest``: records ``fnorm``, checks

@@ -10,9 +10,9 @@ matrix row-major into ``W`` (e.g. :func:`flexmbs.integrate.step_kernel.newton_de
 """
 from __future__ import annotations
 
-from numba import carray, cfunc, types
+from numba import carray, types
 
-from flexmbs.compiled import call_c2, call_c3, f1, f2, f8_pointer, i1, i8_pointer
+from flexmbs.compiled import call_c2, call_c3, f1, f2, f8_pointer, i1, i8_pointer, native
 
 #: rows of the context table: PETSc's ``VecGetArrayRead``, ``VecRestoreArrayRead``,
 #: ``MatDenseGetArray``, ``MatDenseRestoreArray``; a slot of two pointers; the fill
@@ -21,7 +21,7 @@ from flexmbs.compiled import call_c2, call_c3, f1, f2, f8_pointer, i1, i8_pointe
 N_JAC_TABLE = 12
 
 
-@cfunc(types.int32(types.intp, types.intp, types.intp, types.intp, types.intp), cache=True)
+@native(types.int32(types.intp, types.intp, types.intp, types.intp, types.intp))
 def dense_jacobian_c(snes, x, A, P, ctx):  # pragma: no cover - compiled
     """``SNESJacobian(SNES, Vec x, Mat A, Mat P, void *ctx)`` of the module docstring."""
     t = carray(i8_pointer(ctx), (N_JAC_TABLE, 5))

@@ -29,10 +29,10 @@ kernels' arguments must edit this file too, or warm installations keep the old c
 from __future__ import annotations
 
 import numpy as np
-from numba import carray, cfunc, njit, types
+from numba import carray, njit, types
 
 from flexmbs.bodies.ffrf_kernel import bodies_newton_values, bodies_residual
-from flexmbs.compiled import call_c2, f1, f2, f3, f4, f8_pointer, i1, i2, i8_pointer
+from flexmbs.compiled import call_c2, f1, f2, f3, f4, f8_pointer, i1, i2, i8_pointer, native
 from flexmbs.forces.friction_kernel import friction_newton, friction_residual
 from flexmbs.kinematics.frame_kernel import stacked_hessian_sum, stacked_rows
 from flexmbs.system.stacked_kernel import drive_rows, stacked_mu
@@ -126,7 +126,7 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
 N_TABLE = 59
 
 
-@cfunc(types.int32(types.intp, types.intp, types.intp, types.intp), cache=True)
+@native(types.int32(types.intp, types.intp, types.intp, types.intp))
 def affine_residual_c(snes, x, f, ctx):  # pragma: no cover - compiled
     """:func:`affine_residual` as PETSc's ``SNESFunction(SNES, Vec x, Vec f, void *ctx)``
     (arrays by ``VecGetArrayRead``/``VecGetArray``); records ``q = x[:n]`` in ``q_last``,
@@ -270,7 +270,7 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
     return np.isfinite(total)
 
 
-@cfunc(types.int32(types.intp, types.intp, types.intp), cache=True)
+@native(types.int32(types.intp, types.intp, types.intp))
 def newton_dense_c(out, x, ctx):  # pragma: no cover - compiled
     """:func:`newton_dense` as a C function ``int (double *out, const double *x, void
     *ctx)`` for a solver's compiled Jacobian: ``ctx`` holds the addresses of the two
