@@ -139,5 +139,5 @@ class DeformedFaceContact(ContactElement):
             dist = J.norm(d)
             n = inverse_scaled(d, dist) * sigma
             s = dist * sigma - self.R
-        c_P = sum(float(b) * xi.v for b, xi in zip(near.b, x))
+        c_P = sum(float(b) * xi.v for b, xi in zip(near.b, x, strict=True))
         return ContactGeometry(s, n, c_P, Q.p.v - self.R * n.v)

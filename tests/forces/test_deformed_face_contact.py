@@ -25,6 +25,7 @@ from flexmbs.fe.assemble import assemble
 from flexmbs.fe.material import material_from_name
 from flexmbs.forces.deformed_face_contact import DeformedFaceContact, face_mesh
 from flexmbs.forces.face_contact import FaceContact
+from flexmbs.forces.surface_search import face_triangles
 from flexmbs.io.mesh import read_mesh
 from flexmbs.parallel.toml_writer import dumps
 from flexmbs.reduction import InterfaceSpec, ReductionSettings, reduce_model
@@ -204,8 +205,11 @@ def test_ball_dropped_on_the_bar_tip_rebounds_like_the_rigid_face_and_the_mean_p
 
 def test_elastic_impact_on_a_free_body_conserves_momentum_and_energy():
     """A ball hits the tip face of a free bar off-centre (Hertz, no damping, rho_inf = 1):
-    linear momentum of ball and bar is conserved (1e-8 of m v), the total energy (kinetic,
-    elastic, contact) to 1e-3 of the initial kinetic energy."""
+    linear momentum of ball and bar is conserved (1e-7 of m v: the Newton tolerance; the
+    force on the bar is exactly opposite to the ball's), the total energy (kinetic,
+    elastic, contact) to 1e-3 of the initial kinetic energy; the ball rebounds at
+    (M - m) / (M + m) v of a rigid elastic collision (M = 78.5 kg; 2e-3: the energy left
+    in the bar's vibration, off-centre rotation negligible)."""
     body = reduce_model(assemble(read_mesh(MESHES / "beam_hex27_20x2x2.msh"), STEEL),
                         ReductionSettings(n_modes=6, stiffening=False))
     bar = FlexibleBody("bar", body)
@@ -218,10 +222,12 @@ def test_elastic_impact_on_a_free_body_conserves_momentum_and_energy():
     p = [bar.momentum(res.q[k, res.bodies["bar"]], res.qd[k, res.bodies["bar"]])[0]
          + res.qd[k, res.bodies["ball"]] for k in range(len(res.t))]
     np.testing.assert_allclose(np.array(p), np.array([[-v, 0.0, 0.0]] * len(p)),
-                               atol=1e-8 * v)
+                               atol=1e-7 * v)
     E = res.energy["total"]
     assert np.abs(E - E[0]).max() < 1e-3 * 0.5 * v ** 2
-    assert res.qd[-1, res.bodies["ball"]][0] > -v        # momentum went to the bar
+    M = bar.m
+    assert res.qd[-1, res.bodies["ball"]][0] == pytest.approx((M - 1.0) / (M + 1.0) * v,
+                                                             rel=2e-3)
 
 
 def test_tangent_against_central_differences(tmp_path):
@@ -294,3 +300,19 @@ def test_face_facets_survive_the_body_file(bar, tmp_path):
     x = mesh.X[mesh.tri]
     n = np.cross(x[:, 1] - x[:, 0], x[:, 2] - x[:, 0]) * mesh.sign[:, None] / 2
     assert np.all(n[:, 0] > 0) and n[:, 0].sum() == pytest.approx(0.01, rel=1e-12)
+
+
+@pytest.mark.parametrize("k", [3, 4, 6, 8, 9])
+def test_facet_split_tiles_the_facet(k):
+    """The linear triangles of a (curved-edge free) facet with k nodes (gmsh order, mid-side
+    nodes at the edge midpoints) tile it: same orientation, total area = the facet's."""
+    corners = np.array([[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [2.0, 1.0, 0.0], [0.0, 1.0, 0.0]])
+    c = corners[:3] if k in (3, 6) else corners
+    area = 1.0 if k in (3, 6) else 2.0
+    mids = [(c[i] + c[(i + 1) % len(c)]) / 2 for i in range(len(c))]
+    centre = [c.mean(axis=0)] if k == 9 else []
+    pts = np.array([*c, *(mids if k in (6, 8, 9) else []), *centre])
+    tri = face_triangles(np.arange(k)[None, :])
+    x = pts[tri]
+    n = np.cross(x[:, 1] - x[:, 0], x[:, 2] - x[:, 0])[:, 2] / 2
+    assert np.all(n > 0) and n.sum() == pytest.approx(area, rel=1e-14)
