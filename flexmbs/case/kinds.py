@@ -53,6 +53,7 @@ from flexmbs.forces.bushing import Bushing
 from flexmbs.forces.contact import PinInHoleContact, SpherePlaneContact, SphereSphereContact
 from flexmbs.forces.controllers import LinearController, PIDController
 from flexmbs.forces.external import ExternalForce, ExternalTorque
+from flexmbs.forces.deformed_face_contact import DeformedFaceContact
 from flexmbs.forces.face_contact import FaceContact
 from flexmbs.forces.nonlinear_spring import NonlinearRotationalSpring, NonlinearSpring
 from flexmbs.forces.one_sided import CompressionSpring, Rope
@@ -106,7 +107,8 @@ FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, Ext
                   ExternalTorque, JointStop, Rope, CompressionSpring, NonlinearSpring,
                   NonlinearRotationalSpring, LinearActuator, HydraulicCylinder, ServoCylinder,
                   PIDController, LinearController, DiscreteStateSpaceController,
-                  SpherePlaneContact, SphereSphereContact, PinInHoleContact, FaceContact)
+                  SpherePlaneContact, SphereSphereContact, PinInHoleContact, FaceContact,
+                  DeformedFaceContact)
 SENSORS = registry(PositionSensor, VelocitySensor, AccelerationSensor, OrientationSensor,
                    AngularVelocitySensor, AngularAccelerationSensor, FaceDisplacementSensor)
 #: the time-function tables ``{type = ...}`` of drive values and loads

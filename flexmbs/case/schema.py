@@ -533,6 +533,16 @@ FORCE = _per_kind(kinds.FORCES, {
         Key("second_at", "vec3", "m", None, "sphere centre, inertial, initial configuration"),
         Key("R", "float", "m", 0.0, "sphere radius (0: a point)", check="nonneg"),
         *_CONTACT),
+    "deformed_face_contact": _table(
+        Key("first", "ref", default=REQUIRED, doc="the flexible body \"BODY\" whose face "
+            "is hit"),
+        Key("face", "str", default=REQUIRED, doc="named face (facet set) of `first`, flat "
+            "or curved, taken as its triangles moving with the elastic deformation "
+            "(nearest facet, its local normal; no friction)"),
+        Key("second", "ref", default=REQUIRED, doc="side Q: the sphere centre"),
+        Key("second_at", "vec3", "m", None, "sphere centre, inertial, initial configuration"),
+        Key("R", "float", "m", 0.0, "sphere radius (0: a point)", check="nonneg"),
+        *_CONTACT),
 })
 
 # -- [[sensors]] -----------------------------------------------------------------------------------

@@ -121,10 +121,15 @@ class ContactElement(StatefulForceElement):
     def geometry(self, P, Q) -> ContactGeometry:
         raise NotImplementedError
 
+    def geometry_at(self, ctx) -> ContactGeometry:
+        """The geometry at the evaluation ``ctx`` (that of the side frames; an element
+        whose surface depends on more than its two markers overrides it)."""
+        return self.geometry(*ctx.frames[:2])
+
     # --- what the integrator's event location reads ------------------------------------
     def gap(self, ctx) -> tuple[float, float, float]:
         """``(s, sd, F_n)``: gap [m], its rate [m/s] and the normal force [N]."""
-        g = self.geometry(*ctx.frames[:2])
+        g = self.geometry_at(ctx)
         s, sd = float(g.s.v), float(J.rate(g.s, ctx.xd))
         v_minus = float(ctx.x[ctx.states][0])
         return s, sd, self.law.force(-s, -sd, v_minus)[0]
@@ -135,7 +140,7 @@ class ContactElement(StatefulForceElement):
         return np.array([max(-sd, 0.0)])
 
     def contribution(self, ctx) -> ForceContribution:
-        g = self.geometry(*ctx.frames[:2])
+        g = self.geometry_at(ctx)
         s, st = g.s, ctx.states
         sd = float(J.rate(s, ctx.xd))
         v_minus = float(ctx.x[st][0])
@@ -184,7 +189,7 @@ class ContactElement(StatefulForceElement):
 
     def potential(self, ctx) -> float:
         """Hertz energy ``V = K delta^(n+1) / (n + 1)`` [J] of the penetration."""
-        delta = -float(self.geometry(*ctx.frames[:2]).s.v)
+        delta = -float(self.geometry_at(ctx).s.v)
         law = self.law
         return law.K * delta ** (law.n + 1.0) / (law.n + 1.0) if delta > 0 else 0.0
 

@@ -71,7 +71,8 @@ class Face:
     ``F_n = int n dA`` (3) [m^2], ``F_m = int R x n dA`` (3) [m^3],
     ``F_q = int Phi^T n dA`` (n_q) [m^2]; for its mean displacement the area ``A`` [m^2],
     centroid ``X_c`` (3) [m] and mean mode ``Phi_c = int Phi dA / A`` (3, n_q) (None in
-    body files written before they were stored)."""
+    body files written before they were stored); ``facets`` (F, k) the node indices of
+    its facets (None in older body files), for contact with the deformed face."""
 
     name: str
     F_n: np.ndarray
@@ -80,11 +81,14 @@ class Face:
     A: float = float("nan")
     X_c: np.ndarray | None = None
     Phi_c: np.ndarray | None = None
+    facets: np.ndarray | None = None
 
     def __post_init__(self):
         for k in ("F_n", "F_m", "F_q", "X_c", "Phi_c"):
             if getattr(self, k) is not None:
                 object.__setattr__(self, k, _ro(getattr(self, k)))
+        if self.facets is not None:
+            object.__setattr__(self, "facets", _ro(self.facets, np.int64))
         object.__setattr__(self, "A", float(self.A))
 
 
@@ -213,7 +217,7 @@ def save_body(path: str | Path, body: ReducedBody) -> None:
         for i, fc in enumerate(body.faces):
             h = g.create_group(fc.name)
             h.attrs["order"] = i
-            for k in ("F_n", "F_m", "F_q", "X_c", "Phi_c"):
+            for k in ("F_n", "F_m", "F_q", "X_c", "Phi_c", "facets"):
                 if getattr(fc, k) is not None:
                     _dataset(h, k, getattr(fc, k))
             h.attrs["A"] = fc.A
@@ -298,6 +302,15 @@ def _check_shape(path: Path, key: str, a: np.ndarray, pattern: tuple, dims: dict
     if not ok:
         raise BodyFileError(f"body file '{path}': dataset '/{key}' must have shape "
                             f"{expected}, got {a.shape}")
+
+
+def _check_facets(path: Path, name: str, facets: np.ndarray, dims: dict) -> None:
+    """The node indices ``/faces/NAME/facets`` (F, k): integers within the points."""
+    if facets.ndim != 2 or facets.dtype.kind not in "iu" or (
+            facets.size and (facets.min() < 0 or facets.max() >= dims["N"])):
+        raise BodyFileError(f"body file '{path}': dataset '/faces/{name}/facets' must be "
+                            f"(F, k) integers indexing the {dims['N']} points, got shape "
+                            f"{facets.shape}, dtype {facets.dtype}")
 
 
 def load_body(path: str | Path) -> ReducedBody:
@@ -423,6 +436,9 @@ def _read_body(f, path: Path) -> ReducedBody:
             for k, pat in (("X_c", (3,)), ("Phi_c", (3, "q"))):
                 _check_shape(path, f"faces/{name}/{k}", fc[k], pat, dims)
             fc["A"] = float(_attr(h, path, f"/faces/{name}/", "A", float("nan")))
+        if "facets" in h:                           # (nor facets)
+            fc["facets"] = _read(h, path, "facets")
+            _check_facets(path, name, fc["facets"], dims)
         faces.append(Face(name=name, **fc))
     grp = _group(f, path, "material")
     material = {k: _attr(grp, path, "/material/", k) for k in grp.attrs}

@@ -200,7 +200,7 @@ def reduce_model(fe, settings: ReductionSettings, *, name: str = "body",
     markers = tuple(interface_marker(itf, Phi, settings.frame, fe.n_dof,
                                      residual.get(itf.name))
                     for itf in itfs)
-    faces = tuple(Face(**dataclasses.asdict(face_integrals(k, v, points, modes)))
+    faces = tuple(Face(**dataclasses.asdict(face_integrals(k, v, points, modes)), facets=v)
                   for k, v in sorted(getattr(mesh, "facet_sets", {}).items()))
     steps.done("markers and face integrals")
     prov = {"settings": settings.as_dict(), "versions": library_versions(),
