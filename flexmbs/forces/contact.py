@@ -285,7 +285,7 @@ class ContactElement(BristleParameters, StatefulForceElement):
         """``c`` plus the regularised friction force ``Q_t`` and its tangent (module
         docstring)."""
         w, T, u, v = self.slip(g, ctx)
-        D, n = w.d, g.n.v
+        D = w.d
         speed = float(np.sqrt(v @ v))
         root = float(np.sqrt(v @ v + self.v_eps ** 2))
         phi = v / root
