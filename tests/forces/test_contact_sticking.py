@@ -77,3 +77,33 @@ def test_sphere_slides_above_mu_s_with_coulomb_acceleration():
     E, W = res.energy["total"], res.energy["friction_work"]
     assert W[-1] > 0.0
     assert np.abs(E + W - E[0] - W[0]).max() < 1e-6 * W[-1]
+
+
+def test_oblique_elastic_bounce_loses_the_coulomb_impulse():
+    """A sphere dropped from 0.2 m with 3 m/s along an (elastic Hertz) floor, sliding all
+    through the impact: the tangential speed drops by mu_k times the normal impulse per
+    mass, mu_k (2 v_n + g t_c) with t_c the contact time (0.1 %); the bristles, following
+    their rate while the contact is open (to the steady sliding deflection mu_k z_s / mu_s,
+    1e-3) and are reset at the impact, stay below z_s; E + W_f is constant (5e-4 of W_f:
+    the step error through the impact)."""
+    h, vx0 = 0.2, 3.0
+    ball = fm.PointMass("ball", m=M, r0=(0.0, 0.0, R + h), v0=(vx0, 0.0, 0.0))
+    c = SpherePlaneContact("c", first=fm.ground, second=ball, R=R,
+                           law=ContactLaw(K=1e8, n=1.5),
+                           friction=FrictionLaw(mu_s=MU_S, mu_k=MU_K),
+                           stiction_deformation=Z_S)
+    res = fm.simulate(fm.System(gravity=(0.0, 0.0, -G)).add(ball, c), t_end=0.3,
+                      dt=1e-3, adaptive=True, rtol=1e-6, atol=1e-9)
+    imp = res.impact_table("c")
+    assert len(imp["t"]) == 1 and np.isfinite(imp["t_release"][0])
+    v_n = np.sqrt(2 * G * h)
+    vx = res.qd[:, res.bodies["ball"]][:, 0]
+    t_c = imp["t_release"][0] - imp["t"][0]
+    assert vx[-1] == pytest.approx(vx0 - MU_K * (2 * v_n + G * t_c), rel=1e-3)
+    z = res.states("c")[:, 1:4]
+    assert np.all(np.isfinite(z)) and np.abs(z).max() < Z_S
+    k = int(np.flatnonzero(res.t == imp["t"][0])[0])     # recorded after the reset
+    assert z[k - 1, 0] == pytest.approx(MU_K * Z_S / MU_S, rel=1e-3)
+    assert np.all(z[k] == 0.0)
+    E, W = res.energy["total"], res.energy["friction_work"]
+    assert np.abs(E + W - E[0] - W[0]).max() < 5e-4 * W[-1]
