@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from flexmbs.case import kinds
+from flexmbs.forces.contact import FRICTION_MODELS
 from flexmbs.integrate.settings import DEFAULTS
 
 REQUIRED = object()   #: marker default: the key must be given
@@ -316,11 +317,22 @@ _CONTACT = (
     Key("law", "contact_law", "N/m^n, -, -, m/s", REQUIRED, "normal law `{K = ..., n = 1.5, "
         "e = ..., v_min = 1e-3}`: F = K delta^n (Hertz), times (1 + chi delta_dot) with "
         "`e` (Hunt-Crossley, chi such that one impact has the restitution e); docs/contact.md"),
-    Key("friction", "friction_law", "-, -, m/s, s/m", None, "regularised Coulomb friction "
+    Key("friction", "friction_law", "-, -, m/s, s/m", None, "Coulomb friction "
         "`{mu_s = ..., mu_k = ..., v_s = 0}` (Stribeck speed v_s; c_v is not used by "
-        "contacts; default: none)"),
-    Key("v_eps", "float", "m/s", 1e-4, "sliding speed regularising the friction direction",
+        "contacts; default: none), by the law `friction_model`"),
+    Key("friction_model", "str", default="bristle", doc="tangential law of `friction`: "
+        "\"bristle\" (LuGre bristles with states: true sticking, friction work reported) "
+        "or \"regularised\" (viscous below `v_eps`: a loaded contact creeps); "
+        "docs/contact.md", choices=FRICTION_MODELS),
+    Key("stiction_deformation", "float", "m", 1e-5, "bristle only: bristle deflection z_s "
+        "at the static limit (sigma0 = mu_s / z_s)", check="positive"),
+    Key("stiction_velocity", "float", "m/s", 1e-3, "bristle only: Stribeck velocity when "
+        "the law has none; bristle damping and step limit h <= z_s / (2 v_st)",
         check="positive"),
+    Key("bristle_damping", "float", "s/m", None, "bristle only: sigma1 per unit normal "
+        "force (default 2 mu_s / stiction_velocity)", check="nonneg"),
+    Key("v_eps", "float", "m/s", 1e-4, "regularised only: sliding speed regularising the "
+        "friction direction", check="positive"),
 )
 #: the keys of a hydraulic cylinder (docs/control.md), the valve apart
 _CYLINDER = (

@@ -25,34 +25,62 @@ Normal force ``F_n(delta = -s, deltad = -sd, v_minus)`` of the
 held state ``z`` (``zd = 0``), set by the integrator when it lands on an impact
 (``s`` crossing zero, :meth:`ContactElement.impact_state`).
 
-Friction (regularised Coulomb, :class:`~flexmbs.forces.friction_law.FrictionLaw`): with
-``w = c_Q(x) - c_P(x)`` the difference of the two *material* contact points (each
-fixed in its body at the current contact), ``D = dw/dx`` and the sliding velocity
-``v_t = (I - n n^T) D xd``,
+Friction.  With ``w = c_Q(x) - c_P(x)`` the difference of the two *material* contact
+points (each fixed in its body at the current contact), ``D = dw/dx``, ``T = I - n n^T``
+and the sliding velocity ``v_t = T D xd``, the tangential force on Q is ``-F_t`` (``+F_t``
+on P), ``Q_t = -D^T F_t``, with one of two laws (``friction_model``):
 
-    F_t = -mu(|v_t|) F_n v_t / sqrt(|v_t|^2 + v_eps^2),      Q_t = D^T F_t,
+``"bristle"`` (the default) -- LuGre bristles (:mod:`flexmbs.forces.lugre`, parameters
+:mod:`flexmbs.forces.bristle`) with the states ``z`` (3,) [m], a vector whose projection
+``z_t = T z`` on the tangent plane is the bristle deflection:
 
-on Q (and ``-F_t`` on P).  The Newton tangent of ``Q_t`` holds the ``F_n`` and ``v_t``
-dependences, the turning of ``n`` and the second derivatives of the material points
-(``w`` fixed in the bodies); the motion of the contact point over the surfaces (which
-material point is in contact) is left out of it.
+    zd  = v_t - sigma0 a(v_t) z_t / mu(a(v_t)),
+    F_t = F_n (sigma0 z_t + sigma1(a) zd),          sigma0 = mu_s / z_s,
+
+so a contact under a tangential load ``|F| < mu_s F_n`` holds at ``z_t = F / (sigma0
+F_n)``, ``|z_t| < z_s``, with ``zd = 0`` at ``v_t = 0``: true sticking, no creep.  One
+more state ``W`` [J] integrates the friction work, ``Wd = F_t . v_t``, reported as
+``friction_work`` in the energies.  Open contact (``F_n = 0``): ``F_t = 0``; ``z`` still
+follows its rate, which keeps ``|z_t|`` below ``z_s`` (its steady value is
+``mu(a) v_t / (sigma0 a)``) and is implicit-stable (``dzd/dz = -sigma0 a / mu T``); at
+every impact (the gap closing) the bristles are reset to ``z = 0``: a new contact starts
+undeflected.  The normal part of ``z`` is not used (it stays zero for a plane fixed in
+its body; it stores the part of an older deflection turned out of the plane).  The step
+must resolve the bristles, ``h <= z_s / (2 v_st)`` (a note says so otherwise).
+
+``"regularised"`` -- viscous regularisation of Coulomb's law, no states but ``v_impact``:
+
+    F_t = mu(|v_t|) F_n v_t / sqrt(|v_t|^2 + v_eps^2),
+
+below ``v_eps`` [m/s] a viscous force: a loaded contact creeps at ``~ v_eps F / (mu
+F_n)``.
+
+Both ignore the law's viscous ``c_v``.  The Newton tangent of ``Q_t`` (and of the state
+rows) holds the ``F_n``, ``v_t`` and ``z`` dependences, the turning of ``n`` and the second
+derivatives of the material points (``w`` fixed in the bodies); the motion of the contact
+point over the surfaces (which material point is in contact) is left out of it.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from flexmbs.bodies.attach import attach, body_of, side_problems
 from flexmbs.forces.base import ForceContribution
+from flexmbs.forces.bristle import BristleParameters
 from flexmbs.forces.contact_law import ContactLaw
 from flexmbs.forces.friction_law import FrictionLaw
+from flexmbs.forces.lugre import lugre
 from flexmbs.forces.states import StatefulForceElement, StateLaw, scalar_state_law
 from flexmbs.kinematics import jet as J
 
 #: regularisation length of the pin-in-hole direction [m]
 EPS_CENTRE = 1e-9
 AXES = {"x": 0, "y": 1, "z": 2}
+#: the tangential friction laws of a contact (module docstring), the default first
+FRICTION_MODELS = ("bristle", "regularised")
 
 
 @dataclass(frozen=True)
@@ -80,18 +108,49 @@ def material_point(frame, c: np.ndarray):
 
 
 @dataclass(frozen=True, eq=False)
-class ContactElement(StatefulForceElement):
+class ContactElement(BristleParameters, StatefulForceElement):
     """Base of the contact elements (module docstring): sides ``first`` (P), ``second``
-    (Q), normal ``law`` and optional ``friction`` with the regularising speed ``v_eps``
-    [m/s].  Subclasses give :meth:`geometry`."""
+    (Q), normal ``law`` and optional ``friction`` with the ``friction_model``
+    ``"bristle"`` (parameters ``stiction_deformation`` [m], ``stiction_velocity`` [m/s],
+    ``bristle_damping`` [s/m]) or ``"regularised"`` (speed ``v_eps`` [m/s]).
+    Subclasses give :meth:`geometry`."""
 
     first: object = None
     second: object = None
     law: ContactLaw | None = None
     friction: FrictionLaw | None = None
     v_eps: float = 1e-4
-    state_names = ("v_impact",)
+    friction_model: str = FRICTION_MODELS[0]
     is_contact = True
+    max_step_reason = ("bristles need (z_s / (2 v_st)); with larger steps a contact that "
+                       "should stick may slide (docs/contact.md)")
+
+    @property
+    def bristles(self) -> bool:
+        """Whether the friction is the bristle law (with its states ``z``, ``W``)."""
+        return self.friction is not None and self.friction_model == "bristle"
+
+    @property
+    def state_names(self) -> tuple:
+        return ("v_impact", "z_x", "z_y", "z_z", "W") if self.bristles else ("v_impact",)
+
+    @property
+    def state_units(self) -> str:
+        return "m/s (v_impact), m (z), J (W)" if self.bristles else "m/s"
+
+    @property
+    def work_index(self) -> int | None:
+        """Index of the friction work ``W`` among the states (None without bristles)."""
+        return 4 if self.bristles else None
+
+    @property
+    def bristle_law(self) -> FrictionLaw:
+        """The friction law, without its viscous part (not used by contacts)."""
+        return dataclasses.replace(self.friction, c_v=0.0)
+
+    @property
+    def max_step(self) -> float | None:
+        return super().max_step if self.bristles else None
 
     def resolve(self):
         return attach(self.first, self.name, "P"), attach(self.second, self.name, "Q")
@@ -109,6 +168,14 @@ class ContactElement(StatefulForceElement):
             out += self.law.problems(who)
         if self.friction is not None:
             out += self.friction.problems(who)
+        if self.friction_model not in FRICTION_MODELS:
+            out.append(f"{who}: friction_model must be one of {', '.join(FRICTION_MODELS)}, "
+                       f"got {self.friction_model!r}")
+        elif self.bristles and not out:
+            if self.friction.mu_k <= 0:
+                out.append(f"{who}: bristle friction needs mu_k > 0 [-], got "
+                           f"{self.friction.mu_k}")
+            out += self.bristle_problems(who)
         if not np.isfinite(self.v_eps) or self.v_eps <= 0:
             out.append(f"{who}: v_eps must be > 0 [m/s], got {self.v_eps}")
         if not out and body_of(self.first) is body_of(self.second):
@@ -134,10 +201,14 @@ class ContactElement(StatefulForceElement):
         v_minus = float(ctx.x[ctx.states][0])
         return s, sd, self.law.force(-s, -sd, v_minus)[0]
 
-    @staticmethod
-    def impact_state(sd: float) -> np.ndarray:
-        """The held state after an impact at the gap rate ``sd``: ``v_minus = -sd``."""
-        return np.array([max(-sd, 0.0)])
+    def impact_state(self, sd: float, z: np.ndarray) -> np.ndarray:
+        """The states after an impact at the gap rate ``sd`` from the states ``z``: the
+        held ``v_minus = -sd``, the bristles reset (``z = 0``), the work ``W`` kept."""
+        out = np.zeros(len(self.state_names))
+        out[0] = max(-sd, 0.0)
+        if self.bristles:
+            out[4] = z[4]
+        return out
 
     def contribution(self, ctx) -> ForceContribution:
         g = self.geometry_at(ctx)
@@ -145,21 +216,81 @@ class ContactElement(StatefulForceElement):
         sd = float(J.rate(s, ctx.xd))
         v_minus = float(ctx.x[st][0])
         F, F_d, F_dd, F_v = self.law.force(-float(s.v), -sd, v_minus)
-        zero = np.zeros(1)
-        law = StateLaw(zero, zero, zero, np.zeros((1, 1)), zero)
-        c = scalar_state_law(s, ctx.xd, st, -F, F_d, F_dd, np.array([-F_v]), law, ctx.order)
+        n_z = len(self.state_names)
+        zero = np.zeros(n_z)
+        law = StateLaw(zero, zero, zero, np.zeros((n_z, n_z)), zero)
+        F_z = np.zeros(n_z)
+        F_z[0] = -F_v
+        c = scalar_state_law(s, ctx.xd, st, -F, F_d, F_dd, F_z, law, ctx.order)
+        if self.bristles:
+            return self._with_bristles(c, g, ctx, F, (F_d, F_dd, F_v))
         if self.friction is None or F <= 0.0:
             return c
         return self._with_friction(c, g, ctx, F, (F_d, F_dd, F_v))
 
-    def _with_friction(self, c, g, ctx, F, dF) -> ForceContribution:
-        """``c`` plus the friction force ``Q_t`` and its tangent (module docstring)."""
+    @staticmethod
+    def slip(g, ctx):
+        """``(w, T, u, v_t)``: the material points' difference jet ``w``, the tangent
+        projector ``T``, their relative velocity ``u = D xd`` and ``v_t = T u``."""
         P, Q = ctx.frames[:2]
         w = material_point(Q, g.c_Q) - material_point(P, g.c_P)
-        D, n = w.d, g.n.v
+        n = g.n.v
         T = np.eye(3) - np.outer(n, n)
-        u = D @ ctx.xd                     # relative velocity of the material points
-        v = T @ u
+        u = w.d @ ctx.xd
+        return w, T, u, T @ u
+
+    @staticmethod
+    def slip_gradients(g, ctx, w, T, u, dF):
+        """``(dF_n/dx, dF_n/dxd, dv_t/dx)`` with ``F_n = F(-s, -sd, v_minus)`` and
+        ``v_t = T(n(x)) D(x) xd`` (the turning normal and the material points' Hessian)."""
+        s, n = g.s, g.n.v
+        dF_dx = -dF[0] * s.d - dF[1] * (s.h @ ctx.xd)
+        dF_dx[ctx.states.start] += dF[2]
+        dF_dxd = -dF[1] * s.d
+        du_dx = np.einsum("kij,j->ki", w.h, ctx.xd)
+        Dn = g.n.d
+        dv_dx = T @ du_dx - np.outer(n, u @ Dn) - (n @ u) * Dn
+        return dF_dx, dF_dxd, dv_dx
+
+    def _with_bristles(self, c, g, ctx, F, dF) -> ForceContribution:
+        """``c`` plus the bristle friction ``Q_t = -D^T F_t``, the rates of ``z`` and ``W``
+        and their tangent (module docstring)."""
+        w, T, u, v = self.slip(g, ctx)
+        D, n = w.d, g.n.v
+        S = ctx.states
+        zs, wi = slice(S.start + 1, S.start + 4), S.start + 4
+        z = ctx.x[zs]
+        st = lugre(self.effective_law, v, T @ z, F, self.sigma0, self.sigma1,
+                   self.smoothing, self.damping_velocity)
+        out = c.Q - D.T @ st.F
+        out[zs] += st.f
+        out[wi] += st.P
+        if ctx.order < 2:
+            return ForceContribution(out, None, None)
+        dF_dx, dF_dxd, dv_dx = self.slip_gradients(g, ctx, w, T, u, dF)
+        Dn = g.n.d
+        dzt_dx = -np.outer(n, z @ Dn) - (n @ z) * Dn        # z_t = T(n(x)) z
+        VD = T @ D                                          # dv_t/dxd
+        P_N = float(st.F_N @ v)                             # dWd/dF_n
+        dQ_dx, dQ_dxd = c.dQ_dx.copy(), c.dQ_dxd.copy()
+        dQ_dx -= (D.T @ (st.F_v @ dv_dx + st.F_z @ dzt_dx + np.outer(st.F_N, dF_dx))
+                  + np.einsum("k,kij->ij", st.F, w.h))
+        dQ_dx[:, zs] -= D.T @ st.F_z @ T
+        dQ_dxd -= D.T @ (st.F_v @ VD + np.outer(st.F_N, dF_dxd))
+        dQ_dx[zs, :] += st.f_v @ dv_dx + st.f_z @ dzt_dx
+        dQ_dx[zs, zs] += st.f_z @ T
+        dQ_dxd[zs, :] += st.f_v @ VD
+        dQ_dx[wi, :] += st.P_v @ dv_dx + st.P_z @ dzt_dx + P_N * dF_dx
+        dQ_dx[wi, zs] += st.P_z @ T
+        dQ_dxd[wi, :] += st.P_v @ VD + P_N * dF_dxd
+        dQ_dxd[:, -1] = 0.0
+        return ForceContribution(out, dQ_dx, dQ_dxd)
+
+    def _with_friction(self, c, g, ctx, F, dF) -> ForceContribution:
+        """``c`` plus the regularised friction force ``Q_t`` and its tangent (module
+        docstring)."""
+        w, T, u, v = self.slip(g, ctx)
+        D = w.d
         speed = float(np.sqrt(v @ v))
         root = float(np.sqrt(v @ v + self.v_eps ** 2))
         phi = v / root
@@ -172,15 +303,7 @@ class ContactElement(StatefulForceElement):
         dmu_dv = dmu * v / speed if speed > 0 else np.zeros(3)
         dFt_dv = -F * (np.outer(phi, dmu_dv) + mu * dphi)
         dFt_dFn = -mu * phi
-        # F_n = F(-s, -sd, z): dF/dx = -F_d grad s - F_dd (hess s . xd), dF/dxd = -F_dd grad s
-        s = g.s
-        dF_dx = -dF[0] * s.d - dF[1] * (s.h @ ctx.xd)
-        dF_dx[ctx.states] += dF[2]
-        dF_dxd = -dF[1] * s.d
-        # v = T(n(x)) D(x) xd: the turning normal and the material points' Hessian
-        du_dx = np.einsum("kij,j->ki", w.h, ctx.xd)
-        Dn = g.n.d
-        dv_dx = T @ du_dx - np.outer(n, u @ Dn) - (n @ u) * Dn
+        dF_dx, dF_dxd, dv_dx = self.slip_gradients(g, ctx, w, T, u, dF)
         dQ_dx = (c.dQ_dx + D.T @ (np.outer(dFt_dFn, dF_dx) + dFt_dv @ dv_dx)
                  + np.einsum("k,kij->ij", Ft, w.h))
         dQ_dxd = c.dQ_dxd + D.T @ (dFt_dv @ T @ D + np.outer(dFt_dFn, dF_dxd))
@@ -197,7 +320,9 @@ class ContactElement(StatefulForceElement):
         parts = []
         if self.law is not None and self.law.e is not None and self.law.e < 1.0:
             parts.append(f"contact damping (restitution e = {self.law.e:g})")
-        if self.friction is not None:
+        if self.bristles:
+            parts.append("contact friction (its work W is reported as friction_work)")
+        elif self.friction is not None:
             parts.append("contact friction")
         return " and ".join(parts) or None
 

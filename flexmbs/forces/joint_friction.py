@@ -44,12 +44,12 @@ Newton: the contribution carries ``dQ_f/dlam = dQ_f/dN dN/dlam`` (``dN/dx`` at f
 """
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from flexmbs.forces.base import ForceContribution
+from flexmbs.forces.bristle import BristleParameters
 from flexmbs.forces.friction_law import FrictionLaw
 from flexmbs.forces.lugre import lugre
 from flexmbs.forces.states import StatefulForceElement
@@ -63,8 +63,6 @@ DIRECTIONS = {
     "cylindrical": (("axial", "displacement", False), ("circumferential", "angle", True)),
     "spherical": (("x", None, True), ("y", None, True), ("z", None, True)),
 }
-SMOOTHING = 1e-2     # eps of the slip speed a(v), as a fraction of the stiction velocity
-DAMPING_VELOCITY = 5.0   # v_d of the bristle damping, in stiction velocities
 
 
 def angular_velocity_map(P, Q) -> np.ndarray:
@@ -78,7 +76,7 @@ def angular_velocity_map(P, Q) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class JointFriction(StatefulForceElement):
+class JointFriction(BristleParameters, StatefulForceElement):
     """Friction in ``joint`` (a Revolute, Prismatic, Cylindrical or Spherical) with the
     :class:`~flexmbs.forces.friction_law.FrictionLaw` ``law`` (module docstring).
 
@@ -93,9 +91,6 @@ class JointFriction(StatefulForceElement):
     pin_radius: float | None = None
     preload: float = 0.0
     from_reaction: bool = True
-    stiction_deformation: float = 1e-5
-    stiction_velocity: float = 1e-3
-    bristle_damping: float | None = None
     reads_reaction = True          # ForceTerms hands the joint's multipliers in ctx.lam
     statically_indeterminate = True   # sticking holds any load below the limit
     state_units = "m (z), J (W)"
@@ -137,51 +132,15 @@ class JointFriction(StatefulForceElement):
         elif not rotational and r is not None:
             out.append(f"{who}: a {kind} joint has no rotational slip, so pin_radius is not "
                        f"used; remove it (got {r} m)")
-        for name, val, unit in (("preload", self.preload, "N"),
-                                ("bristle_damping", self.sigma1, "s/m")):
-            if not np.isfinite(val) or val < 0:
-                out.append(f"{who}: {name} must be finite and >= 0 [{unit}], got {val}")
-        for name, val, unit in (("stiction_deformation", self.stiction_deformation, "m"),
-                                ("stiction_velocity", self.stiction_velocity, "m/s")):
-            if not np.isfinite(val) or val <= 0:
-                out.append(f"{who}: {name} must be > 0 [{unit}], got {val}")
+        if not np.isfinite(self.preload) or self.preload < 0:
+            out.append(f"{who}: preload must be finite and >= 0 [N], got {self.preload}")
+        out += self.bristle_problems(who)
         if not self.from_reaction and self.preload <= 0:
             out.append(f"{who}: from_reaction = false needs a preload > 0 [N], got "
                        f"{self.preload}")
         return out
 
-    # -- the law -------------------------------------------------------------------------
-    @property
-    def effective_law(self) -> FrictionLaw:
-        """``law``, with ``v_s = stiction_velocity`` when it has no Stribeck curve."""
-        law = self.law
-        if law.v_s <= 0 and law.mu_s != law.mu_k:
-            law = dataclasses.replace(law, v_s=self.stiction_velocity)
-        return law
-
-    @property
-    def sigma0(self) -> float:
-        """Bristle stiffness per unit normal force ``mu_s / z_s`` [1/m]."""
-        return self.law.mu_s / self.stiction_deformation
-
-    @property
-    def max_step(self) -> float:
-        """The largest time step that resolves the bristles, ``z_s / (2 v_st)`` [s]."""
-        return self.stiction_deformation / (2.0 * self.stiction_velocity)
-
-    max_step_reason = ("bristles need (z_s / (2 v_st)); with larger steps a joint that "
-                       "should stick may slide (docs/friction.md)")
-
-    @property
-    def sigma1(self) -> float:
-        """Bristle damping per unit normal force [s/m]: ``bristle_damping``, by default
-        ``2 mu_s / v_st`` (then a step load below the limit moves the contact at most at
-        about ``v_st / 2``, so it sticks; the bristles are then damped over
-        ``sigma1 / sigma0 = 2 z_s / v_st``)."""
-        if self.bristle_damping is not None:
-            return float(self.bristle_damping)
-        return 2.0 * self.law.mu_s / self.stiction_velocity
-
+    # -- the law: BristleParameters (sigma0, sigma1, effective_law, max_step) -----------
     def slip_map(self, ctx) -> tuple[np.ndarray, np.ndarray | None]:
         """``B`` (d, n) with ``v = B xd`` and, at order 2 for coordinate slips, the
         Hessians ``H`` (d, n, n) of the slip measures (else None)."""
@@ -232,8 +191,7 @@ class JointFriction(StatefulForceElement):
         xd = ctx.xd
         N, N_lam = self.normal_force_and_gradient(ctx)
         st = lugre(self.effective_law, B @ xd, ctx.x[zs], N,
-                   self.sigma0, self.sigma1, SMOOTHING * self.stiction_velocity,
-                   DAMPING_VELOCITY * self.stiction_velocity)
+                   self.sigma0, self.sigma1, self.smoothing, self.damping_velocity)
         Q = -(B.T @ st.F)
         Q[zs] += st.f
         Q[wi] += st.P

@@ -9,7 +9,10 @@ its marker) and the pin (side Q) is two model items:
   ``z_P . x_Q = 0``, ``z_P . y_Q = 0``);
 * the radial contact ``<name>``, a :class:`~flexmbs.forces.contact.PinInHoleContact`:
   free inside the clearance ``c`` [m], pushed back by the normal ``law`` with
-  ``friction`` on the pin's surface (radius ``R`` [m]) beyond it.
+  ``friction`` on the pin's surface (radius ``R`` [m]) beyond it; the friction is the
+  regularised law (speed ``v_eps`` [m/s], docs/contact.md), not the contacts' default
+  bristles: a pin flying in its clearance mostly slides, and the shipped case keeps its
+  numbers.
 
 A point mass has no axes: with one on either side the rows are left out
 (``axial = False`` is then implied), and its axial position must be held by its other
@@ -76,5 +79,5 @@ class ClearanceRevolute:
         P, Q = rows.resolve()
         contact = PinInHoleContact(self.name, first=P, second=Q, law=self.law,
                                    friction=self.friction, v_eps=self.v_eps, c=self.c,
-                                   R=self.R)
+                                   R=self.R, friction_model="regularised")
         return (rows, contact) if self.has_rows() else (contact,)

@@ -4,7 +4,8 @@ Each contact element (``is_contact``, :mod:`flexmbs.forces.contact`) has a gap
 ``s(q)`` [m] (closed for ``s <= 0``), its rate ``sd`` [m/s] and its normal force
 ``F_n`` [N]; the integrator lands on the zeros of ``s``
 (:mod:`flexmbs.integrate.events`) and at a closing one sets the element's held
-approach speed ``v_minus = -sd`` (:meth:`ContactTerms.impact`).
+approach speed ``v_minus = -sd`` and resets the bristles of its friction
+(:meth:`ContactTerms.impact`).
 """
 from __future__ import annotations
 
@@ -32,7 +33,9 @@ class ContactTerms:
         return out[0], out[1], out[2]
 
     def impact(self, q, k: int, sd: float) -> np.ndarray:
-        """``q`` with contact ``k``'s held state set for an impact at the gap rate ``sd``."""
+        """``q`` with contact ``k``'s states set for an impact at the gap rate ``sd`` (the
+        held approach speed; bristle friction's deflection reset)."""
         q = np.array(q, dtype=float)
-        q[self.state_slices[k]] = self.blocks[k].element.impact_state(sd)
+        sl = self.state_slices[k]
+        q[sl] = self.blocks[k].element.impact_state(sd, q[sl])
         return q

@@ -16,8 +16,9 @@ import numpy as np
 
 from flexmbs.compiled import arg, backend
 from flexmbs.forces import friction_kernel, friction_reference
+from flexmbs.forces.bristle import DAMPING_VELOCITY, SMOOTHING
 from flexmbs.forces.friction_columns import KIND_CODES, N_INT, N_PAR
-from flexmbs.forces.joint_friction import DAMPING_VELOCITY, SMOOTHING, JointFriction
+from flexmbs.forces.joint_friction import JointFriction
 
 
 class FrictionPack:

@@ -112,10 +112,11 @@ def energy(layout, forces, q, qd, t=0.0):
                                  flexible bodies, potentials of the force elements),
         total              E   = T + V_g + V_e,
 
-    and, for a model with joint friction, ``friction_work`` ``W_f = sum W`` (the work
-    done against friction, integrated in each friction element's state ``W``,
-    :mod:`flexmbs.forces.joint_friction`; ``E + W_f`` is then constant when friction is
-    the only exchange).
+    and, for a model with joint friction or bristle contact friction, ``friction_work``
+    ``W_f = sum W`` (the work done against friction, integrated in each friction
+    element's state ``W``, :mod:`flexmbs.forces.joint_friction`,
+    :mod:`flexmbs.forces.contact`; ``E + W_f`` is then constant when friction is the only
+    exchange).
 
     ``dE/dt`` is the power of what has no potential (dampers, structural damping,
     drives, time-varying or follower loads, friction; :mod:`flexmbs.post.energy`), so

@@ -61,6 +61,10 @@ def test_ball_case_hits_the_floor_at_the_free_fall_time(tmp_path):
                     "e = -, v_min = m/s} with at least K"),
     ("{ K = 1e8, e = 1.5 }", "SpherePlaneContact 'floor': restitution e must lie in "
                              "(0, 1], got 1.5"),
+    ('{ K = 1e8 }\nfriction = { mu_s = 0.3, mu_k = 0.2 }\nfriction_model = "stick"',
+     'forces[0].friction_model: expected one of bristle, regularised, got "stick"'),
+    ('{ K = 1e8 }\nfriction = { mu_s = 0.3, mu_k = 0.2 }\nstiction_deformation = 0.0',
+     "forces[0].stiction_deformation: expected a positive value [m], got 0.0"),
 ])
 def test_bad_law_tables_give_one_line(tmp_path, law, message):
     with pytest.raises(CaseError) as err:

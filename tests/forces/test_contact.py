@@ -89,7 +89,8 @@ def test_block_slides_to_rest_with_coulomb_friction():
     weight = 2.0 * G
     block = fm.PointMass("block", m=2.0, r0=(0.0, 0.0, -weight / 1e7), v0=(v0, 0.0, 0.0))
     c = SpherePlaneContact("c", first=fm.ground, second=block, law=law,
-                           friction=FrictionLaw(mu_s=mu, mu_k=mu), v_eps=1e-4)
+                           friction=FrictionLaw(mu_s=mu, mu_k=mu), v_eps=1e-4,
+                           friction_model="regularised")
     res = fm.simulate(fm.System(gravity=(0.0, 0.0, -G)).add(block, c), t_end=0.5,
                       dt=1e-3, output_dt=0.01)
     x = res.body_q("block")[:, 0]
@@ -99,21 +100,26 @@ def test_block_slides_to_rest_with_coulomb_friction():
     assert res.qd[k, 0] == pytest.approx(v0 - mu * G * res.t[k], rel=1e-2)
 
 
-def test_contact_tangents_against_central_differences():
+@pytest.mark.parametrize("model", ["bristle", "regularised"])
+def test_contact_tangents_against_central_differences(model):
     """Normal and friction forces of the three geometries between point masses (friction
-    with Stribeck and viscous parts, on a turning normal for the spheres and the pin)."""
+    with Stribeck and viscous parts, on a turning normal for the spheres and the pin);
+    the bristle law with its states z (random, so out of the tangent plane too) and W."""
     rng = np.random.default_rng(3)
     a = fm.PointMass("a", m=1.0, r0=(0.0, 0.0, -0.01))
     b = fm.PointMass("b", m=2.0, r0=(0.15, 0.02, 0.0))
     law = ContactLaw(K=1e3, n=1.5, e=0.7)
     fr = FrictionLaw(mu_s=0.4, mu_k=0.3, v_s=0.5)
+    # bristles of z_s = 0.05 m, v_st = 0.5 m/s: the random velocities span sticking,
+    # the Stribeck range and sliding
+    opt = dict(law=law, friction=fr, v_eps=0.3, friction_model=model,
+               stiction_deformation=0.05, stiction_velocity=0.5)
     model = fm.System().add(
         a, b,
-        SpherePlaneContact("pl", first=fm.ground, second=a, law=law, friction=fr, v_eps=0.3),
-        SphereSphereContact("ss", first=a, second=b, R_P=0.1, R_Q=0.1, law=law, friction=fr,
-                            v_eps=0.3),
+        SpherePlaneContact("pl", first=fm.ground, second=a, **opt),
+        SphereSphereContact("ss", first=a, second=b, R_P=0.1, R_Q=0.1, **opt),
         PinInHoleContact("pin", first=fm.ground.marker("hole"), second=b, c=0.1, R=0.01,
-                         law=law, friction=fr, v_eps=0.3))
+                         **opt))
     check_tangent(model, rng, scale=1e-3, rtol=1e-5, atol=1e-6)
 
 
