@@ -245,6 +245,11 @@ class NewtonSolver:
         Jacobian callback may then return a dense (N, N) array instead of CSR."""
         return isinstance(getattr(self, "_fill", None), DenseFill)
 
+    def dense_for(self, N: int) -> bool:
+        """Whether the Newton matrix of ``N`` unknowns is (or, before the first solve,
+        will be) stored dense: the Jacobian callback may return a dense array then."""
+        return self.dense if self._configured else self._dense(N)
+
     @property
     def x(self) -> PETSc.Vec:
         return self._x

@@ -360,7 +360,7 @@ class GeneralizedAlpha:
         newton = self._newton
 
         def J(x):
-            if f_step is not None and f_step.native and newton.dense:
+            if f_step is not None and f_step.native and newton.dense_for(n + self._m):
                 return f_step.newton_dense(x)      # one compiled call, dense
             q1, lam1 = split(x)
             dq = q1 - q0
@@ -551,12 +551,12 @@ class GeneralizedAlpha:
         # once here: np.errstate per solve costs several µs)
         with np.errstate(all="ignore"):
             # the compiled loop: fixed steps, no events or ticks; it returns at the targets
-            # (output times), after a chunk (every step if each is recorded or called
-            # back; 64 with a progress callback) or before a step it cannot take
+            # (output times), after every step if each is recorded or called back (also
+            # step_callback: progress after every step), or before a step it cannot take
             fast = self._use_loop and not adaptive and events is None and not tick_times.size
-            every = (outs is None and rec is not None) or (
+            every = (outs is None and rec is not None) or step_callback is not None or (
                 callback is not None and not callback_at_outputs)
-            chunk = 1 if every else 64 if step_callback is not None else 1 << 40
+            chunk = 1 if every else 1 << 40
             while not stop and i_target < len(targets):
                 loop = self._compiled_steps() if fast and not cuts else None
                 if loop is not None:
