@@ -245,6 +245,11 @@ class NewtonSolver:
         Jacobian callback may then return a dense (N, N) array instead of CSR."""
         return isinstance(getattr(self, "_fill", None), DenseFill)
 
+    def dense_for(self, N: int) -> bool:
+        """Whether the Newton matrix of ``N`` unknowns is (or, before the first solve,
+        will be) stored dense: the Jacobian callback may return a dense array then."""
+        return self.dense if self._configured else self._dense(N)
+
     @property
     def x(self) -> PETSc.Vec:
         return self._x
@@ -633,6 +638,39 @@ class NewtonSolver:
                 self._info.jacobian_evaluations += int(j[2])
                 self._last_A = self._j_W
         return err
+
+    # --- a compiled loop of solves (:mod:`.steps_kernel`) ------------------------------------
+    @property
+    def native_dense(self) -> bool:
+        """Whether the last solve ran wholly in C: compiled residual, increment test and
+        dense Jacobian (what a compiled loop of solves repeats)."""
+        return self._configured and self._native_test and self._native_J is not None
+
+    @property
+    def solves_run(self) -> int:
+        """The number of SNES solves so far (to tell whether the matrix changed)."""
+        return self._n_runs
+
+    def compiled_test(self) -> tuple:
+        """``(ints, reals, bounds, scales, theta, jacobian_cost)`` of the increment test
+        and the Jacobian policy for a compiled loop: a copy of the test's ``ints``, its
+        ``reals`` and the block scales as held here (set by :meth:`set_scales`), the
+        block bounds, ``theta`` and ``jacobian_cost`` (None: policy off)."""
+        return (self._t_ints.copy(), self._t_reals, self._bounds, self._scales,
+                self._theta, self._jac_cost)
+
+    def adopt(self, s: NewtonState) -> None:
+        """Continue from the state a compiled loop of solves reached (after a solve of
+        this solver): the counters, and its matrix ``s.A = (W,)`` (dense row-major) put
+        into PETSc's, which the next solve factors again."""
+        self._stale, self._last_old, self._n_new = s.stale, s.last_old, s.n_new
+        self._n_solves = s.n_solves
+        if not s.policy:
+            self._jac_cost = None
+        if s.A:
+            self._j_W[:] = s.A[0]
+            self._last_A = self._j_W
+            self._fill(self._J, self._j_W)
 
     # --- checkpoint (restart) ------------------------------------------------------------
     def state(self) -> NewtonState | None:

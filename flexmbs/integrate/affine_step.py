@@ -211,6 +211,18 @@ class AffineStep:
         self._newton_table()
         return newton_dense_c.address, self._nctx_address
 
+    @property
+    def time_free(self) -> bool:
+        """Whether the residual depends on the time only through ``q0, v0, w0`` (no drive
+        rows, whose weights :meth:`set` computes at each step)."""
+        return not self._wd_f.size
+
+    def tables(self) -> tuple[np.ndarray, np.ndarray]:
+        """The residual's and the Newton matrix's tables (:func:`~flexmbs.integrate.
+        step_kernel.table_residual`, :func:`~flexmbs.integrate.step_kernel.newton_dense`)."""
+        ntab = self._newton_table()
+        return self._table.array, ntab.array
+
     def raise_nonfinite(self) -> None:
         """Raise ``FloatingPointError`` naming the source of the non-finite residual at
         ``q_last`` (after a call that set ``status[0]``)."""

@@ -64,10 +64,11 @@ from petsc4py import PETSc
 from flexmbs.compiled import use_compiled
 from flexmbs.errors import ConvergenceError
 
-from . import genalpha_kernel, genalpha_reference
+from . import genalpha_kernel, genalpha_reference, steps_kernel
 from ._newton import NewtonFailure, NewtonSolver, NewtonState
 from ._petsc import block_csr, saddle
 from .affine_step import AffineStep
+from .compiled_steps import CompiledSteps
 from .consistent import accelerations, project_velocities
 from .events import EVENT_TOL, ContactEvents
 from .protocol import (
@@ -232,6 +233,10 @@ class GeneralizedAlpha:
         of the first Newton correction (per block ``q``, ``lam``), see
         :mod:`flexmbs.integrate._newton`; ``None``: SNES's own tests (``snes_rtol``,
         ``snes_stol``)
+    compiled_loop : run fixed steps of a system on the compiled step path (below) in a
+        compiled loop (:mod:`flexmbs.integrate.steps_kernel`) that returns to Python at
+        the output times, the end of a chunk of steps, or a step it cannot take (then
+        redone here, as before); off with ``FLEXMBS_KERNELS=reference`` too
     comm : communicator of the PETSc objects (one rank)
 
     The step's residual and Newton matrix come from the DAE's capabilities
@@ -250,7 +255,8 @@ class GeneralizedAlpha:
                  jacobian_reuse: bool = DEFAULTS.jacobian_reuse,
                  project_velocity: bool = DEFAULTS.project_velocity,
                  newton_rtol: float | None = DEFAULTS.newton_rtol,
-                 jacobian_cost: float | None = DEFAULTS.jacobian_cost, comm=None):
+                 jacobian_cost: float | None = DEFAULTS.jacobian_cost,
+                 compiled_loop: bool = DEFAULTS.compiled_loop, comm=None):
         self.dae = dae
         self.params = GenAlphaParameters.from_rho_inf(rho_inf)
         self.rho_inf = rho_inf
@@ -289,6 +295,10 @@ class GeneralizedAlpha:
         #: the predictor and update of a step: compiled, or their numpy reference
         self._kernels = genalpha_kernel if use_compiled() else genalpha_reference
         self._grid = [0.0, 1, 0.0, 0.0, False]   # t_g, k, h_cur, h, adaptive (checkpoint)
+        #: fixed steps of the compiled step path run in a compiled loop (compiled_steps)
+        self._use_loop = compiled_loop and self._affine
+        self._loop: CompiledSteps | None = None
+        self._loop_step: AffineStep | None = None
 
     @property
     def snes(self) -> PETSc.SNES:
@@ -350,7 +360,7 @@ class GeneralizedAlpha:
         newton = self._newton
 
         def J(x):
-            if f_step is not None and f_step.native and newton.dense:
+            if f_step is not None and f_step.native and newton.dense_for(n + self._m):
                 return f_step.newton_dense(x)      # one compiled call, dense
             q1, lam1 = split(x)
             dq = q1 - q0
@@ -397,6 +407,22 @@ class GeneralizedAlpha:
         if c is None or c[0] is not plan:
             c = self._affine_step = (plan, AffineStep(self.dae, plan))
         return c[1].set(q0, v0, w0, gp, bp, t)
+
+    def _compiled_steps(self) -> CompiledSteps | None:
+        """The compiled loop of steps, when the last step ran wholly in C (compiled
+        residual, test and dense Jacobian) on a system without drive rows."""
+        c = self._affine_step
+        if c is None or not self._affine:
+            return None
+        plan, f_step = c
+        if not (f_step.native and f_step.time_free and self._newton.native_dense
+                and self._newton.increment_test) or self.dae.affine_plan() is not plan:
+            return None
+        if self._loop is None or self._loop_step is not f_step:
+            self._loop = CompiledSteps(self.params, self.jacobian_reuse, self._newton,
+                                       f_step)
+            self._loop_step = f_step
+        return self._loop
 
     def error_norm(self, s0: State, s1: State, h: float, rtol: float, atol: float) -> float:
         """RMS of ``e_i / (atol + rtol max(|q_n,i|, |q_{n+1},i|))`` (see module doc)."""
@@ -524,7 +550,35 @@ class GeneralizedAlpha:
         # floating-point errors ignored in the time loop, as in every Newton solve (set
         # once here: np.errstate per solve costs several µs)
         with np.errstate(all="ignore"):
+            # the compiled loop: fixed steps, no events or ticks; it returns at the targets
+            # (output times), after every step if each is recorded or called back (also
+            # step_callback: progress after every step), or before a step it cannot take
+            fast = self._use_loop and not adaptive and events is None and not tick_times.size
+            every = (outs is None and rec is not None) or step_callback is not None or (
+                callback is not None and not callback_at_outputs)
+            chunk = 1 if every else 1 << 40
             while not stop and i_target < len(targets):
+                loop = self._compiled_steps() if fast and not cuts else None
+                if loop is not None:
+                    r = loop.advance(s.t, s.q, s.qd, s.qdd, s.a, s.lam,
+                                     target=targets[i_target], t_grid=t_grid, k_grid=k_grid,
+                                     h_cur=h_cur, h=h, h_min=h_min, eps=eps, h_jac=self._h_jac,
+                                     max_steps=chunk)
+                    if r.steps:
+                        c.steps += r.steps
+                        c.newton += r.newton
+                        c.solves += r.newton
+                        c.jac += r.jacobians
+                        c.h_min = min(c.h_min, r.h_min)
+                        s = self.last_state = State(r.t, *r.state)
+                        k_grid, h_cur, self._h_jac = r.k_grid, r.h_cur, r.h_jac
+                        i_target += r.code == steps_kernel.TARGET
+                        grid[1], grid[2] = k_grid, h_cur
+                        stop = emit(s)
+                        if step_callback is not None and not stop:
+                            stop = bool(step_callback(s.t, c.stats()))
+                    if r.code != steps_kernel.REDO or stop:
+                        continue            # (else the SNES path redoes the step)
                 goal = targets[i_target]
                 if not adaptive:
                     goal = min(goal, t_grid + k_grid * h)

@@ -74,7 +74,7 @@ N_REALS = 4
 
 
 @njit(cache=True)
-def _decide(its, fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, ints,
+def decide(its, fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, ints,
             reals):  # pragma: no cover - compiled
     """The reason after the block maxima (``NewtonSolver._converged`` from there on)."""
     if its == 1:                        # the first increments: d_b / d1_b = 1
@@ -148,5 +148,5 @@ def increment_test_c(snes, its, xnorm, snorm, fnorm, reason, ctx):  # pragma: no
         err = call_c2(t[3, 0], vec, slot + 16 + 8 * j)
         if err:
             return err
-    out[0] = _decide(its, fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, ints, reals)
+    out[0] = decide(its, fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, ints, reals)
     return 0

@@ -50,6 +50,11 @@ class SolverSettings:
     newton_rtol : float or None
         Newton stops when its estimated remaining error is below this fraction [-] of the
         first Newton correction; ``None``: SNES's own tests.
+    compiled_loop : bool
+        Run the fixed steps of models on the compiled step path in a compiled loop
+        (:mod:`flexmbs.integrate.steps_kernel`); ``False`` (or ``FLEXMBS_KERNELS=
+        reference``) steps in Python with PETSc SNES (same results to the Newton
+        tolerance).
     load_steps : int
         Number of equal load increments of the static equilibrium solve [-].
     """
@@ -66,6 +71,7 @@ class SolverSettings:
     jacobian_reuse: bool = True
     jacobian_cost: float | None = 2.0
     newton_rtol: float | None = 1e-5
+    compiled_loop: bool = True
     load_steps: int = 1
 
     def genalpha_options(self) -> dict:

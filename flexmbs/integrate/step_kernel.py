@@ -126,26 +126,14 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
 N_TABLE = 59
 
 
-@native(types.int32(types.intp, types.intp, types.intp, types.intp))
-def affine_residual_c(snes, x, f, ctx):  # pragma: no cover - compiled
-    """:func:`affine_residual` as PETSc's ``SNESFunction(SNES, Vec x, Vec f, void *ctx)``
-    (arrays by ``VecGetArrayRead``/``VecGetArray``); records ``q = x[:n]`` in ``q_last``,
-    whether ``F`` is finite in ``status[0]`` (the caller names the source afterwards) and
-    counts the calls in ``status[1]``."""
-    t = carray(i8_pointer(ctx), (N_TABLE, 5))
-    slot = t[4, 0]
-    err = call_c2(t[0, 0], x, slot)
-    if err:
-        return err
-    err = call_c2(t[2, 0], f, slot + 8)
-    if err:
-        return err
-    sl = carray(i8_pointer(slot), 2)
+@njit(cache=True)
+def table_residual(F, X, t):  # pragma: no cover - compiled
+    """:func:`affine_residual` at ``X`` into ``F`` with every other argument read from
+    the table ``t`` of :func:`affine_residual_c`; records ``q = X[:n]`` in ``q_last``,
+    whether ``F`` is finite in ``status[0]`` and counts the calls in ``status[1]``;
+    returns whether ``F`` is finite."""
     q0 = f1(t, 8)
     n = q0.shape[0]
-    m = i1(t, 12).shape[0]
-    X = carray(f8_pointer(sl[0]), n + m)
-    F = carray(f8_pointer(sl[1]), n + m)
     scal = f1(t, 7)
     finite = affine_residual(
         F, X, q0, f1(t, 9), f1(t, 10), scal[0], scal[1], f1(t, 11), i1(t, 12), t[13, 0],
@@ -162,6 +150,26 @@ def affine_residual_c(snes, x, f, ctx):  # pragma: no cover - compiled
     status = i1(t, 5)
     status[0] = 0 if finite else 1
     status[1] += 1
+    return finite
+
+
+@native(types.int32(types.intp, types.intp, types.intp, types.intp))
+def affine_residual_c(snes, x, f, ctx):  # pragma: no cover - compiled
+    """:func:`affine_residual` as PETSc's ``SNESFunction(SNES, Vec x, Vec f, void *ctx)``
+    (arrays by ``VecGetArrayRead``/``VecGetArray``); records ``q = x[:n]`` in ``q_last``,
+    whether ``F`` is finite in ``status[0]`` (the caller names the source afterwards) and
+    counts the calls in ``status[1]`` (:func:`table_residual`)."""
+    t = carray(i8_pointer(ctx), (N_TABLE, 5))
+    slot = t[4, 0]
+    err = call_c2(t[0, 0], x, slot)
+    if err:
+        return err
+    err = call_c2(t[2, 0], f, slot + 8)
+    if err:
+        return err
+    sl = carray(i8_pointer(slot), 2)
+    N = f1(t, 8).shape[0] + i1(t, 12).shape[0]
+    table_residual(carray(f8_pointer(sl[1]), N), carray(f8_pointer(sl[0]), N), t)
     err = call_c2(t[1, 0], x, slot)
     if err:
         return err

@@ -24,6 +24,10 @@ from flexmbs.system.assembly import AssembledSystem
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bodies"))
 from flexcases import pendulum_cb  # noqa: E402
 
+#: the time loop of SNES solves, whose callbacks these tests compare (the compiled loop,
+#: ``test_compiled_loop.py``, calls none of them)
+SNES_LOOP = {"compiled_loop": False}
+
 pytestmark = pytest.mark.skipif(not use_compiled(), reason="the compiled callbacks against "
                                 "their Python forms (FLEXMBS_KERNELS=reference)")
 
@@ -68,7 +72,8 @@ def test_c_convergence_test_equals_the_python_test(monkeypatch):
         def init(self, *a, **k):
             orig(self, *a, native_test=native, **k)
         monkeypatch.setattr(_newton.NewtonSolver, "__init__", init)
-        res = fm.simulate(flexible_pendulum(), 0.3, 1e-3, rho_inf=0.9, output_dt=0.1)
+        res = fm.simulate(flexible_pendulum(), 0.3, 1e-3, rho_inf=0.9, output_dt=0.1,
+                          integrator_options=SNES_LOOP)
         monkeypatch.undo()
         return res
     a, b = run(True), run(False)
@@ -104,7 +109,8 @@ def test_c_jacobian_equals_the_python_jacobian(monkeypatch):
             orig = _newton.NewtonSolver._install_jacobian
             monkeypatch.setattr(_newton.NewtonSolver, "_install_jacobian",
                                 lambda self, F: orig(self, None))
-        res = fm.simulate(flexible_pendulum(), 0.3, 1e-3, rho_inf=0.9, output_dt=0.1)
+        res = fm.simulate(flexible_pendulum(), 0.3, 1e-3, rho_inf=0.9, output_dt=0.1,
+                          integrator_options=SNES_LOOP)
         monkeypatch.undo()
         return res
     a, b = run(True), run(False)
