@@ -80,7 +80,7 @@ def local_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, e_lo, e_m, Sa, Sb, kc,
     L = D0.shape[3]
     p = np.zeros(Sa.shape[0])
     dp = np.zeros((Sa.shape[0], 2 * L))
-    for e in range(e_lo.shape[0]):            # label rows, block by block
+    for e in range(e_lo.shape[0] - 1):        # label rows, block by block
         lo, hi = e_lo[e], e_lo[e + 1]
         Cb, Db = _pair_frames(C, D, e_m[e, 0], e_m[e, 1], 0, L, 2 * L)
         pb, dpb = label_rows(Sa[lo:hi], Sb[lo:hi], kc[lo:hi], Cb, Db)
