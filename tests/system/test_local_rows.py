@@ -18,6 +18,7 @@ import flexmbs as fm
 from flexmbs.compiled import use_compiled
 from flexmbs.system import constraint_rows
 from flexmbs.system.assembly import AssembledSystem
+from flexmbs.system.local_rows_kernel import local_rows
 from flexmbs.system.stacked import MAX_N
 
 pytestmark = pytest.mark.skipif(not use_compiled(), reason="compares the compiled kernels "
@@ -63,6 +64,12 @@ def test_local_rows_equal_blockwise_rows(which, monkeypatch):
     g_blocks, G_blocks = blockwise_rows(asm, q, t)
     assert g_local.shape == (asm.n_lam,)
     assert np.abs(g_local - g_blocks).max() <= 1e-14 * max(1.0, np.abs(g_blocks).max())
+    # the kernel run as Python (numpy checks every index the compiled code trusts)
+    lr = rows.local()
+    maps = lr.gather(rows.active, *rows.pattern())
+    g_py, data_py = np.empty(len(maps[0])), np.empty(len(maps[1]))
+    local_rows.py_func(q, *lr.kernel_data, *lr.drive_weights(t), *maps, g_py, data_py)
+    assert np.array_equal(g_py, g_local) and np.array_equal(data_py, rows.G_data(q, t))
     assert np.abs(G_local - G_blocks).max() <= 1e-14 * np.abs(G_blocks).max()
     lam = rng.normal(size=asm.n_lam)          # the residual's G^T lam
     qd, qdd = rng.normal(size=asm.n_q), rng.normal(size=asm.n_q)
