@@ -10,7 +10,10 @@ Rows are evaluated block by block on the blocks' local vectors ``x = [q_i; q_j; 
 
 or, for systems the compiled :class:`~flexmbs.system.stacked.StackedRows` covers, all
 first-order label rows in one pass (and, when it covers every row, ``g`` and a dense
-``G`` of all rows at once, :meth:`ConstraintRows.dense_rows`).  Which way is chosen here,
+``G`` of all rows at once, :meth:`ConstraintRows.dense_rows`); above that size, for a
+system whose rows are all label rows, drives of them and normalisations, ``g`` and the
+CSR values of ``G`` in one compiled pass sparse in ``q`` (:meth:`ConstraintRows.
+sparse_rows`, :class:`~flexmbs.system.local_rows.LocalRows`).  Which way is chosen here,
 and the results are memoised on ``(q, t)`` and the active set.  Redundant rows found by
 the rank test (:mod:`flexmbs.system.dof`) are inactive: they are not in ``g``.
 """

@@ -19,7 +19,8 @@ with global selection matrices ``S_alpha``, ``S_beta`` (R, 4M):
 Drives (``WeightedRow``) combine their label rows with the time weights afterwards.
 Joints of other kinds, markers on point masses and the Euler-parameter normalisations are
 left to the caller (:meth:`StackedRows.handles`).  Used only for systems of at most
-:data:`MAX_N` coordinates (``D`` is dense in ``q``).
+:data:`MAX_N` coordinates (``D`` is dense in ``q``); above, the same rows come sparse
+from :class:`flexmbs.system.local_rows.LocalRows` (both on :class:`LabelRowSet`).
 """
 from __future__ import annotations
 
