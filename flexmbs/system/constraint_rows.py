@@ -212,6 +212,7 @@ class ConstraintRows:
         sparse = self.sparse_rows(q, t)
         if sparse is None:
             return None
+        self.active_blocks()                 # the pattern of the current active set
         _, _, _, indices, g_row = self._pattern_cache
         return np.bincount(indices, weights=sparse[1] * lam[g_row], minlength=self.layout.n_q)
 
