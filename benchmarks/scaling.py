@@ -26,7 +26,8 @@ Series
              modes, ``Fixed`` to ground at its clamp, gravity -y
   chain      N = 1 ... 64 flexible links 0.2 x 0.02 x 0.02 m (hex27 10x1x1, 2
              fixed-interface + 6 constraint modes: n_q = 8), reduced once and loaded from
-             one body file; ``Revolute`` (z) to ground and between links, gravity -y
+             one body file; ``Revolute`` (z) to ground and between links, gravity -y;
+             ``--large`` adds N = 128 and 256
   mesh       the cantilever with 10 modes from hex27 nx x nx/10 x nx/10 meshes
   interface  the cantilever with 10 modes on hex27 40x4x4; (a) the RBE2 clamp (frame) on
              the k end layers of nodes, (b) clamp on the end face and an RBE3 ``tip``
@@ -73,7 +74,7 @@ POINTS = {
     "interface": ([1, 4, 16], [1, 2, 4, 8, 16, 32]),          # tip: up to TIP_MAX_LAYERS
     "preprocess": ([10, 20, 40], [20, 40, 60, 80]),
 }
-LARGE = {"preprocess": [110, 139], "mesh": [110]}
+LARGE = {"preprocess": [110, 139], "mesh": [110], "chain": [128, 256]}
 STEPS = (200, 400)                         # (quick, default)
 #: RBE3 eliminates six master dofs in terms of all 3 n_i others: T^T K T gets a dense
 #: (3 n_i)^2 block (32 layers, 2592 nodes: 155 s, 5.4 GB), so above this only with --large
@@ -728,7 +729,8 @@ def main(argv=None):
                     "(default 2; --quick 1)")
     ap.add_argument("--large", action="store_true",
                     help="preprocess: add hex27 110x11x11 (351k dofs) and 139x13x13 (610k); "
-                    "mesh: add 110x11x11; interface: RBE3 tip up to 32 layers")
+                    "mesh: add 110x11x11; interface: RBE3 tip up to 32 layers; chain: add 128 and "
+                    "256 bodies")
     ap.add_argument("--json", default=str(HERE / "scaling.json"),
                     help="results file (read and merged, then rewritten)")
     ap.add_argument("--plots-only", action="store_true",

@@ -7,7 +7,9 @@
   (tangent and Newton matrices), :mod:`.sparse` and :mod:`.outputs` (marker kinematics,
   reactions, energy);
 * :mod:`.stacked` / :mod:`.stacked_kernel` -- all label rows of a small system in one
-  compiled pass; :mod:`.affine_plan` -- what a compiled step of the system needs;
+  compiled pass; :mod:`.local_rows` / :mod:`.local_rows_kernel` -- the same, and the
+  constraint Hessian sums, for a system of any size, sparse in ``q``;
+  :mod:`.affine_plan` -- what a compiled step of the system needs;
 * :mod:`.dof`, :mod:`.health` -- redundant rows, mobility, inconsistent initial states.
 
 Only numpy, scipy and the compiled kernels here (no PETSc, nothing from

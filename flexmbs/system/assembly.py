@@ -181,8 +181,11 @@ class AssembledSystem:
             lam = np.asarray(lam, float)
             R = self.constraint_rows
             dense = R.dense_rows(q, t)
+            sparse = R.transpose_product(q, t, lam) if dense is None else None
             if dense is not None:
                 r += lam @ dense[1]
+            elif sparse is not None:
+                r += sparse
             else:   # G^T lam, block by block
                 i0 = 0
                 for bi, V, D, _ in R.rows(q, t, 1):

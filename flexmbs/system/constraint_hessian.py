@@ -96,6 +96,17 @@ class ConstraintHessian:
             out.append((bi, (mu_b @ H.reshape(len(mu_b), nl * nl)).reshape(nl, nl)[:-1, :-1]))
         return out
 
+    def local_values(self, q, mu, t):
+        """The values of :meth:`sums` end to end in one compiled call
+        (:meth:`flexmbs.system.local_rows.LocalRows.hessian_values`) for the systems whose
+        rows :meth:`ConstraintRows.sparse_rows
+        <flexmbs.system.constraint_rows.ConstraintRows.sparse_rows>` covers, else None."""
+        R = self.rows
+        if R.sparse_rows(q, t) is None:
+            return None
+        return R.local().hessian_values(q, np.asarray(mu, float), t, R.active_blocks(),
+                                        F.T_A_KERNEL)
+
     def chunks(self, q, mu, t):
         """``sum_i mu_i h_i`` per constraint block, as (rows, cols, values) chunks."""
         rows, cols, vals = [], [], []

@@ -10,7 +10,10 @@ Rows are evaluated block by block on the blocks' local vectors ``x = [q_i; q_j; 
 
 or, for systems the compiled :class:`~flexmbs.system.stacked.StackedRows` covers, all
 first-order label rows in one pass (and, when it covers every row, ``g`` and a dense
-``G`` of all rows at once, :meth:`ConstraintRows.dense_rows`).  Which way is chosen here,
+``G`` of all rows at once, :meth:`ConstraintRows.dense_rows`); above that size, for a
+system whose rows are all label rows, drives of them and normalisations, ``g`` and the
+CSR values of ``G`` in one compiled pass sparse in ``q`` (:meth:`ConstraintRows.
+sparse_rows`, :class:`~flexmbs.system.local_rows.LocalRows`).  Which way is chosen here,
 and the results are memoised on ``(q, t)`` and the active set.  Redundant rows found by
 the rank test (:mod:`flexmbs.system.dof`) are inactive: they are not in ``g``.
 """
@@ -23,6 +26,7 @@ from flexmbs.compiled import use_compiled
 from flexmbs.errors import ModelError
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics.jet import Jet
+from flexmbs.system.local_rows import LocalRows
 from flexmbs.system.sparse import coo
 from flexmbs.system.stacked import MAX_N as STACKED_MAX_N
 from flexmbs.system.stacked import StackedRows
@@ -38,6 +42,8 @@ class ConstraintRows:
         self._pattern_cache = None
         self._stacked_rows = None
         self._dense_cache = None
+        self._local_rows = None
+        self._local_cache = None
         self._time_jets: dict = {}
         blocks = layout.blocks
         #: joint/drive blocks: stacked marker frames (None for normalisations)
@@ -168,6 +174,48 @@ class ConstraintRows:
             self._stacked_rows = st if st is not None and len(st.blocks) >= 1 else False
         return self._stacked_rows or None
 
+    def local(self) -> LocalRows | None:
+        """The :class:`~flexmbs.system.local_rows.LocalRows` of a system too large for the
+        dense stacked rows whose rows it covers completely, or None."""
+        if self._local_rows is None:
+            lay = self.layout
+            lr = None
+            if lay.n_q > STACKED_MAX_N and use_compiled():
+                lr = LocalRows(lay)
+                lr = lr if lr.complete and lr.blocks else None
+            self._local_rows = lr or False
+        return self._local_rows or None
+
+    def sparse_rows(self, q, t):
+        """``(g, G values in the CSR order of :meth:`pattern`)`` of the active rows from
+        :meth:`local` (one compiled call), else None (memoised on ``q, t`` and the
+        active set)."""
+        lr = self.local()
+        if lr is None:
+            return None
+        key = (q.tobytes(), float(t), self.layout.active_key)
+        c = self._local_cache
+        if c is not None and c[0] == key:
+            return c[1]
+        maps = c[2] if c is not None and c[0][2] == key[2] else None
+        if maps is None:
+            maps = lr.gather(self.active, *self.pattern())
+            if maps is None:                 # rows on other columns: block by block
+                self._local_rows = False
+                return None
+        out = lr.evaluate(q, t, maps)
+        self._local_cache = (key, out, maps)
+        return out
+
+    def transpose_product(self, q, t, lam):
+        """``G_A^T lam`` (n_q,) from :meth:`sparse_rows`, or None when it does not apply."""
+        sparse = self.sparse_rows(q, t)
+        if sparse is None:
+            return None
+        self.active_blocks()                 # the pattern of the current active set
+        _, _, _, indices, g_row = self._pattern_cache
+        return np.bincount(indices, weights=sparse[1] * lam[g_row], minlength=self.layout.n_q)
+
     def dense_rows(self, q, t):
         """``(g, G)`` of the active rows, ``G`` dense (n_lam, n_q), from
         :meth:`StackedRows.dense <flexmbs.system.stacked.StackedRows.dense>` when it covers
@@ -208,6 +256,9 @@ class ConstraintRows:
             self.active_blocks()
             _, _, _, indices, g_row = self._pattern_cache
             return dense[1][g_row, indices]
+        sparse = self.sparse_rows(q, t)
+        if sparse is not None:
+            return sparse[1]
         parts = self.rows(q, t, 1)
         if self._G_cache is not None and self._G_cache[0] is parts:
             return self._G_cache[1]
@@ -222,6 +273,9 @@ class ConstraintRows:
         dense = self.dense_rows(q, t)
         if dense is not None:
             return dense[0].copy()
+        sparse = self.sparse_rows(q, t)
+        if sparse is not None:
+            return sparse[0].copy()
         parts = self.rows(q, t, 1)
         return np.concatenate([V for _, V, _, _ in parts]) if parts else np.zeros(0)
 

@@ -19,7 +19,8 @@ with global selection matrices ``S_alpha``, ``S_beta`` (R, 4M):
 Drives (``WeightedRow``) combine their label rows with the time weights afterwards.
 Joints of other kinds, markers on point masses and the Euler-parameter normalisations are
 left to the caller (:meth:`StackedRows.handles`).  Used only for systems of at most
-:data:`MAX_N` coordinates (``D`` is dense in ``q``).
+:data:`MAX_N` coordinates (``D`` is dense in ``q``); above, the same rows come sparse
+from :class:`flexmbs.system.local_rows.LocalRows` (both on :class:`LabelRowSet`).
 """
 from __future__ import annotations
 
@@ -39,12 +40,16 @@ def _on_point_mass(marker) -> bool:
     return getattr(marker.body, "n_coords", 0) == 3
 
 
-class StackedRows:
-    """Stacked first-order rows of the label-row joints and drives of a system's
-    :class:`~flexmbs.system.layout.Layout`."""
+class LabelRowSet:
+    """The label-row joints and drives of a system's :class:`~flexmbs.system.layout.
+    Layout` with their markers, shared by :class:`StackedRows` (dense in ``q``) and
+    :class:`flexmbs.system.local_rows.LocalRows` (sparse): ``markers`` ``[(marker, body
+    slice or None for ground)]``, ``entries`` ``[(block, rows, LabelRows, (P, Q))]``, the
+    label rows' system rows ``global_rows`` (-1: drives, listed in ``weighted``) and the
+    normalisation rows."""
 
     def __init__(self, layout):
-        N = self.N = layout.n_q
+        self.N = layout.n_q
         markers, index = [], {}
         entries = []
         for bi, blk in enumerate(layout.blocks):
@@ -64,6 +69,7 @@ class StackedRows:
                     markers.append((mk, None if ground else layout.body_slices[mk.body.name]))
                 ms.append(index[id(mk)])
             entries.append((bi, rows, base, ms))
+        self.markers, self.entries = markers, entries
         self.markers_of = {bi: tuple(ms) for bi, _, _, ms in entries}
         # every row of the system is covered when all joint and drive blocks are label rows
         norm = [bi for bi, blk in enumerate(layout.blocks) if blk.kind == "normalization"]
@@ -71,21 +77,14 @@ class StackedRows:
         self.norm_rows = np.array([layout.row_start[bi] for bi in norm], dtype=int)
         self.norm_idx = np.array([layout.blocks[bi].idx for bi in norm], dtype=int).reshape(-1, 4)
         self.n_rows_all = int(layout.row_start[-1])
-        self.last_key = None
-        M = len(markers)
-        R = sum(len(b.labels) for _, _, b, _ in entries)
-        Sa, Sb, k = np.zeros((R, 4 * M)), np.zeros((R, 4 * M)), np.zeros((R, 3))
+        self.R = sum(len(b.labels) for _, _, b, _ in entries)
         self.blocks = {}
-        self.global_rows = np.full(R, -1)            # row of the system (-1: drives)
+        self.global_rows = np.full(self.R, -1)        # row of the system (-1: drives)
         self.weighted = []                                # drives: (block, rows, WeightedRow, row)
         self._drive_cache = None
         r0 = 0
-        for bi, rows, base, (mP, mQ) in entries:
+        for bi, rows, base, _ in entries:
             nr = len(base.labels)
-            for S, Sl in ((Sa, base.S_alpha), (Sb, base.S_beta)):
-                S[r0:r0 + nr, 4 * mP:4 * mP + 4] += Sl[:, 0:4]
-                S[r0:r0 + nr, 4 * mQ:4 * mQ + 4] += Sl[:, 4:8]
-            k[r0:r0 + nr] = base.k
             idx = layout.blocks[bi].idx
             self.blocks[bi] = (slice(r0, r0 + nr), None if rows is base else rows, idx)
             if rows is base:
@@ -93,8 +92,82 @@ class StackedRows:
             else:        # a drive: one row of the system from the nr rows here
                 self.weighted.append((bi, slice(r0, r0 + nr), rows, int(layout.row_start[bi])))
             r0 += nr
-        self.S_alpha, self.S_beta, self.k, self.R = Sa, Sb, k, R
         self.plain = np.flatnonzero(self.global_rows >= 0)
+
+    def handles(self, bi: int) -> bool:
+        return bi in self.blocks
+
+    def marker_data(self) -> tuple:
+        """``(start, nq, U0T, W12, W_r, wptr)`` of :func:`~flexmbs.kinematics.frame_kernel.
+        fill_frame` for every marker (``W12``/``W_r`` flattened, ``wptr`` in units of 12
+        entries; ``start``: -1 ground, ``-(s + 2)`` a point mass at ``q[s]``)."""
+        M = len(self.markers)
+        start = np.full(M, -1, dtype=np.int64)
+        nq = np.zeros(M, dtype=np.int64)
+        U0T = np.zeros((M, 12))
+        W12, W_r = [], []
+        for m, (mk, sl) in enumerate(self.markers):
+            if sl is None:
+                continue
+            if _on_point_mass(mk):                     # translation only: start -(s + 2)
+                start[m] = -(sl.start + 2)
+                continue
+            u0t, w12, w_r = F.kernel_consts(mk, "flexible" if F.is_flexible(mk) else "rigid")
+            start[m], nq[m], U0T[m] = sl.start, w12.shape[1], u0t
+            W12.append(w12.ravel())
+            W_r.append(w_r.ravel())
+        wptr = np.zeros(M + 1, dtype=np.int64)
+        np.cumsum(nq, out=wptr[1:])
+        cat = lambda parts: arg(np.concatenate(parts)) if parts else np.zeros(0)  # noqa: E731
+        return start, nq, U0T, cat(W12), cat(W_r), wptr
+
+    def row_maps(self) -> tuple:
+        """``(src, dst, norm_rows, norm_idx)``: label row ``src[i]`` is system row
+        ``dst[i]``; the normalisations' rows and ``e`` indices (int64)."""
+        return (np.asarray(self.plain, dtype=np.int64),
+                np.asarray(self.global_rows[self.plain], dtype=np.int64),
+                np.asarray(self.norm_rows, dtype=np.int64),
+                np.asarray(self.norm_idx, dtype=np.int64).reshape(-1, 4))
+
+    def drive_weights(self, t: float) -> tuple:
+        """The drive rows for the compiled kernels at time ``t`` (memoised on ``t``):
+        ``(row, lo, n, w, f)`` with drive ``d`` the system row ``row[d] = sum_j
+        w[o_d + j] p[lo[d] + j] + f[d]`` over its ``n[d]`` label rows ``p`` (``o_d`` the
+        running sum of ``n``)."""
+        c = self._drive_cache
+        if c is not None and c[0] == t:
+            return c[1]
+        D = len(self.weighted)
+        row = np.array([r for _, _, _, r in self.weighted], dtype=np.int64)
+        lo = np.array([rs.start for _, rs, _, _ in self.weighted], dtype=np.int64)
+        n = np.array([rs.stop - rs.start for _, rs, _, _ in self.weighted], dtype=np.int64)
+        w, f = [], np.zeros(D)
+        for d, (_, _, rows, _) in enumerate(self.weighted):
+            wd, _, _, fd, _, _ = rows.weights(t)
+            w.append(np.asarray(wd, float))
+            f[d] = fd
+        out = (row, lo, n, arg(np.concatenate(w)) if w else np.zeros(0), f)
+        self._drive_cache = (t, out)
+        return out
+
+
+class StackedRows(LabelRowSet):
+    """Stacked first-order rows of the label-row joints and drives of a system's
+    :class:`~flexmbs.system.layout.Layout`, dense in ``q``."""
+
+    def __init__(self, layout):
+        super().__init__(layout)
+        N, markers, entries = self.N, self.markers, self.entries
+        self.last_key = None
+        M, R = len(markers), self.R
+        Sa, Sb, k = np.zeros((R, 4 * M)), np.zeros((R, 4 * M)), np.zeros((R, 3))
+        for bi, _, base, (mP, mQ) in entries:
+            rs = self.blocks[bi][0]
+            for S, Sl in ((Sa, base.S_alpha), (Sb, base.S_beta)):
+                S[rs, 4 * mP:4 * mP + 4] += Sl[:, 0:4]
+                S[rs, 4 * mQ:4 * mQ + 4] += Sl[:, 4:8]
+            k[rs] = base.k
+        self.S_alpha, self.S_beta, self.k = Sa, Sb, k
         # constant parts: ground markers' vectors, dp/dr = E of the others
         C0, D0 = np.zeros((M, 4, 3)), np.zeros((M, 4, 3, N))
         for m, (mk, sl) in enumerate(markers):
@@ -109,32 +182,10 @@ class StackedRows:
 
     def _pack(self, markers) -> tuple:
         """The arguments of :func:`~flexmbs.kinematics.frame_kernel.stacked_rows` before
-        ``n_rows``: templates, marker data (``W12``/``W_r`` flattened, ``wptr`` in units
-        of 12 entries), the selection matrices and the row maps."""
-        M = len(markers)
-        start = np.full(M, -1, dtype=np.int64)
-        nq = np.zeros(M, dtype=np.int64)
-        U0T = np.zeros((M, 12))
-        W12, W_r = [], []
-        for m, (mk, sl) in enumerate(markers):      # (U0T, W12, W_r) of fill_frame
-            if sl is None:
-                continue
-            if _on_point_mass(mk):                     # translation only: start -(s + 2)
-                start[m] = -(sl.start + 2)
-                continue
-            u0t, w12, w_r = F.kernel_consts(mk, "flexible" if F.is_flexible(mk) else "rigid")
-            start[m], nq[m], U0T[m] = sl.start, w12.shape[1], u0t
-            W12.append(w12.ravel())
-            W_r.append(w_r.ravel())
-        wptr = np.zeros(M + 1, dtype=np.int64)
-        np.cumsum(nq, out=wptr[1:])
-        cat = lambda parts: arg(np.concatenate(parts)) if parts else np.zeros(0)  # noqa: E731
-        return (arg(self.C0), arg(self.D0), start, nq, U0T, cat(W12), cat(W_r), wptr,
-                arg(self.S_alpha), arg(self.S_beta), arg(self.k),
-                np.asarray(self.plain, dtype=np.int64),
-                np.asarray(self.global_rows[self.plain], dtype=np.int64),
-                np.asarray(self.norm_rows, dtype=np.int64),
-                np.asarray(self.norm_idx, dtype=np.int64).reshape(-1, 4))
+        ``n_rows``: templates, marker data (:meth:`marker_data`), the selection matrices
+        and the row maps (:meth:`row_maps`)."""
+        return (arg(self.C0), arg(self.D0), *self.marker_data(),
+                arg(self.S_alpha), arg(self.S_beta), arg(self.k), *self.row_maps())
 
     def remember(self, C: np.ndarray, D: np.ndarray, q_key: bytes, t: float) -> None:
         """Take ``(C, D)`` evaluated elsewhere (the step kernel) at ``q`` (``q.tobytes()``)
@@ -144,9 +195,6 @@ class StackedRows:
     def forget(self) -> None:
         """Drop the last evaluation (its arrays are about to be overwritten)."""
         self.last_key = None
-
-    def handles(self, bi: int) -> bool:
-        return bi in self.blocks
 
     def block_frames(self, bi: int) -> tuple[np.ndarray, np.ndarray]:
         """``(C, D)`` of block ``bi``'s markers from the last :meth:`evaluate`, in the
@@ -179,27 +227,6 @@ class StackedRows:
             Dl[0, :-1] = w @ dpb
             Dl[0, -1] = w1 @ pb + f1
             out[bi] = (np.array([w @ pb + f]), Dl)
-        return out
-
-    def drive_weights(self, t: float) -> tuple:
-        """The drive rows for the compiled kernels at time ``t`` (memoised on ``t``):
-        ``(row, lo, n, w, f)`` with drive ``d`` the system row ``row[d] = sum_j
-        w[o_d + j] p[lo[d] + j] + f[d]`` over its ``n[d]`` label rows ``p`` (``o_d`` the
-        running sum of ``n``)."""
-        c = self._drive_cache
-        if c is not None and c[0] == t:
-            return c[1]
-        D = len(self.weighted)
-        row = np.array([r for _, _, _, r in self.weighted], dtype=np.int64)
-        lo = np.array([rs.start for _, rs, _, _ in self.weighted], dtype=np.int64)
-        n = np.array([rs.stop - rs.start for _, rs, _, _ in self.weighted], dtype=np.int64)
-        w, f = [], np.zeros(D)
-        for d, (_, _, rows, _) in enumerate(self.weighted):
-            wd, _, _, fd, _, _ = rows.weights(t)
-            w.append(np.asarray(wd, float))
-            f[d] = fd
-        out = (row, lo, n, arg(np.concatenate(w)) if w else np.zeros(0), f)
-        self._drive_cache = (t, out)
         return out
 
     def dense(self, q: np.ndarray, t: float) -> tuple[np.ndarray, np.ndarray]:

@@ -167,8 +167,12 @@ class TangentAssembly:
         if H is not None:
             vals.append(c_K * H[self.hessian.pairs()])
         elif R.n_lam:
-            for _, Hs in self.hessian.sums(q, np.asarray(lam, float), t):
-                vals.append((c_K * Hs).ravel())
+            hv = self.hessian.local_values(q, lam, t)
+            if hv is not None:                  # all blocks in one compiled call
+                vals.append(c_K * hv)
+            else:
+                for _, Hs in self.hessian.sums(q, np.asarray(lam, float), t):
+                    vals.append((c_K * Hs).ravel())
         if R.n_lam:
             Gd = R.G_data(q, t)
             vals += [Gd, Gd]

@@ -30,6 +30,19 @@ def _flexible_pendulum():
         fm.Revolute("pin", fm.ground, beam["pin"], axis="z"))
 
 
+def blockwise_rows(asm, q, t):
+    """``(g, G dense)`` of the active rows block by block (``ConstraintRows.rows`` at
+    order 2: the blockwise path, no stacking)."""
+    parts = asm.constraint_rows.rows(q, t, 2)
+    g = np.concatenate([V for _, V, _, _ in parts])
+    G = np.zeros((len(g), asm.n_q))
+    r0 = 0
+    for bi, V, D, _ in parts:
+        G[r0:r0 + len(V), asm.blocks[bi].idx] = D[:, :-1]
+        r0 += len(V)
+    return g, G
+
+
 @pytest.mark.parametrize("which", ["slider_crank", "flexible_pendulum", "point_mass"])
 def test_dense_rows_equal_blockwise_rows(which):
     model = {"slider_crank": lambda: slider_crank()[0], "flexible_pendulum": _flexible_pendulum,
@@ -43,13 +56,7 @@ def test_dense_rows_equal_blockwise_rows(which):
     q = asm.initial_q() + 1e-2 * rng.normal(size=asm.n_q)
     t = 0.37
     g_dense, G_dense = rows.dense_rows(q, t)
-    parts = rows.rows(q, t, 2)                # order 2: the blockwise path, no stacking
-    g_blocks = np.concatenate([V for _, V, _, _ in parts])
-    G_blocks = np.zeros_like(G_dense)
-    r0 = 0
-    for bi, V, D, _ in parts:
-        G_blocks[r0:r0 + len(V), asm.blocks[bi].idx] = D[:, :-1]
-        r0 += len(V)
+    g_blocks, G_blocks = blockwise_rows(asm, q, t)
     assert g_dense.shape == (asm.n_lam,)
     assert np.abs(g_dense - g_blocks).max() <= 1e-14
     assert np.abs(G_dense - G_blocks).max() <= 1e-14 * np.abs(G_blocks).max()
