@@ -214,7 +214,8 @@ JOINT = _table(
         "mu pin_radius preload), `stiction_deformation` [m] (1e-5), `stiction_velocity` "
         "[m/s] (1e-3), `bristle_damping` [s/m] (2 mu_s / stiction_velocity); adds the force "
         "element `JOINT-friction` (docs/friction.md); clearance_revolute: the pin's Coulomb "
-        "friction `{mu_s, mu_k, v_s, c_v}` only, regularised with `v_eps` (docs/contact.md)"),
+        "friction `{mu_s, mu_k, v_s, c_v}` only, by the law `friction_model` "
+        "(docs/contact.md)"),
     Key("c", "float", "m", None, "clearance_revolute only (required): radial clearance of the "
         "pin (second) in the hole (first, its axis `axis`)", check="nonneg"),
     Key("R", "float", "m", 0.0, "clearance_revolute only: pin radius (lever of the friction)",
@@ -222,7 +223,12 @@ JOINT = _table(
     Key("law", "contact_law", "N/m^n, -, -, m/s", None, "clearance_revolute only "
         "(required): radial contact law `{K = ..., n = 1.5, e = ...}` (docs/contact.md)"),
     Key("v_eps", "float", "m/s", 1e-4, "clearance_revolute only: friction regularisation "
-        "speed", check="positive"),
+        "speed (friction_model \"regularised\")", check="positive"),
+    Key("friction_model", "str", default=FRICTION_MODELS[1], doc="clearance_revolute only: "
+        "tangential law of the pin's `friction`, \"regularised\" (the default here: viscous "
+        "below `v_eps`) or \"bristle\" (LuGre bristles, z_s = 1e-5 m, v_st = 1e-3 m/s: "
+        "true sticking, a pin pressed by F_n holds a torque below mu_s F_n R); "
+        "docs/contact.md", choices=FRICTION_MODELS),
 )
 #: joint keys meaningful only for some types (the loader refuses them elsewhere)
 JOINT_ONLY = {"second_at": ("distance", "gear", "rack_pinion", "point_on_curve",
@@ -236,7 +242,7 @@ JOINT_ONLY = {"second_at": ("distance", "gear", "rack_pinion", "point_on_curve",
               "surface_x": ("point_on_surface",), "surface_y": ("point_on_surface",),
               "surface_z": ("point_on_surface",), "c": ("clearance_revolute",),
               "R": ("clearance_revolute",), "law": ("clearance_revolute",),
-              "v_eps": ("clearance_revolute",),
+              "v_eps": ("clearance_revolute",), "friction_model": ("clearance_revolute",),
               "friction": ("revolute", "prismatic", "cylindrical", "spherical",
                            "clearance_revolute")}
 #: joint keys that add a force element for the joint (not a field of the joint class;
@@ -550,7 +556,7 @@ FORCE = _per_kind(kinds.FORCES, {
             "is hit"),
         Key("face", "str", default=REQUIRED, doc="named face (facet set) of `first`, flat "
             "or curved, taken as its triangles moving with the elastic deformation "
-            "(nearest facet, its local normal; no friction)"),
+            "(nearest facet, its local normal; friction on the facet's material point)"),
         Key("second", "ref", default=REQUIRED, doc="side Q: the sphere centre"),
         Key("second_at", "vec3", "m", None, "sphere centre, inertial, initial configuration"),
         Key("R", "float", "m", 0.0, "sphere radius (0: a point)", check="nonneg"),

@@ -26,7 +26,8 @@ held state ``z`` (``zd = 0``), set by the integrator when it lands on an impact
 (``s`` crossing zero, :meth:`ContactElement.impact_state`).
 
 Friction.  With ``w = c_Q(x) - c_P(x)`` the difference of the two *material* contact
-points (each fixed in its body at the current contact), ``D = dw/dx``, ``T = I - n n^T``
+points (each fixed in its body at the current contact; on a deformed face the
+barycentric ``sum_i b_i x_i`` of the nodes, ``b`` held), ``D = dw/dx``, ``T = I - n n^T``
 and the sliding velocity ``v_t = T D xd``, the tangential force on Q is ``-F_t`` (``+F_t``
 on P), ``Q_t = -D^T F_t``, with one of two laws (``friction_model``):
 
@@ -86,12 +87,15 @@ FRICTION_MODELS = ("bristle", "regularised")
 @dataclass(frozen=True)
 class ContactGeometry:
     """Gap jet ``s`` [m], unit normal jet ``n`` (on Q), contact points ``c_P``, ``c_Q``
-    [m]."""
+    [m]; ``w_P``: the jet of P's material contact point when P's surface is not rigid in
+    its frame (a deformed face: ``sum_i b_i x_i``), None for ``c_P`` fixed in P's
+    frame."""
 
     s: object
     n: object
     c_P: np.ndarray
     c_Q: np.ndarray
+    w_P: object = None
 
 
 def inverse_scaled(a, length):
@@ -233,7 +237,8 @@ class ContactElement(BristleParameters, StatefulForceElement):
         """``(w, T, u, v_t)``: the material points' difference jet ``w``, the tangent
         projector ``T``, their relative velocity ``u = D xd`` and ``v_t = T u``."""
         P, Q = ctx.frames[:2]
-        w = material_point(Q, g.c_Q) - material_point(P, g.c_P)
+        w_P = material_point(P, g.c_P) if g.w_P is None else g.w_P
+        w = material_point(Q, g.c_Q) - w_P
         n = g.n.v
         T = np.eye(3) - np.outer(n, n)
         u = w.d @ ctx.xd

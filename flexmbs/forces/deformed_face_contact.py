@@ -25,9 +25,12 @@ point; in the face interior ``d s / d x_i = -b_i n_T``).  The Newton tangent is 
 the face interior; at an edge or corner the migration of the closest point (which
 material point touches) is left out, as in the other contacts.  The gap is that of the
 faceted surface: within the sagitta ``h^2 / (8 rho)`` of a face of curvature radius
-``rho`` meshed at edge length ``h``.  No friction (the material point's tangential
-velocity is not yet formed); the one-sided normal law is that of
-:class:`~flexmbs.forces.contact.ContactElement`.
+``rho`` meshed at edge length ``h``.  Friction (either law of
+:class:`~flexmbs.forces.contact.ContactElement`, the one-sided normal law is also
+its) slides the sphere's point ``c_Q = p_Q - R n`` over the material point
+``c_P = sum_i b_i x_i`` (``b`` held: its jet is that of the three nodes), so the sliding
+velocity ``v_t = T (v_Q - sum_i b_i xd_i)`` and the friction's generalized force
+``-D^T F_t`` on the face's nodes follow the deformation.
 """
 from __future__ import annotations
 
@@ -105,9 +108,6 @@ class DeformedFaceContact(ContactElement):
         elif faces[self.face].facets is None:
             out.append(f"{who}: face '{self.face}' has no facets in its body file (written "
                        f"by an older flexmbs): preprocess the body again")
-        if self.friction is not None:
-            out.append(f"{who}: friction is not available on a deformed face; use "
-                       f"face_contact (mean plane) for a flat face with friction")
         return out
 
     def nearest(self, q_b: np.ndarray, p_Q: np.ndarray):
@@ -129,15 +129,14 @@ class DeformedFaceContact(ContactElement):
              for i in mesh.tri[near.k]]
         normal = J.cross(x[1] - x[0], x[2] - x[0])
         n_T = inverse_scaled(normal, J.norm(normal)) * float(mesh.sign[near.k])
+        w_P = x[0] * float(near.b[0]) + x[1] * float(near.b[1]) + x[2] * float(near.b[2])
         if near.interior:
             s = J.dot(n_T, Q.p - x[0]) - self.R
             n = n_T
         else:
-            c = x[0] * float(near.b[0]) + x[1] * float(near.b[1]) + x[2] * float(near.b[2])
-            d = Q.p - c
+            d = Q.p - w_P
             sigma = 1.0 if float(n_T.v @ d.v) >= 0.0 else -1.0
             dist = J.norm(d)
             n = inverse_scaled(d, dist) * sigma
             s = dist * sigma - self.R
-        c_P = sum(float(b) * xi.v for b, xi in zip(near.b, x, strict=True))
-        return ContactGeometry(s, n, c_P, Q.p.v - self.R * n.v)
+        return ContactGeometry(s, n, w_P.v, Q.p.v - self.R * n.v, w_P)

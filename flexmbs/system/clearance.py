@@ -9,10 +9,13 @@ its marker) and the pin (side Q) is two model items:
   ``z_P . x_Q = 0``, ``z_P . y_Q = 0``);
 * the radial contact ``<name>``, a :class:`~flexmbs.forces.contact.PinInHoleContact`:
   free inside the clearance ``c`` [m], pushed back by the normal ``law`` with
-  ``friction`` on the pin's surface (radius ``R`` [m]) beyond it; the friction is the
-  regularised law (speed ``v_eps`` [m/s], docs/contact.md), not the contacts' default
-  bristles: a pin flying in its clearance mostly slides, and the shipped case keeps its
-  numbers.
+  ``friction`` on the pin's surface (radius ``R`` [m]) beyond it, by the law
+  ``friction_model`` of the contacts (docs/contact.md): ``"regularised"`` (the default
+  here, speed ``v_eps`` [m/s]: a pin flying in its clearance mostly slides, and the
+  shipped case keeps its numbers) or ``"bristle"`` (true sticking: a pin pressed on the
+  hole by ``F_n`` holds a torque ``|M| < mu_s F_n R`` without turning; parameters
+  ``stiction_deformation`` [m], ``stiction_velocity`` [m/s], ``bristle_damping``
+  [s/m]).
 
 A point mass has no axes: with one on either side the rows are left out
 (``axial = False`` is then implied), and its axial position must be held by its other
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 
 from flexmbs.bodies.attach import body_of
 from flexmbs.constraints.planar import Planar
-from flexmbs.forces.contact import PinInHoleContact
+from flexmbs.forces.contact import FRICTION_MODELS, PinInHoleContact
 from flexmbs.forces.contact_law import ContactLaw
 from flexmbs.forces.friction_law import FrictionLaw
 
@@ -49,6 +52,10 @@ class ClearanceRevolute:
     axis: object = None
     v_eps: float = 1e-4
     axial: bool = True
+    friction_model: str = FRICTION_MODELS[1]
+    stiction_deformation: float = 1e-5
+    stiction_velocity: float = 1e-3
+    bristle_damping: float | None = None
     kind = "clearance_revolute"
     coordinate_names = ()   # no joint coordinates: drives and stops cannot act on it
 
@@ -79,5 +86,8 @@ class ClearanceRevolute:
         P, Q = rows.resolve()
         contact = PinInHoleContact(self.name, first=P, second=Q, law=self.law,
                                    friction=self.friction, v_eps=self.v_eps, c=self.c,
-                                   R=self.R, friction_model="regularised")
+                                   R=self.R, friction_model=self.friction_model,
+                                   stiction_deformation=self.stiction_deformation,
+                                   stiction_velocity=self.stiction_velocity,
+                                   bristle_damping=self.bristle_damping)
         return (rows, contact) if self.has_rows() else (contact,)

@@ -90,10 +90,27 @@ def test_clearance_revolute_joint_from_a_case_file(tmp_path):
     assert res.impacts[0].t == pytest.approx(np.sqrt(2e-3 / 9.81), abs=1e-6)
 
 
+@pytest.mark.parametrize("extra, model, states", [
+    ("", "regularised", ("v_impact",)),
+    ('friction_model = "bristle"', "bristle", ("v_impact", "z_x", "z_y", "z_z", "W"))])
+def test_clearance_revolute_friction_model_key(tmp_path, extra, model, states):
+    """``friction_model`` reaches the joint's contact: regularised by default, bristles
+    (with their states) on request."""
+    built = build(load_case(pendulum(
+        tmp_path, "clearance_revolute", "c = 1e-3\nlaw = { K = 1e9, e = 0.5 }\n"
+        f"friction = {{ mu_s = 0.3, mu_k = 0.2 }}\n{extra}")))
+    contact = built.system.forces[0]
+    assert (contact.friction_model, contact.state_names) == (model, states)
+
+
 @pytest.mark.parametrize("kind, extra, message", [
     ("clearance_revolute", "c = 1e-3", "ClearanceRevolute 'pin': law must be a ContactLaw, "
                                        "got NoneType"),
     ("revolute", "c = 1e-3", "joints[0].c: only valid for type = \"clearance_revolute\""),
+    ("revolute", 'friction_model = "bristle"', "joints[0].friction_model: only valid for "
+                                               "type = \"clearance_revolute\""),
+    ("clearance_revolute", 'c = 1e-3\nlaw = { K = 1e9 }\nfriction_model = "dry"',
+     'joints[0].friction_model: expected one of bristle, regularised, got "dry"'),
 ])
 def test_clearance_revolute_mistakes_give_one_line(tmp_path, kind, extra, message):
     with pytest.raises(CaseError) as err:

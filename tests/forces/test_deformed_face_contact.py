@@ -8,7 +8,10 @@ order in the largest facet edge ``h``); the FE displacement field of the 9-node 
 (quadratic shape functions, a second formulation of the deformed face); Newton's law of
 restitution against a rigid face; the mean-plane contact (``FaceContact``) for a flat
 face hit at its centre; conservation of momentum and energy through an elastic impact
-on a free body; central differences of the assembled residual for the tangent.
+on a free body; central differences of the assembled residual for the tangent; for the
+friction, Coulomb's sliding ``a = g (sin(theta) - mu_k cos(theta))`` on an incline (closed
+form), the bristle tolerance ``2 z_s`` of sticking (the law's statics) and the mean-plane
+contact with friction (second formulation).
 """
 from __future__ import annotations
 
@@ -230,14 +233,19 @@ def test_elastic_impact_on_a_free_body_conserves_momentum_and_energy():
                                                              rel=2e-3)
 
 
-def test_tangent_against_central_differences(tmp_path):
+@pytest.mark.parametrize("friction_model", [None, "bristle", "regularised"])
+def test_tangent_against_central_differences(tmp_path, friction_model):
     """Normal force of a ball pressed 1 mm into the side face of a free cylinder (the
-    face interior; Hunt-Crossley with its held approach speed)."""
+    face interior; Hunt-Crossley with its held approach speed), without and with either
+    friction law (sliding at the random velocities of the check)."""
     cyl = cylinder_body(0.02, tmp_path)
     rho = RC + R - 1e-3
     ball = fm.PointMass("ball", m=1.0, r0=(rho * np.cos(1.0), rho * np.sin(1.0), 0.027))
+    rough = {} if friction_model is None else {
+        "friction": fm.FrictionLaw(mu_s=0.3, mu_k=0.2), "friction_model": friction_model,
+        "v_eps": 0.5}
     c = DeformedFaceContact("c", first=cyl, second=ball, face="side", R=R,
-                            law=fm.ContactLaw(K=1e5, n=1.5, e=0.7))
+                            law=fm.ContactLaw(K=1e5, n=1.5, e=0.7), **rough)
     model = fm.System().add(cyl, ball, c)
     asm = model.assemble()
     q = np.array(asm.initial_q())
@@ -245,16 +253,79 @@ def test_tangent_against_central_differences(tmp_path):
     check_tangent(model, np.random.default_rng(5), scale=1e-6, rtol=1e-5, atol=1e-6)
 
 
+MU_S, MU_K, Z_S, M_BALL, G = 0.5, 0.4, 1e-5, 2.0, 9.81
+
+
+def incline(bar, element_cls, tan_theta: float, y0: float = 0.015):
+    """A ball (point mass M_BALL, radius R) on the bar's tip face (normal +x), loaded by
+    the weight ``M g`` of an incline of slope ``tan_theta`` (downhill +y) as a force on
+    the ball alone (the bar carries no weight), starting at the static penetration of a
+    linear law K = 1e7 N/m."""
+    theta = np.arctan(tan_theta)
+    weight = M_BALL * G * np.array([-np.cos(theta), np.sin(theta), 0.0])
+    delta = M_BALL * G * np.cos(theta) / 1e7
+    ball = fm.PointMass("ball", m=M_BALL, r0=(1.0 + R - delta, y0, 0.061))
+    c = element_cls("c", first=bar, second=ball, face="tip", R=R,
+                    law=fm.ContactLaw(K=1e7, n=1.0, e=0.5),
+                    friction=fm.FrictionLaw(mu_s=MU_S, mu_k=MU_K), stiction_deformation=Z_S)
+    return fm.System(gravity=(0.0, 0.0, 0.0)).add(
+        bar, ball, c, fm.Fixed("fix", fm.ground, bar["clamp"]),
+        fm.ExternalForce("weight", at=ball, force=tuple(weight))), c
+
+
+def test_ball_sticks_on_the_deformed_face_below_mu_s(bar):
+    """tan(theta) = 0.3 < mu_s = 0.5: over 2 s the ball moves less than 2 z_s = 2e-5 m
+    relative to the face's material point under it (the bristle deflection plus the
+    pre-sliding slip of the step load; the face itself moves with the bar's bending,
+    ~1e-6 m), the bristles settle at tan(theta) z_s / mu_s (1 %), and over the last
+    second the slip changes by less than z_s / 20 = 5e-7 m (the bar's vibration settling;
+    the regularised law, v_eps = 1e-4 m/s, would creep ~1e-4 m in that time)."""
+    tan_theta = 0.3
+    model, c = incline(bar, DeformedFaceContact, tan_theta)
+    res = fm.simulate(model, t_end=2.0, dt=2e-3, output_dt=0.02)
+    y_ball = res.body_q("ball")[:, 1]
+    mesh = face_mesh(bar, "tip")
+    near = c.nearest(res.body_q("bar")[0], res.body_q("ball")[0, 0:3])
+    rows = mesh.Phi[mesh.tri[near.k]]                   # (3, 3, n_q): the three nodes
+    u_y = np.einsum("i,inq,tq->tn", near.b, rows, res.body_q("bar")[:, 7:])[:, 1]
+    slip = (y_ball - y_ball[0]) - (u_y - u_y[0])
+    assert np.abs(slip).max() < 2 * Z_S
+    z = res.states("c")[:, 1:4]
+    assert z[-1, 1] == pytest.approx(tan_theta * Z_S / MU_S, rel=1e-2)
+    late = res.t >= 1.0
+    assert np.abs(slip[late] - slip[-1]).max() < Z_S / 20
+
+
+def test_ball_slides_on_the_deformed_face_like_coulomb_and_the_mean_plane(bar):
+    """tan(theta) = 0.7 > mu_s: the ball slides with a = g (sin(theta) - mu_k cos(theta))
+    (2e-3: the bar's compliance under the 16 N contact load; the ball crosses several
+    facets), and the mean-plane face_contact with the same friction gives the same
+    speed (2e-3)."""
+    tan_theta = 0.7
+    theta = np.arctan(tan_theta)
+    a_ref = G * (np.sin(theta) - MU_K * np.cos(theta))
+    v = {}
+    for cls in (DeformedFaceContact, FaceContact):
+        res = fm.simulate(incline(bar, cls, tan_theta)[0], t_end=0.2, dt=1e-3,
+                          output_dt=0.01)
+        vy = res.qd[:, res.bodies["ball"]][:, 1]
+        i, j = np.searchsorted(res.t, 0.1), len(res.t) - 1
+        assert (vy[j] - vy[i]) / (res.t[j] - res.t[i]) == pytest.approx(a_ref, rel=2e-3)
+        v[cls] = vy[-1]
+    assert v[DeformedFaceContact] == pytest.approx(v[FaceContact], rel=2e-3)
+
+
 def test_problems_are_one_line_each(bar):
     ball = fm.PointMass("ball", m=1.0)
     probs = DeformedFaceContact("c", first=bar, second=ball, face="nope", R=-1.0,
                                 law=fm.ContactLaw(K=1.0),
-                                friction=fm.FrictionLaw(mu_s=0.1, mu_k=0.1)).problems()
+                                friction=fm.FrictionLaw(mu_s=0.1, mu_k=0.1),
+                                friction_model="dry").problems()
     assert probs == [
+        "DeformedFaceContact 'c': friction_model must be one of bristle, regularised, got "
+        "'dry'",
         "DeformedFaceContact 'c': radius R must be >= 0 [m], got -1.0",
-        "DeformedFaceContact 'c': flexible body 'bar' has no face 'nope' (has: clamp, tip)",
-        "DeformedFaceContact 'c': friction is not available on a deformed face; use "
-        "face_contact (mean plane) for a flat face with friction"]
+        "DeformedFaceContact 'c': flexible body 'bar' has no face 'nope' (has: clamp, tip)"]
 
 
 CASE = {
@@ -274,18 +345,20 @@ CASE = {
 
 
 def test_case_file_kind(tmp_path, capsys):
-    """The case-file kind ``deformed_face_contact``: a valid case checks, friction on it
-    is one line naming the element (exit 2)."""
+    """The case-file kind ``deformed_face_contact``: a valid case checks, with friction
+    too; a wrong friction model is one line naming the key (exit 2)."""
     case = tmp_path / "case.toml"
     case.write_text(dumps(CASE))
     args = ["check", str(case), "--body-dir", str(tmp_path / "b")]
     assert main(args) == 0
     rough = dict(CASE["forces"][0], friction={"mu_s": 0.2, "mu_k": 0.2})
     case.write_text(dumps(dict(CASE, forces=[rough])))
+    assert main(args) == 0
+    case.write_text(dumps(dict(CASE, forces=[dict(rough, friction_model="dry")])))
     capsys.readouterr()
     assert main(args) == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "DeformedFaceContact 'tap': friction is not available" in err
+    assert "forces[0].friction_model" in err and "dry" in err
 
 
 def test_face_facets_survive_the_body_file(bar, tmp_path):
