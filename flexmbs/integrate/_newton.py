@@ -479,6 +479,50 @@ class NewtonSolver:
         self._native_J = cj
 
     # --- solve -----------------------------------------------------------------------
+    def prepare(self, x0: np.ndarray, F, J) -> None:
+        """Set up for the in-place residual ``F`` and Jacobian ``J`` of :meth:`solve`
+        without solving: the matrix storage (from ``J(x0)``'s pattern), PETSc's
+        callbacks and a :meth:`restore`-d state, as the first solve would.  A compiled
+        loop of solves (:mod:`.steps_kernel`) can then take the very first step, so that
+        a run and its continuation from a checkpoint take every step the same way."""
+        self._configure(x0, F, J, True)
+
+    def _configure(self, x0, F, J, inplace: bool):
+        """The set-up part of :meth:`solve`; returns the native residual (or None)."""
+        self._F_cb, self._J_cb, self._inplace = F, J, inplace
+        seen = self._F_seen
+        if seen[0] is not F or seen[1] != inplace:   # (the same F every step: checked once)
+            nat = inplace and isinstance(F, NativeResidual) and F.native
+            seen = self._F_seen = (F, inplace, F if nat else None)
+        native = seen[2]
+        same = native is not None and native is self._native_obj   # callbacks in place
+        if same:
+            pass
+        elif native is not None:
+            fc = (native.c_function, native.c_context())
+            if self._native_F != fc:
+                petsc_c.snes_set_function(self._snes, self._f, *fc)
+                self._native_F = fc
+        elif self._native_F is not None:
+            self._snes.setFunction(self._function, self._f)
+            self._native_F = None
+        if not self._configured:
+            with np.errstate(all="ignore"):
+                A0 = J(np.asarray(x0, dtype=float))
+            if isinstance(A0, np.ndarray):      # a dense Jacobian: its nonzeros as pattern
+                A0 = sp.csr_matrix(A0)
+            ip, ix, data, shape = csr_parts(A0)
+            if not np.all(np.isfinite(data)):   # the pattern only; values come later
+                A0 = CSR(ip, ix, np.zeros_like(data), shape)
+            self._setup(A0)
+            self._stale = self._stale or self._restored is None
+        if not same:
+            self._install_jacobian(native)
+            self._native_obj = native
+        if self._restored is not None:
+            self._put_restored()
+        return native
+
     def solve(self, x0: np.ndarray, F: Callable[[np.ndarray], np.ndarray],
               J: Callable[[np.ndarray], sp.spmatrix], *, reuse: bool = False,
               inplace: bool = False) -> tuple[np.ndarray, NewtonInfo]:
@@ -506,42 +550,11 @@ class NewtonSolver:
         rest of the run (strongly nonlinear problems, e.g. geometric stiffening, where
         only Jacobians near a solution are safe).
         """
-        self._F_cb, self._J_cb, self._inplace = F, J, inplace
-        seen = self._F_seen
-        if seen[0] is not F or seen[1] != inplace:   # (the same F every step: checked once)
-            nat = inplace and isinstance(F, NativeResidual) and F.native
-            seen = self._F_seen = (F, inplace, F if nat else None)
-        native = seen[2]
-        same = native is not None and native is self._native_obj   # callbacks in place
-        if same:
-            pass
-        elif native is not None:
-            fc = (native.c_function, native.c_context())
-            if self._native_F != fc:
-                petsc_c.snes_set_function(self._snes, self._f, *fc)
-                self._native_F = fc
-        elif self._native_F is not None:
-            self._snes.setFunction(self._function, self._f)
-            self._native_F = None
+        native = self._configure(x0, F, J, inplace)
         self._reuse = reuse
         self._abort = None
         self._residual_error = None
         self._info = NewtonInfo()
-        if not self._configured:
-            with np.errstate(all="ignore"):
-                A0 = J(np.asarray(x0, dtype=float))
-            if isinstance(A0, np.ndarray):      # a dense Jacobian: its nonzeros as pattern
-                A0 = sp.csr_matrix(A0)
-            ip, ix, data, shape = csr_parts(A0)
-            if not np.all(np.isfinite(data)):   # the pattern only; values come later
-                A0 = CSR(ip, ix, np.zeros_like(data), shape)
-            self._setup(A0)
-            self._stale = self._stale or self._restored is None
-        if not same:
-            self._install_jacobian(native)
-            self._native_obj = native
-        if self._restored is not None:
-            self._put_restored()
         policy = (reuse and not self._stale and self._jac_cost is not None
                   and self._last_A is not None and self._refresh_first())
         fresh_start = policy or self._stale or not reuse

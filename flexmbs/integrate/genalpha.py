@@ -315,10 +315,13 @@ class GeneralizedAlpha:
         return Checkpoint(h, adaptive, t_grid, k, h_cur, self._h_jac, self._newton.state())
 
     # --- one step --------------------------------------------------------------------
-    def step(self, s: State, h: float) -> tuple[State, int, int]:
+    def step(self, s: State, h: float, *, prepare: bool = False
+             ) -> tuple[State, int, int] | None:
         """One step of size ``h`` from ``s``; returns ``(state, newton_its, jac_evals)``.
 
-        Raises :class:`NewtonFailure` if Newton does not converge.
+        Raises :class:`NewtonFailure` if Newton does not converge.  With ``prepare``
+        nothing is solved: the Newton solver is set up for this step's residual
+        (:meth:`NewtonSolver.prepare`), so that the compiled loop can take it; None.
         """
         p, dae, n = self.params, self.dae, self._n
         t1 = s.t + h
@@ -382,6 +385,10 @@ class GeneralizedAlpha:
                                  zero_diagonal_from=0)
             return saddle(S, G)
 
+        if prepare:
+            if f_step is not None:
+                self._newton.prepare(x0, f_step, J)
+            return None
         reuse = (self.jacobian_reuse and self._h_jac is not None
                  and 2.0 / 3.0 <= h / self._h_jac <= 1.5)
         if not reuse:
@@ -557,8 +564,16 @@ class GeneralizedAlpha:
             every = (outs is None and rec is not None) or step_callback is not None or (
                 callback is not None and not callback_at_outputs)
             chunk = 1 if every else 1 << 40
+            prepared = False
             while not stop and i_target < len(targets):
                 loop = self._compiled_steps() if fast and not cuts else None
+                if loop is None and fast and not cuts and not prepared:
+                    # the loop takes the first step too (a run and its continuation from
+                    # a checkpoint then take every step the same way, to the last bit)
+                    prepared = True
+                    self.step(s, _step_towards(targets[i_target] - s.t, h_cur, h_min),
+                              prepare=True)
+                    loop = self._compiled_steps()
                 if loop is not None:
                     r = loop.advance(s.t, s.q, s.qd, s.qdd, s.a, s.lam,
                                      target=targets[i_target], t_grid=t_grid, k_grid=k_grid,
