@@ -148,3 +148,27 @@ def local_hessian(q, mu_st, mu_norm, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa,
         for i in range(nb):
             for j in range(nb):
                 vals[p0 + i * nb + j] = hs[i, j]
+
+
+
+def _zeros(spec: str) -> tuple:
+    """Empty arguments of the types in ``spec``: ``f1`` a float64 vector, ``i2`` an int64
+    matrix, ..., ``i`` an int64 scalar."""
+    out = []
+    for s in spec.split():
+        if s == "i":
+            out.append(0)
+        else:
+            out.append(np.zeros((0,) * int(s[1]), dtype=np.float64 if s[0] == "f" else np.int64))
+    return tuple(out)
+
+
+def warm() -> None:
+    """Compile :func:`local_rows` and :func:`local_hessian` now with the one signature
+    every call uses (run once by the first import of an installation,
+    :mod:`flexmbs.kernel_cache`; they otherwise compile at the first system above the
+    stacked rows' size): empty arrays, so no loop runs and no entry is read."""
+    local_rows(*_zeros("f1 f3 f4 i1 i1 f2 f1 f1 i1 i1 i2 f2 f2 f2 i1 i1 i1 i2 i i1 i1 i1 "
+                       "f1 f1 i1 i1 i1 f1 f1"))
+    local_hessian(*_zeros("f1 f1 f1 f3 f4 i1 i1 f2 f1 f1 i1 f2 f2 f2 f4 i1 i1 i1 i2 i2 i1 "
+                          "i1 f1"))
