@@ -3,6 +3,8 @@
     python benchmarks/run.py [--models rigid_pendulum,rigid_fourbar] [--json out.json]
                              [--petsc "-fmbs_pc_factor_mat_solver_type umfpack"]
     python benchmarks/run.py --exudyn [--models ...] [--repeat 2] [--exudyn-fast] [--docs]
+                             [--best-peer]
+    python benchmarks/run.py --stiffening-cost [--models ...] [--repeat 2] [--docs]
 
 Each model runs at h = 1e-3 s over 1 s (generalized-alpha, rho_inf = 0.9, the default
 direct LU) in a fresh subprocess, so the peak memory (max RSS) is the model's own.
@@ -17,6 +19,12 @@ made by ``benchmarks/exudyn/make_env.sh`` if missing).
 Both sides run in subprocesses, interleaved model by model, ``--repeat`` times; the table
 gives the better steps/s of each side, the ratio flexmbs/Exudyn, and the key output at
 t_end from both codes with their difference (the proof that the models are the same).
+``--best-peer`` adds a second table: Exudyn's fast module and flexmbs, each at the loosest
+Newton tolerance whose key output stays within 1e-7 m of its own tight reference (the
+rule: ``benchmarks/exudyn/compare.py``).
+
+``--stiffening-cost``: flexmbs steps/s of the four flexible models of ``--exudyn`` with
+geometric stiffening off (as in the side by side: Exudyn has none) and on.
 """
 from __future__ import annotations
 
@@ -105,8 +113,9 @@ def run_one(name, t_end=1.0, h=1e-3, petsc=""):
             "n_q": int(res.q.shape[1])}
 
 
-def run_one_exudyn(name, export, petsc=""):
-    """The flexmbs side of ``--exudyn``: build, export the data for Exudyn, time."""
+def run_one_exudyn(name, export, petsc="", newton_rtol=None, ladder=None, stiffening=False):
+    """The flexmbs side of ``--exudyn``: build, export the data for Exudyn, time (or, with
+    ``ladder``, one run per Newton tolerance, for ``--best-peer``)."""
     import tempfile
     if petsc:
         from flexmbs.integrate import petsc_options_from_args
@@ -114,34 +123,76 @@ def run_one_exudyn(name, export, petsc=""):
     sys.path.insert(0, os.path.join(HERE, "exudyn"))
     import flexmbs_models
     with tempfile.TemporaryDirectory() as tmp:
-        return flexmbs_models.run(name, tmp, export)
+        if ladder:
+            return flexmbs_models.ladder(name, tmp, [float(t) for t in ladder.split(",")])
+        return flexmbs_models.run(name, tmp, export, newton_rtol, stiffening)
 
 
-def exudyn_main(args):
-    sys.path.insert(0, os.path.join(HERE, "exudyn"))
-    from compare import SideBySideError, print_table, side_by_side
-    from flexmbs_models import NAMES
-    names = args.models.split(",") if args.models else list(NAMES)
-    unknown = [n for n in names if n not in NAMES]
+def _models(args, known, flag):
+    """The ``--models`` of ``flag`` (default: all of ``known``), or None after a message."""
+    names = args.models.split(",") if args.models else list(known)
+    unknown = [n for n in names if n not in known]
     if unknown:
-        print(f"--exudyn: unknown model(s) {unknown}; known: {', '.join(NAMES)}", file=sys.stderr)
-        return 2
-    try:
-        rows = side_by_side(names, repeat=max(1, args.repeat), petsc=args.petsc,
-                            fast=args.exudyn_fast)
-    except SideBySideError as exc:
-        print(f"run.py --exudyn: {exc}", file=sys.stderr)
-        return 2
-    print_table(rows)
+        print(f"{flag}: unknown model(s) {unknown}; known: {', '.join(known)}", file=sys.stderr)
+        return None
+    return names
+
+
+def _written(rows, args, **docs):
+    """Write the JSON results and, with ``--docs``, the generated block of
+    docs/performance.md (``docs``: ``marker``, ``table`` of ``write_docs_block``)."""
+    from compare import write_docs_block
     with open(args.json, "w") as f:
         json.dump(rows, f, indent=2)
     print(f"\nwritten {args.json}")
     if args.docs:
-        from compare import write_docs_block
         doc = os.path.join(HERE, "..", "docs", "performance.md")
-        write_docs_block(rows, doc, "python benchmarks/run.py " + " ".join(sys.argv[1:]))
+        write_docs_block(rows, doc, "python benchmarks/run.py " + " ".join(sys.argv[1:]),
+                         **docs)
         print(f"updated {os.path.normpath(doc)}")
     return 0
+
+
+def _side_main(args, flag, known, compute, show, **docs):
+    """Run ``compute(names)`` on the ``--models`` among ``known``, ``show`` the rows,
+    write JSON (and docs); 2 with a one-line message on a bad model name or a failed run."""
+    from compare import SideBySideError
+    names = _models(args, known, flag)
+    if names is None:
+        return 2
+    try:
+        rows = compute(names)
+    except SideBySideError as exc:
+        print(f"run.py {flag}: {exc}", file=sys.stderr)
+        return 2
+    show(rows)
+    return _written(rows, args, **docs)
+
+
+def exudyn_main(args):
+    sys.path.insert(0, os.path.join(HERE, "exudyn"))
+    from compare import print_best_peer, print_table, side_by_side
+    from flexmbs_models import NAMES
+
+    def show(rows):
+        print_table(rows)
+        if args.best_peer:
+            print_best_peer(rows)
+    return _side_main(args, "--exudyn", NAMES,
+                      lambda names: side_by_side(names, repeat=max(1, args.repeat),
+                                                 petsc=args.petsc, fast=args.exudyn_fast,
+                                                 best_peer=args.best_peer), show)
+
+
+def stiffening_main(args):
+    """``--stiffening-cost``: the flexible models of ``--exudyn``, flexmbs only."""
+    sys.path.insert(0, os.path.join(HERE, "exudyn"))
+    from compare import print_stiffening, stiffening_cost, stiffening_markdown
+    from flexmbs_models import FLEXIBLE
+    return _side_main(args, "--stiffening-cost", FLEXIBLE,
+                      lambda names: stiffening_cost(names, repeat=max(1, args.repeat),
+                                                    petsc=args.petsc),
+                      print_stiffening, marker="stiffening:table", table=stiffening_markdown)
 
 
 def main(argv=None):
@@ -161,7 +212,17 @@ def main(argv=None):
                     "block <!-- exudyn:table -->)")
     ap.add_argument("--exudyn-fast", action="store_true",
                     help="--exudyn: Exudyn's fast module (EXUDYN_MODULE=fast, no range checks)")
+    ap.add_argument("--best-peer", action="store_true",
+                    help="--exudyn: add the best-peer table: Exudyn's fast module and flexmbs, "
+                    "each at the loosest Newton tolerance whose key output stays within 1e-7 m "
+                    "of its own tight reference (benchmarks/exudyn/compare.py)")
+    ap.add_argument("--stiffening-cost", action="store_true",
+                    help="flexmbs steps/s of the flexible side-by-side models with geometric "
+                    "stiffening off and on (interleaved, --repeat runs each)")
     ap.add_argument("--one", help=argparse.SUPPRESS)
+    ap.add_argument("--newton-rtol", type=float, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--ladder", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--stiffening", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--one-exudyn", help=argparse.SUPPRESS)
     ap.add_argument("--export", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -169,8 +230,12 @@ def main(argv=None):
         print(json.dumps(run_one(args.one, petsc=args.petsc)))
         return 0
     if args.one_exudyn:
-        print(json.dumps(run_one_exudyn(args.one_exudyn, args.export, petsc=args.petsc)))
+        print(json.dumps(run_one_exudyn(args.one_exudyn, args.export, petsc=args.petsc,
+                                        newton_rtol=args.newton_rtol, ladder=args.ladder,
+                                        stiffening=args.stiffening)))
         return 0
+    if args.stiffening_cost:
+        return stiffening_main(args)
     if args.exudyn:
         return exudyn_main(args)
     rows = []

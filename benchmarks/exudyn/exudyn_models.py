@@ -205,24 +205,28 @@ def build(mbs, d, nodal_gravity=False):
     raise SystemExit(f"exudyn_models: unknown model '{name}'")
 
 
-def settings(d):
+def settings(d, relative_tolerance=None):
+    """Generalized-alpha over ``t_end`` with step ``h``, modified Newton; its relative
+    tolerance ``newton.relativeTolerance`` [-] if given (Exudyn's default: 1e-8)."""
     ss = exu.SimulationSettings()
     ti = ss.timeIntegration
     ti.endTime = float(d["t_end"])
     ti.numberOfSteps = int(round(float(d["t_end"]) / float(d["h"])))
     ti.generalizedAlpha.spectralRadius = float(d["rho_inf"])
     ti.newton.useModifiedNewton = True
+    if relative_tolerance is not None:
+        ti.newton.relativeTolerance = float(relative_tolerance)
     ti.verboseMode = 0
     ss.solution.file.write = False
     return ss
 
 
-def run(path: str, nodal_gravity: bool = False) -> dict:
+def run(path: str, nodal_gravity: bool = False, relative_tolerance=None) -> dict:
     d = dict(np.load(path, allow_pickle=False))
     SC = exu.SystemContainer()
     mbs = SC.AddSystem()
     key, info = build(mbs, d, nodal_gravity)
-    ss = settings(d)
+    ss = settings(d, relative_tolerance)
     t0 = time.perf_counter()
     mbs.Assemble()
     ok = mbs.SolveDynamic(ss)
@@ -236,7 +240,23 @@ def run(path: str, nodal_gravity: bool = False) -> dict:
             "jacobians": int(it.newtonJacobiCount), "key": [float(v) for v in key()],
             "exudyn": exu.__version__, "n_ode2": int(mbs.systemData.ODE2Size()),
             "gravity": "nodal" if nodal_gravity else "mass-proportional",
-            **info}
+            "relative_tolerance": ss.timeIntegration.newton.relativeTolerance, **info}
+
+
+def ladder(path: str, tolerances) -> dict:
+    """One untimed-for-the-table run per Newton relative tolerance (same process):
+    ``{"ladder": [{"tolerance", "key", "steps_per_s", "newton_per_step"}, ...]}``; a
+    tolerance at which ``SolveDynamic`` fails gets ``"key": null``."""
+    rows = []
+    for tol in tolerances:
+        try:
+            r = run(path, relative_tolerance=tol)
+        except (SystemExit, RuntimeError) as exc:
+            rows.append({"tolerance": tol, "key": None, "error": str(exc)})
+            continue
+        rows.append({"tolerance": tol, "key": r["key"], "steps_per_s": r["steps_per_s"],
+                     "newton_per_step": r["newton_per_step"]})
+    return {"ladder": rows, "exudyn": exu.__version__}
 
 
 if __name__ == "__main__":
@@ -245,5 +265,12 @@ if __name__ == "__main__":
     ap.add_argument("npz", help="model data written by flexmbs_models.py")
     ap.add_argument("--gravity", choices=("mass-proportional", "nodal"),
                     default="mass-proportional")
+    ap.add_argument("--relative-tolerance", type=float, default=None,
+                    help="Newton relative tolerance [-] (default: Exudyn's, 1e-8)")
+    ap.add_argument("--ladder", default=None,
+                    help="comma-separated Newton relative tolerances: one run each")
     args = ap.parse_args()
-    print(json.dumps(run(args.npz, args.gravity == "nodal")))
+    if args.ladder:
+        print(json.dumps(ladder(args.npz, [float(t) for t in args.ladder.split(",")])))
+    else:
+        print(json.dumps(run(args.npz, args.gravity == "nodal", args.relative_tolerance)))

@@ -39,6 +39,8 @@ T_END, H, RHO_INF = 1.0, 1e-3, 0.9
 G = (0.0, -9.81, 0.0)
 NAMES = ("rigid_pendulum", "rigid_fourbar", "cantilever_10", "flexible_pendulum_8",
          "flexible_slider_crank_12", "spatial_linkage_7x20")
+#: the models with flexible bodies
+FLEXIBLE = NAMES[2:]
 
 NOTES = {
     "rigid_pendulum": "rod 1.0 x 0.02 x 0.02 m steel, pinned at one end (z), horizontal "
@@ -101,9 +103,10 @@ def flexible_data(prefix: str, fe, body, n_modes: int, interfaces) -> dict:
     return out
 
 
-def _reduce(mesh, n_modes, interfaces, name):
+def _reduce(mesh, n_modes, interfaces, name, stiffening=False):
     """Craig--Bampton with RBE2 interfaces, frame = first interface, as
-    ``tests/scenarios/flexible/flexcase_models.reduce_cb`` (no K2, K3: not used here)."""
+    ``tests/scenarios/flexible/flexcase_models.reduce_cb`` (``K2``, ``K3`` only with
+    ``stiffening``)."""
     from flexmbs.fe.assemble import assemble
     from flexmbs.fe.material import material_from_name
     from flexmbs.reduction import InterfaceSpec, ReductionSettings, reduce_model
@@ -111,7 +114,7 @@ def _reduce(mesh, n_modes, interfaces, name):
     settings = ReductionSettings(n_modes=n_modes,
                                  interfaces=tuple(InterfaceSpec(i, "rbe2") for i in interfaces),
                                  frame=f"interface:{interfaces[0]}", static_modes=False,
-                                 stiffening=False)
+                                 stiffening=stiffening)
     return fe, reduce_model(fe, settings, name=name)
 
 
@@ -126,9 +129,11 @@ def _nearest(points, x):
     return int(np.argmin(np.linalg.norm(np.asarray(points) - np.asarray(x, float), axis=1)))
 
 
-def build(name: str, tmp: str | Path):
+def build(name: str, tmp: str | Path, stiffening: bool = False):
     """``(model, data, key)``: the flexmbs model, the dict exported for Exudyn and
-    ``key(result) -> list`` giving the key output at ``T_END``."""
+    ``key(result) -> list`` giving the key output at ``T_END``.  ``stiffening``: the
+    flexible bodies with geometric stiffening (``K2``, ``K3``), which Exudyn's reduced
+    bodies do not have; for the cost of stiffening only, not for the side by side."""
     import flexmbs as fm
     from flexmbs.kinematics.rotation import A_of
     _imports()
@@ -164,8 +169,8 @@ def build(name: str, tmp: str | Path):
                                             else "pendulum_hex27_25x1x1.msh"))
         itf = "clamp" if cant else "pin"
         n_modes = 10 if cant else 8
-        fe, body = _reduce(mesh, n_modes, (itf,), "beam")
-        beam = fm.FlexibleBody("beam", body, stiffening=False)
+        fe, body = _reduce(mesh, n_modes, (itf,), "beam", stiffening)
+        beam = fm.FlexibleBody("beam", body, stiffening=stiffening)
         X = np.asarray(mesh.points)
         tip = _nearest(X, (X[:, 0].max(), 0.5 * X[:, 1].max(), 0.5 * X[:, 2].max()))
         model = fm.System(gravity=G, name=name)
@@ -183,23 +188,24 @@ def build(name: str, tmp: str | Path):
         from flexcase_models import box_beam_mesh
         mesh = box_beam_mesh(Path(tmp) / "rod.msh", (0.4, 0.01, 0.01), (20, 1, 1),
                              faces=("hole_A", "hole_B"))
-        fe, body = _reduce(mesh, 6, ("hole_A", "hole_B"), "rod")
-        model, slider, extra = slider_crank_torque(body)
+        fe, body = _reduce(mesh, 6, ("hole_A", "hole_B"), "rod", stiffening)
+        model, slider, extra = slider_crank_torque(body, stiffening=stiffening)
         data.update(flexible_data("rod", fe, body, 6, ("hole_A", "hole_B")), **extra)
         data["gravity"] = np.zeros(3)
         return model, data, lambda res: [float(res.body_q("slider")[-1][0])]
 
     if name == "spatial_linkage_7x20":
-        return _spatial_linkage(tmp, data)
+        return _spatial_linkage(tmp, data, stiffening)
     raise SystemExit(f"unknown model '{name}'; known: {', '.join(NAMES)}")
 
 
-def _spatial_linkage(tmp, data):
+def _spatial_linkage(tmp, data, stiffening=False):
     """``spatial_linkage.py``: one reduced link placed seven times; exported once (prefix
     ``link``) with each body's pose ``{body}_r0``, ``{body}_R0`` and the joint table."""
     import spatial_linkage as sl
-    fe, body = _reduce(sl.link_mesh(tmp), sl.N_MODES, ("hole_A", "hole_B"), "link")
-    model, bodies = sl.build(body, gravity=G)
+    fe, body = _reduce(sl.link_mesh(tmp), sl.N_MODES, ("hole_A", "hole_B"), "link",
+                       stiffening)
+    model, bodies = sl.build(body, gravity=G, stiffening=stiffening)
     X = np.asarray(body.points)
     mid = _nearest(X, 0.5 * (np.asarray(body.marker("hole_A").R)
                              + np.asarray(body.marker("hole_B").R)))
@@ -211,7 +217,8 @@ def _spatial_linkage(tmp, data):
     return model, data, lambda res: _node_position(res, bodies["coupler_1"], mid).tolist()
 
 
-def slider_crank_torque(rod_body, *, torque=0.1, a=0.1, slider_mass=0.0756):
+def slider_crank_torque(rod_body, *, torque=0.1, a=0.1, slider_mass=0.0756,
+                        stiffening=False):
     """Rigid crank (steel bar ``a`` x 10 x 10 mm) pivoted at ``R_A - (a, 0, 0)``, flexible
     rod from ``hole_A`` to ``hole_B``, rigid slider (20 mm cube, ``slider_mass`` [kg]) on
     the x axis through ``R_B``; a constant torque ``torque`` [N m] about z on the crank;
@@ -222,7 +229,7 @@ def slider_crank_torque(rod_body, *, torque=0.1, a=0.1, slider_mass=0.0756):
     R_B = np.asarray(rod_body.marker("hole_B").R)
     pivot = R_A - np.array([a, 0.0, 0.0])
     crank = fm.RigidBody.box("crank", (a, 0.01, 0.01), 7850.0, com=(a / 2, 0, 0), r0=pivot)
-    rod = fm.FlexibleBody("rod", rod_body, stiffening=False)
+    rod = fm.FlexibleBody("rod", rod_body, stiffening=stiffening)
     slider = fm.RigidBody.box("slider", (0.02, 0.02, 0.02), slider_mass / 8e-6, r0=R_B.copy())
     model = fm.System(name="slider_crank_torque")
     model.add(fm.Revolute("J1", fm.ground, crank, at=tuple(pivot), axis="z"),
@@ -235,29 +242,71 @@ def slider_crank_torque(rod_body, *, torque=0.1, a=0.1, slider_mass=0.0756):
     return model, slider, extra
 
 
-def run(name: str, tmp: str | Path, export: str | Path | None = None) -> dict:
-    """Build ``name``, write its data to ``export`` (npz), simulate and time it (after a
-    five-step warm-up whose time is returned as ``warmup_s``)."""
-    import logging
+def _timed(model, newton_rtol=None) -> tuple:
+    """``(result, wall time [s])`` of one run over ``T_END``; ``newton_rtol``: the
+    integrator's Newton tolerance (default: ``DEFAULTS.newton_rtol``)."""
     import time
 
     import flexmbs as fm
-    logging.disable(logging.WARNING)
-    model, data, key = build(name, tmp)
-    if export:
-        np.savez(export, **data)
-    # warm-up: the first simulate of a process loads the compiled kernels from numba's
-    # cache (compiles them once after a fresh clone); timed and reported apart, as
-    # Exudyn's import of its compiled module is not in its time either
+    opts = None if newton_rtol is None else {"newton_rtol": float(newton_rtol)}
+    t0 = time.perf_counter()
+    res = fm.simulate(model, T_END, H, rho_inf=RHO_INF, output_dt=T_END,
+                      integrator_options=opts)
+    return res, time.perf_counter() - t0
+
+
+def _warm_up(model) -> float:
+    """Time [s] of a five-step run: the first simulate of a process loads the compiled
+    kernels from numba's cache (compiles them once after a fresh clone); reported apart,
+    as Exudyn's import of its compiled module is not in its time either."""
+    import time
+
+    import flexmbs as fm
     t0 = time.perf_counter()
     fm.simulate(model, 5 * H, H, rho_inf=RHO_INF, output_dt=5 * H)
-    warmup = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    res = fm.simulate(model, T_END, H, rho_inf=RHO_INF, output_dt=T_END)
-    wall = time.perf_counter() - t0
+    return time.perf_counter() - t0
+
+
+def run(name: str, tmp: str | Path, export: str | Path | None = None,
+        newton_rtol: float | None = None, stiffening: bool = False) -> dict:
+    """Build ``name``, write its data to ``export`` (npz), simulate and time it (after a
+    five-step warm-up whose time is returned as ``warmup_s``) with the Newton tolerance
+    ``newton_rtol`` [-] (default: flexmbs's) and geometric stiffening on or off."""
+    import logging
+
+    from flexmbs.integrate.settings import DEFAULTS
+    logging.disable(logging.WARNING)
+    model, data, key = build(name, tmp, stiffening)
+    if export:
+        np.savez(export, **data)
+    warmup = _warm_up(model)
+    res, wall = _timed(model, newton_rtol)
     st = res.stats
     return {"model": name, "steps": st.steps, "wall_s": wall, "steps_per_s": st.steps / wall,
             "warmup_s": warmup,
             "newton_per_step": st.newton_iterations / st.steps, "key": key(res),
-            "note": NOTES[name],
+            "note": NOTES[name], "stiffening": stiffening,
+            "newton_rtol": DEFAULTS.newton_rtol if newton_rtol is None else newton_rtol,
             "redundant": list(getattr(res.dof, "redundant", []) or [])}
+
+
+def ladder(name: str, tmp: str | Path, tolerances) -> dict:
+    """One run of ``name`` per Newton tolerance ``newton_rtol`` (one process, one warm-up):
+    ``{"ladder": [{"tolerance", "key", "steps_per_s", "newton_per_step"}, ...]}``; a
+    tolerance at which the run does not complete gets ``"key": null``."""
+    import logging
+    logging.disable(logging.WARNING)
+    model, _, key = build(name, tmp)
+    _warm_up(model)
+    from flexmbs.errors import ConvergenceError, DivergenceError
+    rows = []
+    for tol in tolerances:
+        try:
+            res, wall = _timed(model, tol)
+        except (ConvergenceError, DivergenceError) as exc:
+            rows.append({"tolerance": tol, "key": None, "error": str(exc)})
+            continue
+        st = res.stats
+        rows.append({"tolerance": tol, "key": key(res), "steps_per_s": st.steps / wall,
+                     "newton_per_step": st.newton_iterations / st.steps})
+    return {"ladder": rows}
