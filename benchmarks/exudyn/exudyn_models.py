@@ -23,6 +23,11 @@ nodal forces ``F = M g`` (one ``LoadForceVector`` per node) instead of Exudyn's
 centre of mass (not conservative once the body deforms; cf. ``UFforceFFRFreducedOrder``
 in exudyn/FEM.py, where the frame's gravity moment is ``G^T (chiU~ m A^T g)``).
 
+``--relative-tolerance TOL``: Newton's ``relativeTolerance`` [-] instead of Exudyn's default
+1e-8; ``--ladder TOL,TOL,...``: one run per tolerance in this process, printed as
+``{"ladder": [{"tolerance", "key", "steps_per_s", "newton_per_step"}, ...]}`` (a failed
+run has ``"key": null``), for the best-peer rule of ``compare.py``.
+
 Output (JSON): steps, wall time of ``Assemble`` + ``SolveDynamic`` [s], steps/s, Newton
 iterations and Jacobian updates (from the stored solver), the key output at t_end, the
 HCB eigenfrequencies [Hz] and the exudyn version.
