@@ -61,6 +61,12 @@ def main() -> None:
     rows = [("no friction", measure(False, args.seconds)),
             ("friction in all 4 joints", measure(True, args.seconds)),
             ("no friction, one idle state", measure(False, args.seconds, stateful=True))]
+    print_table(rows)
+
+
+def print_table(rows) -> None:
+    """``[(name, (cost per step [s], Newton iterations per step))]`` with the ratio to
+    the first row's cost."""
     base = rows[0][1][0]
     print(f"rigid slider-crank, h = {H:g} s, {T_RUN:g} s per run, fastest run")
     print(f"{'model':<30} {'ms/step':>9} {'Newton/step':>12} {'ratio':>7}")

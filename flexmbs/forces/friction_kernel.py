@@ -245,7 +245,7 @@ def friction_residual(r, q, qd, lam_all, C, D, G, fr_int, fr_par):  # pragma: no
 
 
 @njit(cache=True, inline="always")
-def _nonzero_columns(B):  # pragma: no cover - compiled
+def nonzero_columns(B):  # pragma: no cover - compiled
     """The columns of ``B`` with a nonzero entry (the coordinates of the joint's bodies)."""
     d, n = B.shape
     cols = np.empty(n, dtype=np.int64)
@@ -283,7 +283,7 @@ def friction_newton(out, q, qd, lam_all, lam_pos, C, D, G, fr_int, fr_par, cK,
         z0 = fr_int[e, I_Z]
         w = z0 + d
         BtFv = np.zeros((n, d))                 # dQ/dqd = -B^T F_v B
-        cols = _nonzero_columns(B)
+        cols = nonzero_columns(B)
         for j in cols:
             for k in range(d):
                 for i in range(d):

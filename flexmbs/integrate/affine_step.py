@@ -15,8 +15,9 @@ gp, bp, t`` into them.  It is then called two ways:
   Python), or
 * from PETSc directly, through the C function :func:`~flexmbs.integrate.step_kernel.
   affine_residual_c` and the context :meth:`AffineStep.c_context` (systems whose force
-  elements are all linear, ``Q = K q``, e.g. constant torques, or joint friction with
-  its internal states, :mod:`flexmbs.forces.friction_kernel`): no Python frame per
+  elements are all linear, ``Q = K q``, e.g. constant torques, joint friction with
+  its internal states, :mod:`flexmbs.forces.friction_kernel`, or spring-dampers,
+  bushings and point forces, :mod:`flexmbs.forces.spring_kernel`): no Python frame per
   Newton iteration.
 
 Its Newton matrix comes the same two ways: :meth:`AffineStep.newton_dense` and the C
@@ -69,15 +70,16 @@ class AffineStep:
                       np.zeros(st.C0.shape), np.zeros(st.D0.shape))
         self._const = (plan.gravity, act, st.n_rows_all, *pack.args, *st.kernel_data,
                        row, lo, nd)
-        # force elements: linear ones (Q = K q, e.g. a constant torque) and joint friction
-        # (plan.friction) in the kernel, the others added in Python (then PETSc cannot
-        # call the kernel directly); internal states' rows r_z = zd in the kernel
-        fr = plan.friction
+        # force elements: linear ones (Q = K q, e.g. a constant torque), joint friction
+        # (plan.friction) and springs, bushings, point forces (plan.springs) in the
+        # kernel, the others added in Python (then PETSc cannot call the kernel
+        # directly); internal states' rows r_z = zd in the kernel
+        fr, sp = plan.friction, plan.springs
         self._z = np.ascontiguousarray(plan.state_indices, dtype=np.int64)
-        self._fr = (fr.fr_int, fr.fr_par)
+        self._fr = (fr.fr_int, fr.fr_par, sp.sp_int, sp.sp_par, sp.sp_tab)
         self._forces, linear = [], []
         for fb in plan.force_blocks:
-            if fr.covers(fb):
+            if fr.covers(fb) or sp.covers(fb):
                 continue
             K = _linear_force(fb)
             if K is None:
@@ -103,6 +105,8 @@ class AffineStep:
         if self._wd_f.size:
             _, _, _, w, f = self._st.drive_weights(t)
             self._wd_w[:], self._wd_f[:] = w, f
+        if not self.plan.springs.time_free:
+            self.plan.springs.at_time(t)
         self._args = None
         return self
 
@@ -214,8 +218,9 @@ class AffineStep:
     @property
     def time_free(self) -> bool:
         """Whether the residual depends on the time only through ``q0, v0, w0`` (no drive
-        rows, whose weights :meth:`set` computes at each step)."""
-        return not self._wd_f.size
+        rows, whose weights :meth:`set` computes at each step, and no time-varying point
+        forces)."""
+        return not self._wd_f.size and self.plan.springs.time_free
 
     def tables(self) -> tuple[np.ndarray, np.ndarray]:
         """The residual's and the Newton matrix's tables (:func:`~flexmbs.integrate.

@@ -14,7 +14,8 @@ normalisations (:class:`flexmbs.system.stacked.StackedRows`), one call gives
 ``C``, ``D`` that the Newton matrix reuses.  Internal states ``z = q[z_idx]`` of force
 elements (:mod:`flexmbs.forces.states`) have the rows ``r_z = zd - f``: ``zd`` here, and
 in the Newton matrix ``c_C I``; joint friction (``fr_*``, :mod:`flexmbs.forces.
-friction_kernel`) and linear forces are added here, other force elements by the caller.
+friction_kernel`), linear forces and spring-dampers, bushings and point forces (``sp_*``,
+:mod:`flexmbs.forces.spring_kernel`) are added here, other force elements by the caller.
 
 The numpy references: :func:`affine_residual` is ``[r / beta'; g_A]`` of the system's
 ``residual`` and ``constraint`` (the genalpha's Python step function ``F``), and
@@ -34,6 +35,7 @@ from numba import carray, njit, types
 from flexmbs.bodies.ffrf_kernel import bodies_newton_values, bodies_residual
 from flexmbs.compiled import call_c2, f1, f2, f3, f4, f8_pointer, i1, i2, i8_pointer, native
 from flexmbs.forces.friction_kernel import friction_newton, friction_residual
+from flexmbs.forces.spring_kernel import spring_newton, spring_residual
 from flexmbs.kinematics.frame_kernel import stacked_hessian_sum, stacked_rows
 from flexmbs.system.stacked_kernel import drive_rows, stacked_mu
 
@@ -67,7 +69,8 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
                     K_e, K2, H_p,
                     C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst, norm_rows,
                     norm_idx, wd_row, wd_lo, wd_n, wd_w, wd_f, lf_ptr, lf_idx, lf_kptr, lf_K,
-                    g_out, G_out, C_out, D_out, z_idx, fr_int, fr_par):  # pragma: no cover
+                    g_out, G_out, C_out, D_out, z_idx, fr_int, fr_par, sp_int, sp_par,
+                    sp_tab):  # pragma: no cover
     """``F`` of the module docstring written into ``F``, and ``g, G, C, D`` into
     ``*_out``; returns whether all of ``F`` is finite (a finite sum has finite terms).
     Drive rows included (``wd_*``: the time weights of
@@ -99,6 +102,8 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
     if fr_int.shape[0]:
         friction_residual(r, q, qd, _all_multipliers(x, n, active, n_rows, bp), C, D, G,
                           fr_int, fr_par)
+    if sp_int.shape[0]:                          # springs, bushings, point forces
+        spring_residual(r, q, qd, C, D, sp_int, sp_par, sp_tab)
     total = 0.0
     for j in range(n):
         F[j] = r[j] / bp
@@ -123,7 +128,7 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
 #: ``VecGetArray``, ``VecRestoreArray``; a slot for two pointers; ``status``; ``q_last``;
 #: ``scal = [gp, bp]``; then every argument of :func:`affine_residual` after ``F, x`` in
 #: order (``gp, bp`` in ``scal``, ``n_rows`` as a value)
-N_TABLE = 59
+N_TABLE = 62
 
 
 @njit(cache=True)
@@ -143,7 +148,7 @@ def table_residual(F, X, t):  # pragma: no cover - compiled
         i1(t, 35), f2(t, 36), f2(t, 37), f2(t, 38), i1(t, 39), i1(t, 40), i1(t, 41),
         i2(t, 42), i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47), i1(t, 48),
         i1(t, 49), i1(t, 50), f1(t, 51), f1(t, 52), f2(t, 53), f3(t, 54), f4(t, 55),
-        i1(t, 56), i2(t, 57), f2(t, 58))
+        i1(t, 56), i2(t, 57), f2(t, 58), i2(t, 59), f2(t, 60), f2(t, 61))
     q_last = f1(t, 6)
     for i in range(n):
         q_last[i] = X[i]
@@ -195,7 +200,8 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
     Hessian by :func:`~flexmbs.kinematics.frame_kernel.stacked_hessian_sum`, ``G`` from the
     rows at ``q`` (the residual's buffers when it was last evaluated at this ``q``), the
     linear forces of :func:`affine_residual` as ``-c_K K_k``, the states' ``c_C I`` and
-    the joint friction's terms (:func:`~flexmbs.forces.friction_kernel.friction_newton`).
+    the joint friction's terms (:func:`~flexmbs.forces.friction_kernel.friction_newton`)
+    and the springs' (:func:`~flexmbs.forces.spring_kernel.spring_newton`).
     ``t``: the table of :func:`affine_residual_c`; ``nt``: the Newton table.  Returns
     whether every entry is finite."""
     q0, v0, w0, scal = f1(t, 8), f1(t, 9), f1(t, 10), f1(t, 7)
@@ -271,6 +277,9 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
             lam_pos[act[k]] = k
         friction_newton(out, q, qd, _all_multipliers(x, n, act, n_rows, bp), lam_pos, C, D,
                         G, fr_int, f2(t, 58), cK, cC)
+    sp_int = i2(t, 59)
+    if sp_int.shape[0]:                          # springs, bushings, point forces
+        spring_newton(out, q, qd, C, D, sp_int, f2(t, 60), f2(t, 61), cK, cC)
     total = 0.0
     for i in range(N):
         for j in range(N):

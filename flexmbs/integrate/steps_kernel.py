@@ -36,7 +36,7 @@ from flexmbs.compiled import f1
 
 from .genalpha_kernel import predict, update
 from .increments_kernel import block_maxima, decide
-from .step_kernel import newton_dense, table_residual
+from .step_kernel import N_TABLE, newton_dense, table_residual
 
 #: :func:`run_steps` ends: landed on the target, took ``max_steps``, or a step to redo
 TARGET, CHUNK, REDO = 1, 2, 3
@@ -268,7 +268,7 @@ def warm() -> None:
     the first import of an installation, :mod:`flexmbs.kernel_cache`): zero steps, so
     no array is read."""
     z, zi = np.zeros(1), np.zeros(1, dtype=np.int64)
-    tab = np.zeros((59, 5), dtype=np.int64)
+    tab = np.zeros((N_TABLE, 5), dtype=np.int64)
     run_steps(z, z, z, z, z, np.zeros(6), np.zeros(10, dtype=np.int64),
               np.zeros(N_CONSTS), 0, z, z, z, np.zeros((1, 1)), np.zeros((1, 1)),
               np.zeros((1, 1)), zi, tab, tab.copy(), z, z, zi, z, zi, np.zeros(4))

@@ -6,7 +6,8 @@ A system whose bodies are all floating frames (rigid or flexible: one
 drives of them and normalisations (a complete :class:`~flexmbs.system.stacked.StackedRows`)
 has its residual ``r(q, qd, qdd) + G^T lam`` and rows ``g(q)`` in compiled kernels, with
 the rows ``zd`` of the internal states of force elements and joint friction
-(:class:`~flexmbs.system.friction_pack.FrictionPack`).  An
+(:class:`~flexmbs.system.friction_pack.FrictionPack`), and spring-dampers, bushings and
+point forces (:class:`~flexmbs.system.spring_pack.SpringPack`).  An
 :class:`AffinePlan` hands those kernels' constant arguments over, and takes back the rows
 and frames a compiled call evaluated (so the system's next ``constraint`` or
 ``newton_matrix`` at that ``q`` reuses them, :meth:`AffinePlan.remember`).
@@ -30,9 +31,12 @@ class AffinePlan:
     state_indices : the internal states of force elements in ``q`` (int64)
     friction : the joint friction elements the kernels cover
         (:class:`~flexmbs.system.friction_pack.FrictionPack`)
+    springs : the spring-dampers, bushings and point forces the kernels cover
+        (:class:`~flexmbs.system.spring_pack.SpringPack`)
     """
 
-    def __init__(self, pack, stacked, rows, gravity, force_blocks, state_indices, friction):
+    def __init__(self, pack, stacked, rows, gravity, force_blocks, state_indices, friction,
+                 springs):
         self.pack, self.stacked = pack, stacked
         self.active = np.flatnonzero(rows.active).astype(np.int64)
         self.active_key = rows.layout.active_key
@@ -40,6 +44,7 @@ class AffinePlan:
         self.force_blocks = force_blocks
         self.state_indices = np.asarray(state_indices, dtype=np.int64)
         self.friction = friction
+        self.springs = springs
         self._rows = rows
 
     def remember(self, q_key: bytes, t: float, g, G, C, D) -> None:

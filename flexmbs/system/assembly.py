@@ -36,6 +36,7 @@ from flexmbs.system.contacts import ContactTerms
 from flexmbs.system.constraint_rows import ConstraintRows
 from flexmbs.system.force_terms import ForceTerms
 from flexmbs.system.friction_pack import FrictionPack
+from flexmbs.system.spring_pack import SpringPack
 from flexmbs.system.layout import Layout
 from flexmbs.system.sparse import CSRMatrix, Grids
 from flexmbs.system.tangent import TangentAssembly
@@ -156,7 +157,8 @@ class AssembledSystem:
         plan = None
         if pack is not None and st is not None and st.complete:
             plan = AffinePlan(pack, st, self.constraint_rows, self.gravity, self.force_blocks,
-                              self.state_indices, FrictionPack.of(self.layout, st))
+                              self.state_indices, FrictionPack.of(self.layout, st),
+                              SpringPack.of(self.layout, st))
         self._plan_cache = (key, plan)
         return plan
 

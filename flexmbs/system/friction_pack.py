@@ -19,6 +19,7 @@ from flexmbs.forces import friction_kernel, friction_reference
 from flexmbs.forces.bristle import DAMPING_VELOCITY, SMOOTHING
 from flexmbs.forces.friction_columns import KIND_CODES, N_INT, N_PAR
 from flexmbs.forces.joint_friction import JointFriction
+from flexmbs.system.stacked import check_frames
 
 
 class FrictionPack:
@@ -75,11 +76,7 @@ class FrictionPack:
             if a.shape != shape:
                 raise ValueError(f"FrictionPack {self.names}: {name} must have shape "
                                  f"{shape}, got {a.shape}")
-        C, D = out[3], out[4]
-        if C.ndim != 3 or C.shape[0] < M or C.shape[1:] != (4, 3) \
-                or D.shape != (*C.shape, n):
-            raise ValueError(f"FrictionPack {self.names}: C must have shape (M >= {M}, 4, "
-                             f"3) and D (M, 4, 3, {n}), got {C.shape} and {D.shape}")
+        check_frames(f"FrictionPack {self.names}", out[3], out[4], M, n)
         return out
 
     def residual(self, r, q, qd, lam_all, C, D, G) -> None:

@@ -17,8 +17,10 @@ with global selection matrices ``S_alpha``, ``S_beta`` (R, 4M):
     g = sum_i alpha_i beta_i,   dg = alpha . dbeta + beta . dalpha.
 
 Drives (``WeightedRow``) combine their label rows with the time weights afterwards.
-Joints of other kinds, markers on point masses and the Euler-parameter normalisations are
-left to the caller (:meth:`StackedRows.handles`).  Used only for systems of at most
+The markers of the force elements that the compiled force kernel covers
+(:mod:`flexmbs.forces.spring_kernel`) are stacked too, after the joints'.  Joints of
+other kinds, markers on point masses and the Euler-parameter normalisations are left to
+the caller (:meth:`StackedRows.handles`).  Used only for systems of at most
 :data:`MAX_N` coordinates (``D`` is dense in ``q``); above, the same rows come sparse
 from :class:`flexmbs.system.local_rows.LocalRows` (both on :class:`LabelRowSet`).
 """
@@ -28,6 +30,7 @@ import numpy as np
 
 from flexmbs.constraints.rows import LabelRows, WeightedRow
 from flexmbs.compiled import arg, backend
+from flexmbs.forces.spring_columns import kind_code
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics import frame_kernel, frame_reference
 
@@ -38,6 +41,14 @@ def _on_point_mass(marker) -> bool:
     """A marker on a point mass (3 coordinates ``r``, no rotation): its frame is the
     constant ``[s, R]`` moved by ``r`` (in the kernels: ``start = -(offset + 2)``)."""
     return getattr(marker.body, "n_coords", 0) == 3
+
+
+def check_frames(who: str, C, D, M: int, n: int) -> None:
+    """Raise ``ValueError`` naming ``who`` unless ``C`` is (>= M, 4, 3) and ``D``
+    (C.shape, n): stacked frames for a kernel that reads ``M`` markers."""
+    if C.ndim != 3 or C.shape[0] < M or C.shape[1:] != (4, 3) or D.shape != (*C.shape, n):
+        raise ValueError(f"{who}: C must have shape (M >= {M}, 4, 3) and D (M, 4, 3, {n}), "
+                         f"got {C.shape} and {D.shape}")
 
 
 class LabelRowSet:
@@ -157,6 +168,7 @@ class StackedRows(LabelRowSet):
 
     def __init__(self, layout):
         super().__init__(layout)
+        self.force_markers = self._add_force_markers(layout)
         N, markers, entries = self.N, self.markers, self.entries
         self.last_key = None
         M, R = len(markers), self.R
@@ -179,6 +191,26 @@ class StackedRows(LabelRowSet):
         #: the arguments of :func:`~flexmbs.kinematics.frame_kernel.stacked_rows` between
         #: ``q`` and ``n_rows`` (:meth:`_pack`)
         self.kernel_data = self._pack(markers)
+
+    def _add_force_markers(self, layout) -> dict:
+        """Append the markers of the force elements the compiled force kernel covers
+        (:func:`flexmbs.forces.spring_columns.kind_code`) to :attr:`markers`; returns
+        ``{force block index: its markers' indices}``."""
+        index = {id(mk): m for m, (mk, _) in enumerate(self.markers)}
+        out = {}
+        for fi, fb in enumerate(layout.force_blocks):
+            if kind_code(fb.element) is None or fb.n_own != len(fb.markers):
+                continue
+            ms = []
+            for mk, off in zip(fb.markers, fb.offsets):
+                if id(mk) not in index:
+                    index[id(mk)] = len(self.markers)
+                    ground = off is None or getattr(mk.body, "is_ground", False)
+                    self.markers.append((mk, None if ground else
+                                         layout.body_slices[mk.body.name]))
+                ms.append(index[id(mk)])
+            out[fi] = tuple(ms)
+        return out
 
     def _pack(self, markers) -> tuple:
         """The arguments of :func:`~flexmbs.kinematics.frame_kernel.stacked_rows` before
