@@ -158,9 +158,11 @@ def poses_and_jacobians(tree: Tree, beta: np.ndarray) -> tuple[list, list, list]
     return A, r, J
 
 
-def forward_flexible(tree: Tree, beta: np.ndarray, betad: np.ndarray) -> FlexibleTreeKinematics:
-    """The sweep at ``(beta, betad)`` with ``ahat`` (module doc)."""
-    A, r, J = poses_and_jacobians(tree, beta)
+def forward_flexible(tree: Tree, beta: np.ndarray, betad: np.ndarray,
+                     pose: tuple | None = None) -> FlexibleTreeKinematics:
+    """The sweep at ``(beta, betad)`` with ``ahat`` (module doc); ``pose``: the
+    ``(A, r, J)`` of :func:`poses_and_jacobians` at ``beta`` if already made."""
+    A, r, J = poses_and_jacobians(tree, beta) if pose is None else pose
     speed = np.abs(betad).max(initial=0.0)
     if speed == 0.0:
         ahat = [np.zeros(6) for _ in J]
