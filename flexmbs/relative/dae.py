@@ -252,8 +252,7 @@ class RelativeDAE:
         n_e = len(self.tree.e_rows)
         mu_b = np.zeros(self.absolute.n_lam)
         mu_b[self.cut_rows] = lam[n_e:]
-        e_ref = [q_b[s][3:7] for s in (self.absolute.body_slices[b.name]
-                                       for b in self.tree.bodies)]
+        e_ref = [q_b[self.absolute.body_slices[b.name]][3:7] for b in self.tree.bodies]
         derivatives = T_derivatives(lambda x: self.velocity_map_at(x, e_ref), q, qd, T)
         K, C, M = projected_tangent(T, derivatives,
                                     self.absolute.tangent(q_b, qd_b, qdd_b, mu_b, t),
@@ -308,10 +307,45 @@ class RelativeDAE:
         return g_t, gamma
 
     def constraint_force_jacobian(self, q, mu, t):
-        return sp.csr_matrix(_central(lambda x: self.constraint_jacobian(x, t).T @ mu, q))
+        """``d(G^T mu)/dbeta``; for a flexible tree ``2 mu_j E`` on the normalised
+        quaternions plus ``T^T d(C_b^T mu_b)/dq_b T + [dT_k^T C_b^T mu_b]_k``."""
+        if not self.tree.flexible:
+            return sp.csr_matrix(_central(lambda x: self.constraint_jacobian(x, t).T @ mu, q))
+        q, mu = np.asarray(q, float), np.asarray(mu, float)
+        out = np.zeros((self.n_q, self.n_q))
+        for k, s in enumerate(self.tree.e_rows):
+            out[s, s] += 2.0 * mu[k] * np.eye(s.stop - s.start)
+        if len(self.cut_rows):
+            q_b, T, dT, G_b = self._cut_derivatives(q, t)
+            mu_b = np.zeros(self.absolute.n_lam)
+            mu_b[self.cut_rows] = mu[len(self.tree.e_rows):]
+            H = self.absolute.constraint_force_jacobian(q_b, mu_b, t)
+            out += T.T @ (H @ T) + np.column_stack([d.T @ (G_b.T @ mu_b) for d in dT])
+        return sp.csr_matrix(out)
 
     def constraint_velocity_jacobian(self, q, v, t):
-        return sp.csr_matrix(_central(lambda x: self.constraint_jacobian(x, t) @ v, q))
+        """``d(G v)/dbeta``; for a flexible tree ``2 v_j^T`` on the normalisations and
+        ``(d(C_b w)/dq_b) T + C_b [dT_k v]_k`` (``w = T v``) on the cut rows."""
+        if not self.tree.flexible:
+            return sp.csr_matrix(_central(lambda x: self.constraint_jacobian(x, t) @ v, q))
+        q, v = np.asarray(q, float), np.asarray(v, float)
+        out = np.zeros((self.n_lam, self.n_q))
+        for k, s in enumerate(self.tree.e_rows):
+            out[k, s] = 2.0 * v[s]
+        if len(self.cut_rows):
+            q_b, T, dT, G_b = self._cut_derivatives(q, t)
+            H = self.absolute.constraint_velocity_jacobian(q_b, T @ v, t)
+            out[len(self.tree.e_rows):] = (H @ T)[self.cut_rows] + (
+                G_b @ np.column_stack([d @ v for d in dT]))[self.cut_rows]
+        return sp.csr_matrix(out)
+
+    def _cut_derivatives(self, q, t):
+        """``(q_b, T, [dT/dbeta_k], C_b)`` of a flexible tree at ``q`` (all active rows
+        of ``C_b``)."""
+        q_b, _, T, _ = self.absolute_coordinates(q)
+        e_ref = [q_b[self.absolute.body_slices[b.name]][3:7] for b in self.tree.bodies]
+        dT = T_derivatives(lambda x: self.velocity_map_at(x, e_ref), q, np.zeros_like(q), T)[0]
+        return q_b, T, dT, self.absolute.constraint_jacobian(q_b, t).toarray()
 
 
 def _central(f, x) -> np.ndarray:

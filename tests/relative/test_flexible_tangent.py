@@ -63,3 +63,22 @@ def test_tangent_equals_differences_of_the_residual(rod, make):
         errs = [column_error(*p) for p in ((K, K_fd), (C, C_fd), (M, M_fd))]
         print(f"{make.__name__}: K, C, M against differences: " + ", ".join(f"{e:.1e}" for e in errs))
         assert max(errs) < 1e-5
+
+
+def test_constraint_jacobians_equal_differences(rod):
+    """``d(G^T mu)/dbeta`` and ``d(G v)/dbeta`` of the slider-crank's cut joint and
+    drive against central differences of ``G`` (it holds no elastic forces: small steps)."""
+    rng = np.random.default_rng(5)
+    dae = RelativeDAE(closed_crank(rod).validate())
+    dae.drop_redundant(dae.initial_q())
+    beta = in_plane_state(dae, rng)[0]
+    mu, v = rng.normal(0.0, 10.0, dae.n_lam), rng.normal(0.0, 3.0, dae.n_q)
+    G = lambda x: dae.constraint_jacobian(x, 0.0).toarray()  # noqa: E731
+    h = 1e-4 / np.maximum(np.abs(dae.absolute_coordinates(beta)[2]).max(axis=0), 1.0)
+    F_fd = five_point(lambda x: G(x).T @ mu, beta, h)
+    V_fd = five_point(lambda x: G(x) @ v, beta, h)
+    F = dae.constraint_force_jacobian(beta, mu, 0.0).toarray()
+    V = dae.constraint_velocity_jacobian(beta, v, 0.0).toarray()
+    errs = column_error(F, F_fd), column_error(V, V_fd)
+    print(f"d(G^T mu)/dbeta, d(G v)/dbeta against differences: {errs[0]:.1e}, {errs[1]:.1e}")
+    assert max(errs) < 1e-6
