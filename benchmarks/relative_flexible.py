@@ -2,15 +2,23 @@
 docs/relative.md) against the descriptor form (absolute), in one run (not a test).
 
 The flexible slider-crank of ``flexible_steps.py`` (rigid crank driven at 150 rad/s, rod
-0.4 x 0.01 x 0.01 m hex27 20x1x1 with 6 fixed-interface modes, rigid slider, the loop
+0.4 x 0.01 x 0.01 m hex27 20x1x1 with 12 fixed-interface modes, rigid slider, the loop
 closed by the prismatic cut joint): generalized-alpha, rho_inf = 0.9, h = 1 ms over
 ``--t-end`` seconds after a five-step warm-up of each form (it loads the compiled
-kernels).  Prints the cost per step of each form and the largest difference of the
-slider position [m] and of the rod's elastic coordinates between them (each form
-carries its own O(h^2) error, so the difference is of that size, not the round-off).
+kernels).  Prints the cost per step of each form, its Newton iterations per step, and
+the largest difference of the slider position [m] and of the rod's elastic coordinates
+between them (each form carries its own O(h^2) error, so the difference is of that
+size, not the round-off).
+
+``--converge H ...`` runs instead the agreement check of docs/relative.md: the rod with
+``--modes`` (2) fixed-interface modes damped at ``--zeta`` (0.7) of critical, linear
+elastic, both forms at each step ``H`` (halving) with Newton to 1e-10 relative; it
+prints each form's changes between successive steps, the forms' differences at each
+step and the difference of their Richardson extrapolations (order 2).
 
     .venv/bin/python benchmarks/relative_flexible.py              # 0.2 s
     .venv/bin/python benchmarks/relative_flexible.py --t-end 1.0
+    .venv/bin/python benchmarks/relative_flexible.py --converge 1e-3 5e-4 2.5e-4 --t-end 1.0
 """
 from __future__ import annotations
 
@@ -77,7 +85,8 @@ def converge(model, steps: list[float], t_end: float) -> None:
                                          for a, b in zip(d, d[1:])) + " |")
     for h in steps:
         e = np.abs(x["absolute", h] - x["relative", h]).max(axis=0)
-        print(f"forms apart at h = {h * 1e3:g} ms: slider x {e[0]:.2e} m, rod q_e {e[1:].max():.2e}")
+        print(f"forms apart at h = {h * 1e3:g} ms: slider x {e[0]:.2e} m, "
+              f"rod q_e {e[1:].max():.2e}")
     for a, b in zip(steps, steps[1:]):
         ext = {f: x[f, b] + (x[f, b] - x[f, a]) / 3.0 for f in ("absolute", "relative")}
         e = np.abs(ext["absolute"] - ext["relative"]).max(axis=0)

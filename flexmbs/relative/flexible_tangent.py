@@ -2,9 +2,10 @@
 descriptor form's analytic tangent carried through the map ``T = dq_b/dbeta``.
 
 With ``r = T^T rt_b(q_b, T betad, T betadd + Td betad, t) + [2 e_j^T]^T lam_e``,
-``rt_b = r_b + C_b^T mu_b`` the descriptor residual with the cut rows' multipliers
-``mu_b`` (the cut part of ``lam`` on the descriptor rows, zero elsewhere) and
-``K_b, C_b, M_b`` its tangent (``K_b`` with ``d(C_b^T mu_b)/dq_b``):
+``rt_b = r_b + G_b^T mu_b`` the descriptor residual with the cut rows' multipliers
+``mu_b`` (the cut part of ``lam`` on the descriptor rows, zero elsewhere; ``G_b`` the
+descriptor rows' Jacobian, the ``C_b`` of :mod:`flexmbs.relative.dae`) and
+``K_b, C_b, M_b`` its tangent (``K_b`` with ``d(G_b^T mu_b)/dq_b``):
 
     K[:, k] = T^T (K_b T_k + C_b dT_k betad + M_b (dT_k betadd + dTd_k betad))
               + dT_k^T rt_b + 2 lam_e E (on each normalised quaternion),

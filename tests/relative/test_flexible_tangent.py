@@ -61,7 +61,8 @@ def test_tangent_equals_differences_of_the_residual(rod, make):
         C_fd = five_point(lambda x: dae.residual(beta, x, betadd, lam, t), betad, 1e3 * h)
         M_fd = five_point(lambda x: dae.residual(beta, betad, x, lam, t), betadd, 1e3 * h)
         errs = [column_error(*p) for p in ((K, K_fd), (C, C_fd), (M, M_fd))]
-        print(f"{make.__name__}: K, C, M against differences: " + ", ".join(f"{e:.1e}" for e in errs))
+        print(f"{make.__name__}: K, C, M against differences: "
+              + ", ".join(f"{e:.1e}" for e in errs))
         assert max(errs) < 1e-5
 
 
