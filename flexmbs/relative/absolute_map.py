@@ -26,25 +26,44 @@ def absolute_state(tree: Tree, kin: TreeKinematics, J: list, ahat: list, body_sl
                    n_q: int, beta=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(q_b, T, Td betad)`` on the layout ``body_slices`` (n_q coordinates); ``beta``
     gives the flexible bodies' modal coordinates (needed if the tree has any)."""
+    es = body_quaternions(kin.A)
+    T = velocity_map(tree, es, J, body_slices, n_q)
     q = np.zeros(n_q)
-    T = np.zeros((n_q, tree.n_beta))
     Tdbd = np.zeros(n_q)
     for i, body in enumerate(tree.bodies):
         s = body_slices[body.name]
-        e = e_from_matrix(kin.A[i])
-        G = G_of(e)
         omega = kin.v[i][:3]
-        ed = 0.5 * G.T @ omega
-        q[s.start:s.start + 7] = np.concatenate([kin.r[i], e])
-        T[s.start:s.start + 3] = J[i][3:]
-        T[s.start + 3:s.start + 7] = 0.5 * G.T @ J[i][:3]
+        ed = 0.5 * G_of(es[i]).T @ omega
+        q[s.start:s.start + 7] = np.concatenate([kin.r[i], es[i]])
         Tdbd[s.start:s.start + 7] = np.concatenate(
-            [ahat[i][3:], 0.5 * G_of(ed).T @ omega + 0.5 * G.T @ ahat[i][:3]])
+            [ahat[i][3:], 0.5 * G_of(ed).T @ omega + 0.5 * G_of(es[i]).T @ ahat[i][:3]])
         qe = tree.joints[i].qe
         if qe.stop > qe.start:
             q[s.start + 7:s.stop] = beta[qe]
-            T[s.start + 7:s.stop, qe] = np.eye(qe.stop - qe.start)
     return q, T, Tdbd
+
+
+def body_quaternions(A: list, e_ref: list | None = None) -> list:
+    """Unit Euler parameters ``e_i`` of the bodies' rotations ``A[i]``, each with the sign
+    of ``e_ref[i]`` if given (so that ``e`` is continuous about a reference pose)."""
+    es = [e_from_matrix(a) for a in A]
+    if e_ref is not None:
+        es = [-e if e @ f < 0.0 else e for e, f in zip(es, e_ref, strict=True)]
+    return es
+
+
+def velocity_map(tree: Tree, es: list, J: list, body_slices: dict, n_q: int) -> np.ndarray:
+    """``T = dq_b/dbeta`` (n_q, n_beta) from the bodies' Euler parameters ``es`` and twist
+    Jacobians ``J`` (module doc)."""
+    T = np.zeros((n_q, tree.n_beta))
+    for i, body in enumerate(tree.bodies):
+        s = body_slices[body.name]
+        T[s.start:s.start + 3] = J[i][3:]
+        T[s.start + 3:s.start + 7] = 0.5 * G_of(es[i]).T @ J[i][:3]
+        qe = tree.joints[i].qe
+        if qe.stop > qe.start:
+            T[s.start + 7:s.stop, qe] = np.eye(qe.stop - qe.start)
+    return T
 
 
 def body_wrenches(tree: Tree, body_slices: dict, q_b: np.ndarray, Q: np.ndarray) -> list:

@@ -23,8 +23,11 @@ the descriptor form projected on the joint velocities (THEORY (2.82)):
 ``r_b`` the bodies' residuals with the force elements (the descriptor residual at
 ``lam = 0``), ``M_b`` its mass matrix.
 
-``K = dr/dbeta`` and ``C = dr/dbetad`` are central differences of ``r`` (step
-``1e-7 (1 + |x|)``), dense: the joint coordinates are few.
+For a rigid tree ``K = dr/dbeta`` and ``C = dr/dbetad`` are central differences of
+``r`` (step ``1e-7 (1 + |x|)``), dense: the joint coordinates are few; for a flexible
+tree they are the descriptor form's tangent carried through ``T``
+(:mod:`flexmbs.relative.flexible_tangent`).  The poses, ``J`` and ``T`` at a ``beta``
+are made once (memoised on its bytes) for the residual, the rows and their Jacobian.
 """
 from __future__ import annotations
 
@@ -33,8 +36,14 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from flexmbs.relative import nonrecursive, recursive
-from flexmbs.relative.absolute_map import absolute_state, body_wrenches
+from flexmbs.relative.absolute_map import (
+    absolute_state,
+    body_quaternions,
+    body_wrenches,
+    velocity_map,
+)
 from flexmbs.relative.flexible_kinematics import forward_flexible, poses_and_jacobians
+from flexmbs.relative.flexible_tangent import T_derivatives, projected_tangent
 from flexmbs.relative.kinematics import forward
 from flexmbs.relative.tree import build_tree
 from flexmbs.system.model import System
@@ -110,7 +119,7 @@ class RelativeDAE:
     def _absolute(self, beta, betad):
         beta = np.asarray(beta, float)
         if self.tree.flexible:
-            kin = forward_flexible(self.tree, beta, betad)
+            kin = forward_flexible(self.tree, beta, betad, self._pose(beta))
             J, ahat = kin.J, kin.ahat
         else:
             kin = forward(self.tree, beta, betad)
@@ -118,6 +127,20 @@ class RelativeDAE:
         q_b, T, Tdbd = absolute_state(self.tree, kin, J, ahat, self.absolute.body_slices,
                                       self.absolute.n_q, beta)
         return q_b, T @ betad, T, Tdbd
+
+    def _pose(self, beta) -> tuple:
+        """``(A, r, J)`` of the flexible tree at ``beta``, memoised on its bytes."""
+        key = beta.tobytes()
+        if self._memo.get("pose", (None,))[0] != key:
+            self._memo["pose"] = (key, poses_and_jacobians(self.tree, beta))
+        return self._memo["pose"][1]
+
+    def velocity_map_at(self, beta, e_ref=None) -> np.ndarray:
+        """``T(beta)`` of a flexible tree (one sweep), its Euler parameters with the
+        signs of ``e_ref`` (one per body) if given."""
+        A, _, J = poses_and_jacobians(self.tree, np.asarray(beta, float))
+        return velocity_map(self.tree, body_quaternions(A, e_ref), J,
+                            self.absolute.body_slices, self.absolute.n_q)
 
     def initial_q(self) -> np.ndarray:
         return self.tree.beta0()
@@ -214,9 +237,29 @@ class RelativeDAE:
         return nonrecursive.mass_and_bias(self.tree, kin, self.gravity)[0]
 
     def tangent(self, q, qd, qdd, lam, t):
+        if self.tree.flexible:
+            return tuple(sp.csr_matrix(x) for x in self._flexible_tangent(q, qd, qdd, lam, t))
         K = _central(lambda x: self.residual(x, qd, qdd, lam, t), q)
         C = _central(lambda x: self.residual(q, x, qdd, lam, t), qd)
         return sp.csr_matrix(K), sp.csr_matrix(C), sp.csr_matrix(self.mass_matrix(q))
+
+    def _flexible_tangent(self, q, qd, qdd, lam, t):
+        """Dense ``(K, C, M)`` of a flexible tree (:mod:`flexmbs.relative.flexible_tangent`)."""
+        q, qd, qdd = (np.asarray(x, float) for x in (q, qd, qdd))
+        lam = np.asarray(lam, float)
+        q_b, qd_b, T, Tdbd = self.absolute_coordinates(q, qd)
+        qdd_b = T @ qdd + Tdbd
+        n_e = len(self.tree.e_rows)
+        mu_b = np.zeros(self.absolute.n_lam)
+        mu_b[self.cut_rows] = lam[n_e:]
+        e_ref = [q_b[self.absolute.body_slices[b.name]][3:7] for b in self.tree.bodies]
+        derivatives = T_derivatives(lambda x: self.velocity_map_at(x, e_ref), q, qd, T)
+        K, C, M = projected_tangent(T, derivatives,
+                                    self.absolute.tangent(q_b, qd_b, qdd_b, mu_b, t),
+                                    self.absolute.residual(q_b, qd_b, qdd_b, mu_b, t), qd, qdd)
+        for k, s in enumerate(self.tree.e_rows):
+            K[s, s] += 2.0 * lam[k] * np.eye(s.stop - s.start)
+        return K, C, M
 
     # -- constraints ----------------------------------------------------------------------
     def constraint(self, q, t):
@@ -264,10 +307,45 @@ class RelativeDAE:
         return g_t, gamma
 
     def constraint_force_jacobian(self, q, mu, t):
-        return sp.csr_matrix(_central(lambda x: self.constraint_jacobian(x, t).T @ mu, q))
+        """``d(G^T mu)/dbeta``; for a flexible tree ``2 mu_j E`` on the normalised
+        quaternions plus ``T^T d(C_b^T mu_b)/dq_b T + [dT_k^T C_b^T mu_b]_k``."""
+        if not self.tree.flexible:
+            return sp.csr_matrix(_central(lambda x: self.constraint_jacobian(x, t).T @ mu, q))
+        q, mu = np.asarray(q, float), np.asarray(mu, float)
+        out = np.zeros((self.n_q, self.n_q))
+        for k, s in enumerate(self.tree.e_rows):
+            out[s, s] += 2.0 * mu[k] * np.eye(s.stop - s.start)
+        if len(self.cut_rows):
+            q_b, T, dT, G_b = self._cut_derivatives(q, t)
+            mu_b = np.zeros(self.absolute.n_lam)
+            mu_b[self.cut_rows] = mu[len(self.tree.e_rows):]
+            H = self.absolute.constraint_force_jacobian(q_b, mu_b, t)
+            out += T.T @ (H @ T) + np.column_stack([d.T @ (G_b.T @ mu_b) for d in dT])
+        return sp.csr_matrix(out)
 
     def constraint_velocity_jacobian(self, q, v, t):
-        return sp.csr_matrix(_central(lambda x: self.constraint_jacobian(x, t) @ v, q))
+        """``d(G v)/dbeta``; for a flexible tree ``2 v_j^T`` on the normalisations and
+        ``(d(C_b w)/dq_b) T + C_b [dT_k v]_k`` (``w = T v``) on the cut rows."""
+        if not self.tree.flexible:
+            return sp.csr_matrix(_central(lambda x: self.constraint_jacobian(x, t) @ v, q))
+        q, v = np.asarray(q, float), np.asarray(v, float)
+        out = np.zeros((self.n_lam, self.n_q))
+        for k, s in enumerate(self.tree.e_rows):
+            out[k, s] = 2.0 * v[s]
+        if len(self.cut_rows):
+            q_b, T, dT, G_b = self._cut_derivatives(q, t)
+            H = self.absolute.constraint_velocity_jacobian(q_b, T @ v, t)
+            out[len(self.tree.e_rows):] = (H @ T)[self.cut_rows] + (
+                G_b @ np.column_stack([d @ v for d in dT]))[self.cut_rows]
+        return sp.csr_matrix(out)
+
+    def _cut_derivatives(self, q, t):
+        """``(q_b, T, [dT/dbeta_k], C_b)`` of a flexible tree at ``q`` (all active rows
+        of ``C_b``)."""
+        q_b, _, T, _ = self.absolute_coordinates(q)
+        e_ref = [q_b[self.absolute.body_slices[b.name]][3:7] for b in self.tree.bodies]
+        dT = T_derivatives(lambda x: self.velocity_map_at(x, e_ref), q, np.zeros_like(q), T)[0]
+        return q_b, T, dT, self.absolute.constraint_jacobian(q_b, t).toarray()
 
 
 def _central(f, x) -> np.ndarray:

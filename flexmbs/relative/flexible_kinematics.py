@@ -34,10 +34,15 @@ import numpy as np
 
 from flexmbs.kinematics.rotation import A_of, G_of, tilde
 from flexmbs.relative.kinematics import transfer
+from flexmbs.relative.newton_euler import cross
 from flexmbs.relative.tree import Tree
 
 #: displacement ``h |betad|_inf`` of the central difference of ``J`` along the motion
 MOTION_STEP = 1e-6
+
+#: the rotation of a marker that does not deform (read-only, shared)
+E3 = np.eye(3)
+E3.flags.writeable = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,11 +95,11 @@ def elastic_rotation(a: np.ndarray, theta: np.ndarray, second: bool = False
     ``n ~ a + theta x a``; on its second (rows use ``x_Q``, ``y_Q``, so the axis is
     ``x_Q x y_Q``) ``n ~ a + theta x a + (theta.a) theta``.  Such joints see the same
     axis in both forms; the other axes agree to first order in ``theta``."""
-    m, dm = a + np.cross(theta, a), -tilde(a)
+    m, dm = a + cross(theta, a), -tilde(a)
     if second:
         m, dm = m + (a @ theta) * theta, dm + np.outer(theta, a) + (a @ theta) * np.eye(3)
     n, dn = _unit(m, dm)
-    e_t, de_t = _unit(np.concatenate([[1.0 + a @ n], np.cross(a, n)]),
+    e_t, de_t = _unit(np.concatenate([[1.0 + a @ n], cross(a, n)]),
                       np.vstack([a @ dn, tilde(a) @ dn]))
     phi = a @ theta
     e_s = np.concatenate([[np.cos(0.5 * phi)], np.sin(0.5 * phi) * a])
@@ -113,9 +118,9 @@ def elastic_marker(marker, qe, second: bool) -> tuple:
     ``second``: the marker is its joint's second); ``(s, E, None, None)`` on a rigid body
     or the ground."""
     if marker.Phi is None or not len(qe) or not _deforms(marker):
-        return marker.s, np.eye(3), None, None
+        return marker.s, E3, None, None
     if not np.any(marker.Psi):                 # translation only: D = E
-        return marker.s + marker.Phi @ qe, np.eye(3), np.zeros_like(marker.Psi), marker.Phi
+        return marker.s + marker.Phi @ qe, E3, np.zeros_like(marker.Psi), marker.Phi
     e_D, de = elastic_rotation(marker.R[:, 2], marker.Psi @ qe, second)
     return (marker.s + marker.Phi @ qe, A_of(e_D), 2.0 * G_of(e_D) @ de @ marker.Psi,
             marker.Phi)
@@ -158,9 +163,11 @@ def poses_and_jacobians(tree: Tree, beta: np.ndarray) -> tuple[list, list, list]
     return A, r, J
 
 
-def forward_flexible(tree: Tree, beta: np.ndarray, betad: np.ndarray) -> FlexibleTreeKinematics:
-    """The sweep at ``(beta, betad)`` with ``ahat`` (module doc)."""
-    A, r, J = poses_and_jacobians(tree, beta)
+def forward_flexible(tree: Tree, beta: np.ndarray, betad: np.ndarray,
+                     pose: tuple | None = None) -> FlexibleTreeKinematics:
+    """The sweep at ``(beta, betad)`` with ``ahat`` (module doc); ``pose``: the
+    ``(A, r, J)`` of :func:`poses_and_jacobians` at ``beta`` if already made."""
+    A, r, J = poses_and_jacobians(tree, beta) if pose is None else pose
     speed = np.abs(betad).max(initial=0.0)
     if speed == 0.0:
         ahat = [np.zeros(6) for _ in J]
