@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from flexmbs.bodies.rigid_kernel import rigid_residual
 from flexmbs.kinematics.rotation_kernel import (
     L_matrix, LT_matrix, cross, rotation_and_derivative, rotation_matrix, tilde, two_L,
 )
@@ -397,7 +398,8 @@ def bodies_residual(q, qd, qdd, g, off, nq, m, stiff, ptr, lin0, lin_q, I2, lin_
     coordinates ``q[off[b]:off[b] + 7 + nq[b]]`` (``nq[b] = -4``: a point mass, ``m (rdd -
     g)`` on its 3 coordinates) and its constant arrays of
     :func:`ffrf_residual` flattened in ``lin0 ... H_p`` from ``ptr[b, k]`` to
-    ``ptr[b + 1, k]`` (``k`` the array, in argument order)."""
+    ``ptr[b + 1, k]`` (``k`` the array, in argument order); a rigid body (``nq[b] = 0``)
+    by :func:`~flexmbs.bodies.rigid_kernel.rigid_residual`."""
     out = np.empty(q.shape[0])
     for b in range(off.shape[0]):
         n = nq[b]
@@ -406,9 +408,12 @@ def bodies_residual(q, qd, qdd, g, off, nq, m, stiff, ptr, lin0, lin_q, I2, lin_
             for i in range(3):
                 out[o + i] = m[b] * (qdd[o + i] - g[i])
             continue
+        p0, p1 = ptr[b], ptr[b + 1]
+        if n == 0:                     # a rigid body: the same sums in scalars
+            rigid_residual(q, qd, qdd, g, m[b], lin0[p0[0]:p1[0]], out, o)
+            continue
         L = 12 + 21 * n
         n_p = n * (n + 1) // 2 if stiff[b] else 0
-        p0, p1 = ptr[b], ptr[b + 1]
         out[o:o + nc] = ffrf_residual(
             q[o:o + nc], qd[o:o + nc], qdd[o:o + nc], g, m[b], lin0[p0[0]:p1[0]],
             lin_q[p0[1]:p1[1]].reshape(n, L), I2[p0[2]:p1[2]].reshape(n, 9 * n),

@@ -23,7 +23,8 @@ A step that does not converge (non-finite residual or matrix, a zero pivot,
 ``snes_max_it``, or the safeguard of a fresh start-of-solve matrix that increases the
 residual) leaves the state and the Newton state as they were before it, and returns
 :data:`REDO`: the caller redoes that step on the SNES path, which reports it (step
-halving, diagnostics) as always.
+halving, diagnostics) as always.  (Numba's cache of this module does not notice edits
+of the kernels it compiles in: an edit of theirs must edit this file too.)
 """
 from __future__ import annotations
 

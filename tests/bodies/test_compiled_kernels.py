@@ -4,6 +4,8 @@ Every compiled kernel module ``<name>_kernel`` has its reference ``<name>_refere
 beside it (same function names, same arguments; :func:`flexmbs.compiled.backend` chooses):
 
 * ``kinematics/rotation_*``: every Euler-parameter helper at random, non-unit ``e``;
+* ``bodies/rigid_kernel``: the rigid body's residual in scalars, bit for bit the general
+  ``ffrf_residual`` at ``n_q = 0``;
 * ``bodies/ffrf_*``: ``ffrf_residual``, ``ffrf_tangent`` (flexible bodies with and without
   geometric stiffening, with damping; rigid bodies, ``n_q = 0``), ``bodies_residual``,
   ``bodies_newton_values`` (rigid, flexible and point-mass bodies in one pack);
@@ -28,7 +30,7 @@ from flexcases import beam_cb, fd_jacobian, pendulum_cb, random_unit_e
 
 import flexmbs as fm
 import newton_euler
-from flexmbs.bodies import ffrf_kernel, ffrf_reference
+from flexmbs.bodies import ffrf_kernel, ffrf_reference, rigid_kernel
 from flexmbs.bodies.flexible import FlexibleBody
 from flexmbs.bodies.pack import BodyPack
 from flexmbs.bodies.rigid import RigidBody
@@ -153,6 +155,25 @@ def test_body_pack_equals_body_by_body(stiffening, kernels):
         _close(vals[pos:pos + block.size], block, 1e-13)
         pos += block.size
     assert pos == vals.size
+
+
+def test_rigid_kernel_is_the_general_kernel_bit_for_bit():
+    """``rigid_kernel.rigid_residual`` (scalars, no allocation) against ``ffrf_residual``
+    at ``n_q = 0``: the same sums in the same order, so equal to the last bit, also at
+    a non-unit ``e``, at rest (signed zeros) and at an offset in a longer vector."""
+    body = _bodies()["rigid"]
+    rng = np.random.default_rng(21)
+    lin0 = body.kernel_args()[1]
+    states = [_state(rng, body) for _ in range(6)]
+    states.append((np.array([0.1, -0.2, 0.3, 1.3, -0.2, 0.1, 0.4]), np.zeros(7), np.zeros(7)))
+    for q, qd, qdd in states:
+        ref = ffrf_kernel.ffrf_residual(*body._state_args(q, qd, qdd, G),
+                                        *body.kernel_args())
+        out = np.full(12, np.nan)
+        pad = [np.concatenate([np.ones(3), v, np.ones(2)]) for v in (q, qd, qdd)]
+        rigid_kernel.rigid_residual(*pad, G, body.kernel_args()[0], lin0, out, 3)
+        assert out[3:10].tobytes() == ref.tobytes()
+        assert np.isnan(out[:3]).all() and np.isnan(out[10:]).all()   # nothing else written
 
 
 def test_ffrf_stiffening_is_the_elastic_force(kernels):
