@@ -108,6 +108,10 @@ class RimRolling(VelocityConstraint):
         if getattr(self.wheel, "n_coords", 0) <= 7 or not hasattr(self.wheel, "body"):
             return [f"{self.title}: 'wheel' must be a flexible body (its rim is a node "
                     f"set of its mesh), got {self.wheel!r}"]
+        axis = np.asarray(self.axis, dtype=float)
+        if axis.shape != (3,) or not np.all(np.isfinite(axis)) or not axis.any():
+            return [f"{self.title}: axis must be a non-zero 3-vector (the wheel's axis in "
+                    f"its body frame), got {self.axis!r}"]
         try:
             self.curve()
         except ValueError as exc:
