@@ -58,8 +58,9 @@ def rim_nodes(body, rim: str, who: str) -> np.ndarray:
                      f"(has: {', '.join(names) or 'none'})")
 
 
-def contact_angle(curve: RimCurve, U, n_b) -> object:
-    """``psi*`` [rad]: the rim point lowest along ``n_b`` (module docstring)."""
+def contact_angle(curve: RimCurve, U, n_b, who: str = "RimRolling") -> object:
+    """``psi*`` [rad]: the rim point lowest along ``n_b`` (module docstring); ModelError
+    naming ``who`` if Newton's method does not find it (a rim not convex there)."""
     Ur, nr = np.real(U), np.real(n_b)
     k = int(np.argmin(curve.B_nodes @ Ur @ nr))
     psi = curve.angle_of_node(k)
@@ -69,6 +70,9 @@ def contact_angle(curve: RimCurve, U, n_b) -> object:
         psi -= step
         if step * step < 1e-30:
             break
+    if not (step * step < 1e-20 and nr @ curve.point(Ur, psi, 2) > 0.0):
+        raise ModelError(f"{who}: no lowest point of the deformed rim found near node "
+                         f"{k} (the rim is not convex there; angle step {step:.3g} rad)")
     if np.iscomplexobj(U) or np.iscomplexobj(n_b):      # implicit-function derivative
         psi = psi - (n_b @ curve.point(U, psi, 1)) / (n_b @ curve.point(U, psi, 2))
     return psi
@@ -120,7 +124,7 @@ class RimRolling(VelocityConstraint):
         if not getattr(P.body, "is_ground", False):
             return out
         gap = self.gap(fixed_motion(P), self.wheel.initial_q())
-        if gap * gap > 1e-18:
+        if gap * gap > 1e-18:                    # 1e-9 m
             p_P, _ = initial_state(P)
             out.append(f"{self.title}: the rim must touch the plane at the start; its "
                        f"lowest point is {gap:.6g} m from it along the normal (plane "
@@ -141,7 +145,7 @@ class RimRolling(VelocityConstraint):
         if memo is not None and memo[0] == key:
             psi = memo[1]
         else:
-            psi = contact_angle(curve, U, n_b)
+            psi = contact_angle(curve, U, n_b, self.title)
             self.__dict__["_psi_memo"] = (key, psi)
         arm = A @ curve.point(U, psi)
         C = qw[:3] + arm
