@@ -302,6 +302,60 @@ def pin_link(filename: str, name: str, size: float) -> None:
     _tet10_by_curvature(filename, size, 8)
 
 
+def ring(filename: str, radii: tuple[float, float], width: float, n_around: int) -> None:
+    """Structured hex27 ring (a thin elastic tyre) about the z axis: inner radius
+    ``radii[0]``, outer ``radii[1]`` [m], ``width`` [m] along z (centred on z = 0), one
+    cell through the thickness, two across the width and ``n_around`` around (a multiple
+    of 4).  Physical groups: "hub" (inner face), "tread" (outer face), "rim" (the outer
+    circle in the mid-plane z = 0: a ring of ``2 n_around`` evenly spaced nodes, the
+    contact curve of a rolling wheel) and "volume"."""
+    r_i, r_o = radii
+    geo = gmsh.model.geo
+    _start(Path(filename).name)
+    zs = (-0.5 * width, 0.0, 0.5 * width)
+    pts = [[geo.addPoint(r, 0.0, z) for z in zs] for r in (r_i, r_o)]
+    radial = [geo.addLine(pts[0][k], pts[1][k]) for k in range(3)]
+    inner = [geo.addLine(pts[0][k], pts[0][k + 1]) for k in range(2)]
+    outer = [geo.addLine(pts[1][k], pts[1][k + 1]) for k in range(2)]
+    faces = []
+    for k in range(2):
+        loop = geo.addCurveLoop([radial[k], outer[k], -radial[k + 1], -inner[k]])
+        faces.append(geo.addPlaneSurface([loop]))
+    for c in radial + inner + outer:
+        geo.mesh.setTransfiniteCurve(c, 2)
+    for f in faces:
+        geo.mesh.setTransfiniteSurface(f)
+        geo.mesh.setRecombine(2, f)
+    section = [(2, f) for f in faces]
+    vols, hub, tread = [], [], []
+    for _ in range(4):
+        out = geo.revolve(section, 0, 0, 0, 0, 0, 1, math.pi / 2,
+                          numElements=[n_around // 4], recombine=True)
+        # per face: (top face, volume, 4 side faces: radial k, outer k, radial k+1, inner k)
+        tops = []
+        for k in range(2):
+            top, vol, *sides = out[6 * k:6 * k + 6]
+            tops.append(top)
+            vols.append(vol[1])
+            tread.append(sides[1][1])
+            hub.append(sides[3][1])
+        section = tops
+    geo.synchronize()
+    rim_curves = []                        # the outer arcs in z = 0 (bounding boxes)
+    for _, c in gmsh.model.getEntities(1):
+        x0, y0, z0, x1, y1, z1 = gmsh.model.getBoundingBox(1, c)
+        if (max(abs(z0), abs(z1)) < 1e-9 and min(x1 - x0, y1 - y0) > 1e-6
+                and max(abs(x0), abs(x1), abs(y0), abs(y1)) > 0.5 * (r_i + r_o)):
+            rim_curves.append(c)
+    gmsh.model.addPhysicalGroup(2, hub, name="hub")
+    gmsh.model.addPhysicalGroup(2, tread, name="tread")
+    gmsh.model.addPhysicalGroup(1, rim_curves, name="rim")
+    gmsh.model.addPhysicalGroup(3, vols, name="volume")
+    gmsh.option.setNumber("Mesh.ElementOrder", 2)
+    gmsh.model.mesh.generate(3)
+    _finish(filename)
+
+
 BEAM = (1.0, 0.1, 0.1)  # cantilever L x b x h [m]
 
 
@@ -353,6 +407,8 @@ def all_meshes():
     jobs.append(("kane_hex27_40x1x1.msh",
                  lambda: box_beam("kane_hex27_40x1x1.msh", (KANE_L, KANE_H, KANE_B),
                                   (40, 1, 1), "hex27")))
+    jobs.append(("ring_hex27_24.msh",
+                 lambda: ring("ring_hex27_24.msh", (0.09, 0.1), 0.02, 24)))
     jobs.append(("conrod_tet10.msh", lambda: conrod("conrod_tet10.msh", 0.011)))
     jobs.append(("conrod_tet10_fine.msh", lambda: conrod("conrod_tet10_fine.msh", 0.004)))
     jobs.append(("lug_tet10.msh", lambda: lug("lug_tet10.msh", 0.008, 0.0025)))

@@ -46,6 +46,7 @@ from flexmbs.constraints.spherical import Spherical
 from flexmbs.constraints.surface import PointOnSurface
 from flexmbs.constraints.universal import Universal
 from flexmbs.constraints.knife_edge import KnifeEdge
+from flexmbs.constraints.rim_rolling import RimRolling
 from flexmbs.constraints.rolling import Rolling
 from flexmbs.constraints.velocity_ratio import VelocityRatio
 from flexmbs.forces.actuator import LinearActuator
@@ -101,7 +102,7 @@ JOINTS = registry(Revolute, Spherical, Fixed, Prismatic, Cylindrical, Universal,
                   Distance, GearPair, RackPinion, PointOnCurve, CurveOnCurve,
                   PointOnSurface, ClearanceRevolute)
 #: ``[[constraints]]``: velocity (nonholonomic) constraints
-CONSTRAINTS = registry(Rolling, KnifeEdge, VelocityRatio)
+CONSTRAINTS = registry(Rolling, RimRolling, KnifeEdge, VelocityRatio)
 DRIVES = registry(AngleDrive, AngularVelocityDrive, DisplacementDrive, VelocityDrive)
 FORCES = registry(PointToPointSpringDamper, RotationalSpringDamper, Bushing, ExternalForce,
                   ExternalTorque, JointStop, Rope, CompressionSpring, NonlinearSpring,

@@ -793,7 +793,7 @@ def _check_references(col, bodies, joints, drives, forces, sensors, raw_names=No
                         f"{hint}; markers: " + (", ".join(known) or "none"))
 
     for c in constraints:
-        for key in ("plane", "disc", "edge", "first", "second"):
+        for key in ("plane", "disc", "wheel", "edge", "first", "second"):
             ref(c, key)
     for j in joints:
         ref(j, "first")

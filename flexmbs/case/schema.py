@@ -643,6 +643,15 @@ CONSTRAINT = _per_kind(kinds.CONSTRAINTS, {
             "normal-contact joint NAME.contact is added)"),
         Key("radius", "float", "m", REQUIRED, "disc radius", check="positive"),
     ),
+    "rim_rolling": _table(
+        _PLANE,
+        Key("wheel", "ref", default=REQUIRED, doc="the elastic wheel: \"BODY\", a flexible "
+            "body; the material point of its deformed rim lowest along the plane's normal "
+            "has no velocity relative to the plane (three rows: friction and normal force)"),
+        Key("rim", "str", default="rim", doc="the rim: an interface or face of the wheel's "
+            "body file whose nodes form a ring about `axis`, evenly spaced in angle"),
+        Key("axis", "vec3", "-", (0.0, 0.0, 1.0), "the wheel's axis in its body frame"),
+    ),
     "knife_edge": _table(
         _PLANE,
         Key("edge", "ref", default=REQUIRED, doc="the edge: \"BODY.MARKER\" (or \"BODY\") "

@@ -164,6 +164,12 @@ class VelocityConstraint:
         velocity relation such as a ratio coupling)."""
         return None
 
+    def local_reaction_point(self, x, xd, slices, markers):
+        """:meth:`reaction_point` on the local vector (as :meth:`local_rates`)."""
+        motions = [marker_motion(mk, None if s is None else x[s], None if s is None else xd[s])
+                   for mk, s in zip(markers, slices)]
+        return self.reaction_point(motions)
+
     def problems(self) -> list[str]:
         out = []
         try:

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-from flexmbs.constraints.velocity import marker_motion
 from flexmbs.kinematics.rotation import G_of
 
 H_COMPLEX = 1e-30
@@ -193,11 +192,8 @@ class VelocityRows:
             qb = x[sl]
             f = gen[:3]
             m_O = 0.5 * G_of(qb[3:7]) @ gen[3:7] if len(qb) >= 7 else np.zeros(3)
-            xd = np.asarray(qd, float)[b.idx]
-            motions = [marker_motion(mk, None if s is None else x[s],
-                                     None if s is None else xd[s])
-                       for mk, s in zip(b.markers, b.slices)]
-            point = vc.reaction_point(motions)
+            point = vc.local_reaction_point(x, np.asarray(qd, float)[b.idx], b.slices,
+                                            b.markers)
             if point is not None:
                 m_O = m_O - np.cross(np.real(point) - qb[:3], f)
             out[vc.name] = (f, m_O)

@@ -81,10 +81,10 @@ def test_builder_makes_the_registered_class_of_every_type():
                        (system.forces, kinds.FORCES), (system.sensors, kinds.SENSORS)):
         made = {type(obj).kind for obj in items}
         assert all(type(obj) is reg[type(obj).kind] for obj in items)
-        # face kinds need a flexible body; a clearance_revolute is made of a planar
-        # joint and a pin_in_hole_contact (its parts)
+        # face kinds and rim rolling need a flexible body; a clearance_revolute is made
+        # of a planar joint and a pin_in_hole_contact (its parts)
         assert made == set(reg) - {"face_displacement", "face_contact",
-                                   "deformed_face_contact"}
+                                   "deformed_face_contact", "rim_rolling"}
     joints = {type(j).kind for j in system.joints} - {None}   # (None: a rolling contact)
     assert joints == set(kinds.JOINTS) - {"clearance_revolute"}
     loads = [d.angle for d in system.drives if d.kind == "angle"]
