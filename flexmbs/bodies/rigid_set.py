@@ -1,0 +1,82 @@
+"""Kinetic and gravity energies of many rigid bodies at once (THEORY §2.2).
+
+For rigid bodies ``b`` with coordinates ``q_b = [r; e]`` (their first coordinates at
+``start_b``), mass ``m``, centre of mass ``c`` and inertia ``I_O`` about the frame origin
+(body components), all at once:
+
+    omega' = 2 L(e) ed,
+    T = sum_b 1/2 m |rd|^2 + m rd . A(e) (omega' x c) + 1/2 omega' . I_O omega',
+    V_g = sum_b -m g . (r + A(e) c),
+
+the sums of :meth:`RigidBody.kinetic_energy <flexmbs.bodies.rigid.RigidBody.
+kinetic_energy>` and :meth:`~flexmbs.bodies.rigid.RigidBody.potential_energy`, which stay
+the reference.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from flexmbs.bodies.rigid import RigidBody
+from flexmbs.kinematics.rotation import A_of, L_of
+
+#: ``L(e) = sum_k TL[:, :, k] e_k`` (``L`` is linear in ``e``)
+TL = np.stack([L_of(u) for u in np.eye(4)], axis=-1)
+
+
+def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a x b`` row by row, ``(n, 3)`` (without :func:`numpy.cross`'s axis handling)."""
+    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
+                     a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=-1)
+
+
+def _quadratic(f) -> np.ndarray:
+    """``Q[..., k, l]`` with ``f(e) = sum_kl Q[..., k, l] e_k e_l`` of a quadratic ``f``
+    (by polarisation on the unit vectors)."""
+    u = np.eye(4)
+    Q = np.zeros(np.shape(f(u[0])) + (4, 4))
+    for k in range(4):
+        for l in range(4):
+            Q[..., k, l] = f(u[k]) if k == l else \
+                0.5 * (f(u[k] + u[l]) - f(u[k]) - f(u[l]))
+    return Q
+
+
+#: ``A(e) = sum_kl TA[:, :, k, l] e_k e_l``
+TA = _quadratic(A_of)
+
+
+def rotation_matrices(e: np.ndarray) -> np.ndarray:
+    """``A(e)`` (n, 3, 3) of Euler parameters ``e`` (n, 4) (:func:`flexmbs.kinematics.
+    rotation.A_of` row by row)."""
+    return np.einsum("ijkl,bk,bl->bij", TA, e, e)
+
+
+class RigidSet:
+    """The bodies of ``bodies`` that are exactly :class:`~flexmbs.bodies.rigid.RigidBody`
+    (``starts``: each body's first coordinate in ``q``, same order)."""
+
+    def __init__(self, bodies, starts):
+        chosen = [(b, s) for b, s in zip(bodies, starts) if type(b) is RigidBody]
+        self.names = frozenset(b.name for b, _ in chosen)
+        self.m = np.array([b.m for b, _ in chosen], dtype=float)
+        self.c = np.array([b.com for b, _ in chosen], dtype=float).reshape(-1, 3)
+        self.I_O = np.array([b.I_O for b, _ in chosen], dtype=float).reshape(-1, 3, 3)
+        self.cols = np.array([s + np.arange(7) for _, s in chosen], dtype=np.int64).reshape(-1, 7)
+
+    def __contains__(self, body) -> bool:
+        return body.name in self.names
+
+    def energies(self, q: np.ndarray, qd: np.ndarray, gravity: np.ndarray) -> tuple[float, float]:
+        """``(T, V_g)`` [J] of the set's bodies (module docstring)."""
+        if not self.m.size:
+            return 0.0, 0.0
+        x, xd = q[self.cols], qd[self.cols]
+        e, rd = x[:, 3:7], xd[:, 0:3]
+        w = 2.0 * np.einsum("ijk,bk,bj->bi", TL, e, xd[:, 3:7])
+        A = rotation_matrices(e)
+        Awc = np.einsum("bij,bj->bi", A, cross(w, self.c))
+        T = 0.5 * self.m * np.einsum("bi,bi->b", rd, rd) + self.m * np.einsum("bi,bi->b", rd, Awc) \
+            + 0.5 * np.einsum("bi,bij,bj->b", w, self.I_O, w)
+        V = -self.m * ((x[:, 0:3] + np.einsum("bij,bj->bi", A, self.c)) @ gravity)
+        return float(T.sum()), float(V.sum())
