@@ -23,11 +23,12 @@ from flexmbs.kinematics.rotation import A_of, L_of
 TL = np.stack([L_of(u) for u in np.eye(4)], axis=-1)
 
 
+_I, _J = np.array([1, 2, 0]), np.array([2, 0, 1])
+
+
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a x b`` row by row, ``(n, 3)`` (without :func:`numpy.cross`'s axis handling)."""
-    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
-                     a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=-1)
+    return a[:, _I] * b[:, _J] - a[:, _J] * b[:, _I]
 
 
 def _quadratic(f) -> np.ndarray:

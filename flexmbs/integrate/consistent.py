@@ -110,15 +110,18 @@ def project_velocities(dae, q: np.ndarray, qd0: np.ndarray, t: float = 0.0, *,
     (:func:`minimum_norm`; rows of full rank, as the active rows are after the rank
     test; least squares when ``G G^T`` is not positive definite), ``"lstsq"`` the SVD
     least squares of :func:`lstsq` (rank-deficient rows: the initial conditions, before
-    the rank test).  A system with :class:`StateRows` shares ``G`` and ``g_t`` of one
-    evaluation at ``(q, t)`` with its other outputs."""
+    the rank test), evaluating ``G`` and ``g_t`` as the initial conditions always have
+    (the run then starts from the same bits).  With ``"cholesky"`` a system with
+    :class:`StateRows` shares ``G`` and ``g_t`` of one evaluation at ``(q, t)`` with its
+    other outputs."""
     qd = np.array(qd0, dtype=float)
     n_mu = velocity_rows(dae)
     if dae.n_lam == 0 and not n_mu:
         return qd
-    solve = minimum_norm if method == "cholesky" else lstsq
+    fast = method == "cholesky"
+    solve = minimum_norm if fast else lstsq
     at_state = getattr(getattr(dae, "constraint_rows", None), "at_state", None)
-    if not n_mu and at_state is not None:      # (:class:`StateRows`)
+    if fast and not n_mu and at_state is not None:      # (:class:`StateRows`)
         at = at_state(q, t)
         G, g_t = at.G, at.g_t
     else:

@@ -67,22 +67,21 @@ class ReactionPlan:
         self.fixed_frames = {j: (np.array(Q.s, dtype=float), F.orientation(Q, None))
                              for j, Q in enumerate(Q_of) if not moving[j]}
 
-    def generalized(self, G, lam: np.ndarray, active: np.ndarray) -> np.ndarray:
-        """``(J, n_max)``: ``-G_j^T lam_j`` of each joint on its body's coordinates."""
-        J = len(self.names)
-        if sp.issparse(G):
-            c = G.tocoo()
-            rr, cc, v = c.row, c.col, c.data
-        else:
-            rr, cc = np.nonzero(G)
-            v = G[rr, cc]
+    def entries(self, rr: np.ndarray, cc: np.ndarray, active: np.ndarray) -> tuple:
+        """``(rows, cols, target)`` of the entries ``(rr, cc)`` of ``G`` that lie in the
+        columns of their joint's body, at ``target = joint n_max + local column``."""
         j = self.joint_of_row[np.flatnonzero(active)][rr]
         local = cc - self.start[j]
         ok = (j >= 0) & (local >= 0) & (local < self.n[j])
-        w = v[ok] * lam[rr[ok]]
-        gen = np.bincount(j[ok] * self.n_max + local[ok], weights=w,
-                          minlength=J * self.n_max)
-        return -gen.reshape(J, self.n_max)
+        return rr[ok], cc[ok], j[ok] * self.n_max + local[ok]
+
+    def generalized(self, G, lam: np.ndarray, entries: tuple) -> np.ndarray:
+        """``(J, n_max)``: ``-G_j^T lam_j`` of each joint on its body's coordinates
+        (``entries`` of ``G``: :meth:`entries`)."""
+        rr, cc, target = entries
+        v = np.asarray(G[rr, cc]).ravel()
+        gen = np.bincount(target, weights=v * lam[rr], minlength=len(self.names) * self.n_max)
+        return -gen.reshape(len(self.names), self.n_max)
 
 
 class OutputPoint:
@@ -95,6 +94,7 @@ class OutputPoint:
                        if j.coordinate_names]
         self._joint_objects = {j.name: j for j in joints}
         self.plan = ReactionPlan(layout)
+        self._entry_cache = None
         #: the rigid bodies whose energies are summed at once
         self.rigid = RigidSet(layout.bodies, [layout.body_slices[b.name].start
                                               for b in layout.bodies])
@@ -107,7 +107,7 @@ class OutputPoint:
         J = len(plan.names)
         if J == 0:
             return {}
-        gen = plan.generalized(at.G, np.asarray(lam, dtype=float), lay.active)
+        gen = plan.generalized(at.G, np.asarray(lam, dtype=float), self._entries(at.G))
         cols = np.minimum(plan.start[:, None] + np.arange(plan.n_max), q.size - 1)
         qb = q[cols]
         f = gen[:, 0:3]
@@ -122,6 +122,22 @@ class OutputPoint:
         force = on * np.einsum("nji,nj->ni", R, f)
         torque = on * np.einsum("nji,nj->ni", R, m)
         return {name: (force[j], torque[j]) for j, name in enumerate(plan.names)}
+
+    def _entries(self, G) -> tuple:
+        """The :meth:`ReactionPlan.entries` of ``G``: of its structure (:meth:`
+        ConstraintRows.pattern <flexmbs.system.constraint_rows.ConstraintRows.pattern>`,
+        memoised on the active set) when dense, of its stored entries when sparse."""
+        lay = self.layout
+        if sp.issparse(G):
+            G = G.tocoo()
+            return self.plan.entries(G.row, G.col, lay.active)
+        c = self._entry_cache
+        if c is None or c[0] != lay.active_key:
+            indptr, indices = self.rows.pattern()
+            rr = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+            c = self._entry_cache = (lay.active_key,
+                                     self.plan.entries(rr, np.asarray(indices), lay.active))
+        return c[1]
 
     def joint_coordinates(self, q: np.ndarray, t: float, at: RowsAt | None = None) -> dict:
         """``{joint name: [coordinates]}`` as :func:`flexmbs.system.outputs.

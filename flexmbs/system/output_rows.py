@@ -62,9 +62,7 @@ def rows_at(rows, q: np.ndarray, t: float) -> RowsAt:
     lay = rows.layout
     st = rows.stacked()
     if st is not None and st.complete:
-        g_all, G_all = st.dense(q, t)
-        C = st.last[0]
-        rows.adopt_dense(q.tobytes(), float(t), lay.active_key, g_all, G_all)
+        g_all, G_all, C = _dense_aside(st, q, t)
         g_t = np.zeros(lay.n_rows_all)
         for r, v in drive_rates(st, C, t).items():
             g_t[r] = v
@@ -75,6 +73,21 @@ def rows_at(rows, q: np.ndarray, t: float) -> RowsAt:
     G = rows.constraint_jacobian(q, t)
     return RowsAt(G, np.asarray(rows.constraint_time_derivative(q, t), dtype=float), None,
                   None)
+
+
+def _dense_aside(st, q: np.ndarray, t: float) -> tuple:
+    """``(g, G, C)`` of :meth:`StackedRows.dense <flexmbs.system.stacked.StackedRows.
+    dense>` at ``(q, t)``, leaving the last evaluation that ``st`` holds for the
+    integrator as it was (the step's own frames at that ``q`` agree only to round-off;
+    an output must not change the trajectory by a bit)."""
+    last, key = getattr(st, "last", None), st.last_key
+    g, G = st.dense(q, t)
+    C = st.last[0]
+    if key is None:
+        st.forget()
+    else:
+        st.remember(*last, *key)
+    return g, G, C
 
 
 def marker_frame(marker, q: np.ndarray, layout, frames: dict | None):
