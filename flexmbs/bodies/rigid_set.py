@@ -45,12 +45,17 @@ def _quadratic(f) -> np.ndarray:
 
 #: ``A(e) = sum_kl TA[:, :, k, l] e_k e_l``
 TA = _quadratic(A_of)
+#: the same as (4, 36) and ``L`` as (4, 12): ``A(e) = (e @ (e @ TAk).reshape(4, 9))
+#: .reshape(3, 3)``, ``L(e) = (e @ TLk).reshape(3, 4)`` (over leading axes of ``e``)
+TAk = np.moveaxis(TA, (2, 3), (0, 1)).reshape(4, 36)
+TLk = np.moveaxis(TL, -1, 0).reshape(4, 12)
 
 
 def rotation_matrices(e: np.ndarray) -> np.ndarray:
     """``A(e)`` (n, 3, 3) of Euler parameters ``e`` (n, 4) (:func:`flexmbs.kinematics.
     rotation.A_of` row by row)."""
-    return np.einsum("ijkl,bk,bl->bij", TA, e, e)
+    n = len(e)
+    return (e[:, None, :] @ (e @ TAk).reshape(n, 4, 9)).reshape(n, 3, 3)
 
 
 class RigidSet:
@@ -73,11 +78,13 @@ class RigidSet:
         if not self.m.size:
             return 0.0, 0.0
         x, xd = q[self.cols], qd[self.cols]
+        B = len(self.m)
         e, rd = x[:, 3:7], xd[:, 0:3]
-        w = 2.0 * np.einsum("ijk,bk,bj->bi", TL, e, xd[:, 3:7])
+        w = 2.0 * ((e @ TLk).reshape(B, 3, 4) @ xd[:, 3:7, None])[:, :, 0]
         A = rotation_matrices(e)
-        Awc = np.einsum("bij,bj->bi", A, cross(w, self.c))
-        T = 0.5 * self.m * np.einsum("bi,bi->b", rd, rd) + self.m * np.einsum("bi,bi->b", rd, Awc) \
-            + 0.5 * np.einsum("bi,bij,bj->b", w, self.I_O, w)
-        V = -self.m * ((x[:, 0:3] + np.einsum("bij,bj->bi", A, self.c)) @ gravity)
-        return float(T.sum()), float(V.sum())
+        Awc = (A @ cross(w, self.c)[:, :, None])[:, :, 0]
+        Iw = (self.I_O @ w[:, :, None])[:, :, 0]
+        T = np.sum(0.5 * self.m[:, None] * rd * rd + self.m[:, None] * rd * Awc + 0.5 * w * Iw)
+        Ac = (A @ self.c[:, :, None])[:, :, 0]
+        V = -np.sum(self.m * ((x[:, 0:3] + Ac) @ gravity))
+        return float(T), float(V)

@@ -30,6 +30,8 @@ from flexmbs.system.output_rows import RowsAt, marker_frame
 
 #: ``G(e) = sum_k TG[:, :, k] e_k`` (``G`` is linear in ``e``)
 TG = np.stack([G_of(u) for u in np.eye(4)], axis=-1)
+#: the same as (4, 12): ``G(e)`` of the rows ``e`` (n, 4) is ``(e @ TGk).reshape(n, 3, 4)``
+TGk = np.moveaxis(TG, -1, 0).reshape(4, 12)
 
 
 class ReactionPlan:
@@ -111,16 +113,16 @@ class OutputPoint:
         cols = np.minimum(plan.start[:, None] + np.arange(plan.n_max), q.size - 1)
         qb = q[cols]
         f = gen[:, 0:3]
-        m = np.where(plan.rotates[:, None],
-                     0.5 * np.einsum("ijk,nk,nj->ni", TG, qb[:, 3:7], gen[:, 3:7]), 0.0)
+        Ge = (qb[:, 3:7] @ TGk).reshape(J, 3, 4)                 # G(e) of each joint
+        m = np.where(plan.rotates[:, None], 0.5 * (Ge @ gen[:, 3:7, None])[:, :, 0], 0.0)
         p, R = np.zeros((J, 3)), np.zeros((J, 3, 3))
         for j, Q in enumerate(plan.Q):
             p[j], R[j] = plan.fixed_frames[j] if not plan.moving[j] else \
                 marker_frame(Q, q, lay, at.frames)
         m = m - cross(p - qb[:, 0:3], f)
         on = (plan.n > 0)[:, None] * plan.sign[:, None]
-        force = on * np.einsum("nji,nj->ni", R, f)
-        torque = on * np.einsum("nji,nj->ni", R, m)
+        fm = on[:, :, None] * (np.stack([f, m], axis=1) @ R)    # rows R^T f, R^T m_Q
+        force, torque = fm[:, 0], fm[:, 1]
         return {name: (force[j], torque[j]) for j, name in enumerate(plan.names)}
 
     def _entries(self, G) -> tuple:
