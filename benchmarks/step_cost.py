@@ -2,13 +2,16 @@
 
     .venv/bin/python benchmarks/step_cost.py [--models cantilever_10,flexible_pendulum_8]
         [--seconds 8] [--petsc "-fmbs_newton_mat_type aij"] [--python-callbacks]
-        [--log-view]
+        [--log-view] [--outputs]
 
 Each model (``benchmarks/exudyn/flexmbs_models.py``: h = 1e-3 s, rho_inf = 0.9) is built,
 warmed up (five steps: the compiled kernels are loaded), then simulated for 0.2 s again
 and again for ``--seconds``; the table gives the *fastest* run's cost per step (the
 machine's noise only ever adds time), its steps/s, Newton iterations and Newton matrices
-per step.  To compare two states of the code on the same machine in the same hour, run
+per step.  ``--outputs``: the cost of an output point too, the fastest run with an
+output at every step minus the fastest with one output, per step (all datasets recorded:
+the velocity projection, reactions, joint coordinates, energies, health checks).  To
+compare two states of the code on the same machine in the same hour, run
 the script of this tree against the other checkout's package:
 ``PYTHONPATH=/path/to/other/checkout .venv/bin/python benchmarks/step_cost.py``.
 
@@ -46,21 +49,22 @@ def python_callbacks() -> None:
     _newton.NewtonSolver.__init__ = python_test
 
 
-def fastest_step(model, seconds: float):
+def fastest_step(model, seconds: float, output_dt: float = T_RUN):
     """``(best cost per step [s], runs, last result)``: after a warm-up, the model run
-    from 0 to ``T_RUN`` at ``H`` again and again for ``seconds``, the fastest kept."""
+    from 0 to ``T_RUN`` at ``H`` (outputs every ``output_dt``) again and again for
+    ``seconds``, the fastest kept."""
     import flexmbs as fm
     fm.simulate(model, 5 * H, H, rho_inf=0.9, output_dt=5 * H)
     best, runs, t_start = float("inf"), 0, time.perf_counter()
     while runs == 0 or time.perf_counter() - t_start < seconds:
         t0 = time.perf_counter()
-        res = fm.simulate(model, T_RUN, H, rho_inf=0.9, output_dt=T_RUN)
+        res = fm.simulate(model, T_RUN, H, rho_inf=0.9, output_dt=output_dt)
         best = min(best, (time.perf_counter() - t0) / res.stats.steps)
         runs += 1
     return best, runs, res
 
 
-def measure(name: str, seconds: float, log_view: bool) -> dict:
+def measure(name: str, seconds: float, log_view: bool, outputs: bool = False) -> dict:
     import flexmbs as fm
     import flexmbs_models
     model, _, _ = flexmbs_models.build(name, tempfile.mkdtemp())
@@ -69,6 +73,9 @@ def measure(name: str, seconds: float, log_view: bool) -> dict:
     row = {"model": name, "us_per_step": best * 1e6, "steps_per_s": 1.0 / best,
            "runs": runs, "newton_per_step": st.newton_iterations / st.steps,
            "jac_per_step": st.jacobian_evaluations / st.steps}
+    if outputs:
+        every, _, _ = fastest_step(model, seconds, output_dt=H)
+        row["us_per_output"] = (every - best) * 1e6
     if log_view:
         from petsc4py import PETSc
         PETSc.Log.begin()
@@ -96,6 +103,7 @@ def main(argv=None) -> int:
                     "\"-fmbs_newton_mat_type aij\"")
     ap.add_argument("--python-callbacks", action="store_true")
     ap.add_argument("--log-view", action="store_true")
+    ap.add_argument("--outputs", action="store_true", help="measure an output point too")
     args = ap.parse_args(argv)
     names = args.models.split(",")
     unknown = [n for n in names if n not in NAMES]
@@ -108,12 +116,12 @@ def main(argv=None) -> int:
     if args.python_callbacks:
         python_callbacks()
     print(f"{'model':26s} {'us/step':>9s} {'steps/s':>9s} {'Newton/step':>12s} "
-          f"{'Jac/step':>9s} {'runs':>5s}")
+          f"{'Jac/step':>9s} {'runs':>5s}" + (f" {'us/output':>10s}" if args.outputs else ""))
     for name in names:
-        r = measure(name, args.seconds, args.log_view)
+        r = measure(name, args.seconds, args.log_view, args.outputs)
         print(f"{name:26s} {r['us_per_step']:9.1f} {r['steps_per_s']:9.0f} "
-              f"{r['newton_per_step']:12.2f} {r['jac_per_step']:9.3f} {r['runs']:5d}",
-              flush=True)
+              f"{r['newton_per_step']:12.2f} {r['jac_per_step']:9.3f} {r['runs']:5d}"
+              + (f" {r['us_per_output']:10.1f}" if args.outputs else ""), flush=True)
         if args.log_view:
             print("    PETSc, us per step: " + ", ".join(
                 f"{e} {v:.1f}" for e, v in r["events_us_per_step"].items()))

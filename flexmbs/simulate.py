@@ -40,6 +40,7 @@ from flexmbs.integrate.genalpha import Checkpoint
 from flexmbs.integrate.settings import DEFAULTS
 from flexmbs.io.results import ResultWriter, RestartPoint, read_restart, write_event_table
 from flexmbs.system import dof, health
+from flexmbs.system.output_point import OutputPoint
 
 log = logging.getLogger(__name__)
 
@@ -105,8 +106,12 @@ class _Recorder:
                  t0=0.0, scales: health.Scales | None = None,
                  prior: RestartPoint | None = None):
         self.asm, self.writer, self.progress, self.t_end = asm, writer, progress, t_end
+        #: the reactions and joint coordinates from the rows evaluated once per output
+        #: (:mod:`flexmbs.system.output_point`; velocity rows: the system's own)
+        self.point = None if asm.n_mu else OutputPoint(asm.layout, asm.constraint_rows,
+                                                       asm.model.joints)
         #: ``reactions(q, lam, t) -> {joint: (force, torque)}`` of the recorded state
-        self.reactions = asm.reactions
+        self.reactions = asm.reactions if self.point is None else self.point.reactions
         self.out_times = None if out_times is None else np.concatenate([[t0], out_times])
         self.rows: dict[str, list] = {}
         #: ``state() -> (qd, qdd, a)`` of the integrator at the step being recorded (the
@@ -132,15 +137,18 @@ class _Recorder:
         if what is not None:
             raise DivergenceError(f"the run diverged: {what}", t=t)
         asm = self.asm
-        v, label = (health.dropped_violation(asm, q, t, self.dropped) if self.dropped.size
-                    else (0.0, ""))
+        at = None if self.point is None else asm.constraint_rows.at_state(q, t)
+        v, label = (health.dropped_violation(asm, q, t, self.dropped,
+                                             None if at is None else at.g_all)
+                    if self.dropped.size else (0.0, ""))
         if v > health.DROPPED_TOL:
             raise SingularConfigurationError(
                 f"{label}, dropped as redundant at the start, is violated by {v:.3g}: the "
                 f"rows were dependent only in the starting position (a singular or toggle "
                 f"configuration), not redundant; start the model away from it", t=t)
         if self.n_records % CONDITIONING_EVERY == 0 and 0 < asm.n_lam <= 400:
-            ratio, i = health.conditioning(asm.constraint_jacobian(q, t).toarray())
+            G = asm.constraint_jacobian(q, t) if at is None else at.G
+            ratio, i = health.conditioning(G.toarray() if hasattr(G, "toarray") else G)
             if ratio < self.worst[0]:
                 self.worst = (ratio, t, asm.active_row_labels[i])
             if ratio < health.SINGULAR_RATIO:
@@ -183,7 +191,9 @@ class _Recorder:
         for name, (f, m) in self.reactions(q, lam, t).items():
             rec[f"joints/{name}/reaction"] = (np.concatenate([f, m]), "N | N m",
                                               ("Fx", "Fy", "Fz", "Mx", "My", "Mz"))
-        for name, c in asm.joint_coordinates(q).items():
+        coordinates = asm.joint_coordinates(q) if self.point is None else \
+            self.point.joint_coordinates(q, t)
+        for name, c in coordinates.items():
             rec[f"joints/{name}/coordinates"] = (c, "rad | m", asm.model.joint(name).coordinate_names)
         for s in asm.sensors:
             states = tuple(asm.marker_kinematics(m, q, qd, qdd) for m in asm.sensor_markers[s.name])
@@ -194,7 +204,9 @@ class _Recorder:
             for k, name in enumerate(asm.event_labels):
                 rec[f"contacts/{name}"] = (np.array([gap[k], gap_rate[k], F_n[k]]),
                                            "m, m/s, N", CONTACT_COLUMNS)
-        for k, v in asm.energy(q, qd, t).items():
+        energies = asm.energy(q, qd, t) if self.point is None else \
+            self.point.energy(asm.forces, q, qd, t)
+        for k, v in energies.items():
             rec[f"energy/{k}"] = (v, "J")
         for k in ("newton_iterations", "jacobian_evaluations"):
             rec[f"solver/{k}"] = (getattr(stats, k, 0) + self.counters.get(k, 0.0), "1")

@@ -26,17 +26,20 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.linalg.lapack import dpotrf as potrf
+from scipy.linalg.lapack import dpotrs as potrs
 
 from flexmbs.errors import ConvergenceError
 
 from .protocol import ConstraintTimeDerivative, FirstOrderStates, Labelled, velocity_rows
 
 __all__ = ["ConsistentState", "accelerations", "consistent_initial_conditions",
-           "consistent_positions", "project_velocities"]
+           "consistent_positions", "minimum_norm", "project_velocities"]
 
 _DENSE_MAX = 3000  # up to this size the pseudo-inverses are dense SVD-based lstsq
 
@@ -99,26 +102,73 @@ def consistent_positions(dae, q0: np.ndarray, t: float = 0.0, *, fixed: Sequence
 
 
 def project_velocities(dae, q: np.ndarray, qd0: np.ndarray, t: float = 0.0, *,
-                       fixed: Sequence[int] = ()) -> np.ndarray:
+                       fixed: Sequence[int] = (), method: str = "cholesky") -> np.ndarray:
     """Minimum-norm change of ``qd0`` (over the free entries) onto ``G qd = -g_t`` (and
-    ``A qd = -a`` of velocity rows)."""
+    ``A qd = -a`` of velocity rows).
+
+    ``method``: ``"cholesky"`` solves ``qd <- qd - G^T (G G^T)^-1 (G qd + g_t)``
+    (:func:`minimum_norm`; rows of full rank, as the active rows are after the rank
+    test; least squares when ``G G^T`` is not positive definite), ``"lstsq"`` the SVD
+    least squares of :func:`lstsq` (rank-deficient rows: the initial conditions, before
+    the rank test), evaluating ``G`` and ``g_t`` as the initial conditions always have
+    (the run then starts from the same bits).  With ``"cholesky"`` a system with
+    :class:`StateRows` shares ``G`` and ``g_t`` of one evaluation at ``(q, t)`` with its
+    other outputs."""
     qd = np.array(qd0, dtype=float)
     n_mu = velocity_rows(dae)
     if dae.n_lam == 0 and not n_mu:
         return qd
-    G = sp.csr_matrix(dae.constraint_jacobian(q, t))
-    g_t = dae.constraint_time_derivative(q, t) if isinstance(dae, ConstraintTimeDerivative) \
-        else dae.constraint_rates(q, qd, t)[0]           # (only g_t: no second derivatives)
+    fast = method == "cholesky"
+    solve = minimum_norm if fast else lstsq
+    at_state = getattr(getattr(dae, "constraint_rows", None), "at_state", None)
+    if fast and not n_mu and at_state is not None:      # (:class:`StateRows`)
+        at = at_state(q, t)
+        G, g_t = at.G, at.g_t
+    else:
+        G = sp.csr_matrix(dae.constraint_jacobian(q, t))
+        g_t = dae.constraint_time_derivative(q, t) \
+            if isinstance(dae, ConstraintTimeDerivative) \
+            else dae.constraint_rates(q, qd, t)[0]       # (only g_t: no second derivatives)
     rhs = G @ qd + np.asarray(g_t, dtype=float)
     if n_mu:            # c = A qd + a is linear in qd: one projection holds it exactly
         A = dae.velocity_jacobians(q, qd, t)[0]
         G = sp.vstack([G, A], format="csr")
         rhs = np.concatenate([rhs, dae.velocity_constraint(q, qd, t)])
     if len(fixed) == 0:
-        return qd - lstsq(G, rhs)
+        return qd - solve(G, rhs)
     free = _free(qd.size, fixed)
-    qd[free] -= lstsq(G[:, free], rhs)
+    qd[free] -= solve(G[:, free], rhs)
     return qd
+
+
+@runtime_checkable
+class StateRows(Protocol):
+    """Constraint rows that evaluate ``G`` and ``g_t`` at one state once
+    (:meth:`ConstraintRows.at_state <flexmbs.system.constraint_rows.ConstraintRows.
+    at_state>`)."""
+
+    def at_state(self, q: np.ndarray, t: float): ...
+
+
+#: ``min diag(L) / max diag(L)`` of the Cholesky factor below this: ``G G^T`` too close
+#: to singular for the normal equations (their condition is that of ``G`` squared)
+CHOLESKY_RATIO = 1e-6
+
+
+def minimum_norm(A: sp.spmatrix | np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Minimum-norm solution ``x = A^T (A A^T)^-1 b`` of ``A x = b`` for ``A`` of full
+    row rank, by a Cholesky factor ``A A^T = L L^T``; :func:`lstsq` when ``A A^T`` is not
+    positive definite or is nearly singular (:data:`CHOLESKY_RATIO`) or ``A`` is large."""
+    if A.shape[0] == 0 or A.shape[1] == 0:
+        return np.zeros(A.shape[1])
+    if max(A.shape) > _DENSE_MAX:
+        return lstsq(A, b)
+    Ad = A.toarray() if sp.issparse(A) else np.asarray(A, dtype=float)
+    L, info = potrf(Ad @ Ad.T, lower=1, clean=0)
+    d = np.diagonal(L)
+    if info != 0 or not d.min() > CHOLESKY_RATIO * d.max():
+        return lstsq(Ad, b)
+    return Ad.T @ potrs(L, b, lower=1)[0]
 
 
 def state_accelerations(dae, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
@@ -235,7 +285,7 @@ def consistent_initial_conditions(dae, q0: np.ndarray, qd0: np.ndarray, t0: floa
         raise ValueError(f"initial conditions: q0 and qd0 must have shape ({dae.n_q},), "
                          f"got {q0.shape} and {qd0.shape}")
     q, it = consistent_positions(dae, q0, t0, fixed=fixed_positions, tol=tol, max_iter=max_iter)
-    qd = project_velocities(dae, q, qd0, t0, fixed=fixed_velocities)
+    qd = project_velocities(dae, q, qd0, t0, fixed=fixed_velocities, method="lstsq")
     z = dae.state_indices if isinstance(dae, FirstOrderStates) else np.zeros(0, dtype=int)
     if z.size:
         qd[z] = dae.state_rates(q, qd, t0)

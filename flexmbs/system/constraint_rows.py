@@ -27,6 +27,7 @@ from flexmbs.errors import ModelError
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics.jet import Jet
 from flexmbs.system.local_rows import LocalRows
+from flexmbs.system.output_rows import RowsAt, rows_at
 from flexmbs.system.sparse import coo
 from flexmbs.system.stacked import MAX_N as STACKED_MAX_N
 from flexmbs.system.stacked import StackedRows
@@ -45,6 +46,7 @@ class ConstraintRows:
         self._local_rows = None
         self._local_cache = None
         self._time_jets: dict = {}
+        self._rows_at = None
         blocks = layout.blocks
         #: joint/drive blocks: stacked marker frames (None for normalisations)
         self.pairs = [None if b.kind == "normalization" else
@@ -338,3 +340,15 @@ class ConstraintRows:
             cols.append(np.tile(idx, k)); vals.append(R.ravel())
             i0 += k
         return coo(rows, cols, vals, (self.n_lam, self.layout.n_q))
+
+    # -- one recorded state (:mod:`flexmbs.system.output_rows`) -------------------------
+    def at_state(self, q, t) -> RowsAt:
+        """``G``, ``g_t``, the values of every row and the marker frames at ``(q, t)``
+        in one pass (:func:`~flexmbs.system.output_rows.rows_at`), shared by the
+        velocity projection, the reactions and the health checks of an output point
+        (memoised on ``q, t`` and the active set)."""
+        key = (q.tobytes(), float(t), self.layout.active_key)
+        c = self._rows_at
+        if c is None or c[0] != key:
+            c = self._rows_at = (key, rows_at(self, q, t))
+        return c[1]

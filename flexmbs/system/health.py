@@ -74,14 +74,15 @@ def inconsistent_rows(asm, q: np.ndarray, qd: np.ndarray, t: float) -> list[str]
     return out
 
 
-def dropped_violation(asm, q: np.ndarray, t: float,
-                      dropped: np.ndarray | None = None) -> tuple[float, str]:
+def dropped_violation(asm, q: np.ndarray, t: float, dropped: np.ndarray | None = None,
+                      g_all: np.ndarray | None = None) -> tuple[float, str]:
     """``(max |g_i|, label)`` over the rows dropped at the start (0, "" if none);
-    ``dropped``: their indices, if already known."""
+    ``dropped``: their indices, if already known; ``g_all``: the values of every row at
+    ``(q, t)``, if already evaluated (:class:`~flexmbs.system.output_rows.RowsAt`)."""
     dropped = np.flatnonzero(~asm.active) if dropped is None else dropped
     if dropped.size == 0:
         return 0.0, ""
-    g, _ = asm.rows_all(q, np.zeros_like(q), t, dropped)
+    g = asm.rows_all(q, np.zeros_like(q), t, dropped)[0] if g_all is None else g_all[dropped]
     k = int(np.argmax(np.abs(g)))
     return float(abs(g[k])), asm.row_labels[dropped[k]]
 

@@ -102,7 +102,7 @@ def joint_coordinates(layout, joints, q):
     return out
 
 
-def energy(layout, forces, q, qd, t=0.0):
+def energy(layout, forces, q, qd, t=0.0, rigid=None):
     """Energies [J] at ``(q, qd, t)`` (``forces``: the system's
     :class:`~flexmbs.system.force_terms.ForceTerms`):
 
@@ -120,10 +120,17 @@ def energy(layout, forces, q, qd, t=0.0):
 
     ``dE/dt`` is the power of what has no potential (dampers, structural damping,
     drives, time-varying or follower loads, friction; :mod:`flexmbs.post.energy`), so
-    ``E`` is constant for a model without them."""
+    ``E`` is constant for a model without them.
+
+    ``rigid``: a :class:`~flexmbs.bodies.rigid_set.RigidSet` whose bodies' ``T`` and
+    ``V_g`` are summed at once (the others body by body)."""
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     T = V = W = 0.0
+    if rigid is not None:
+        T, V = rigid.energies(q, qd, layout.gravity)
     for b in layout.bodies:
+        if rigid is not None and b in rigid:
+            continue
         s = layout.body_slices[b.name]
         T += b.kinetic_energy(q[s], qd[s])
         V += b.potential_energy(q[s], layout.gravity)

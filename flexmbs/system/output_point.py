@@ -1,0 +1,168 @@
+"""Reactions, joint coordinates and energies of a recorded state from its rows evaluated
+once (THEORY §1.5, §5.9): the fast paths of :func:`flexmbs.system.outputs.reactions`,
+:func:`~flexmbs.system.outputs.joint_coordinates` and :func:`~flexmbs.system.outputs.
+energy`, which stay the reference.
+
+The generalized constraint force of joint ``j`` on the body ``B`` of its marker ``Q``
+is ``-G_j^T lam_j`` restricted to ``B``'s coordinates: the entries of the active ``G``
+(:class:`~flexmbs.system.output_rows.RowsAt`) of ``j``'s rows in ``B``'s columns, summed
+for all joints in one ``bincount``.  Then, per joint (all joints at once),
+
+    f = g_r,   m_O = 1/2 G(e) g_e  (a floating frame; 0 on a point mass),
+    m_Q = m_O - (p_Q - r) x f,     reaction = (R_Q^T f, R_Q^T m_Q)   [N, N m],
+
+negated (``sign = -1``) when ``Q`` is on the ground and the wrench is taken on ``P``'s
+body.  Joint coordinates are the joints' ``coordinates`` of the marker frames ``(p, R)``
+as value-only jets (no derivatives needed).
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from flexmbs.bodies.rigid_set import RigidSet, cross
+from flexmbs.kinematics import frames as F
+from flexmbs.kinematics.frames import FrameJet
+from flexmbs.kinematics.jet import Jet
+from flexmbs.kinematics.rotation import G_of
+from flexmbs.system import outputs
+from flexmbs.system.output_rows import RowsAt, marker_frame
+
+#: ``G(e) = sum_k TG[:, :, k] e_k`` (``G`` is linear in ``e``)
+TG = np.stack([G_of(u) for u in np.eye(4)], axis=-1)
+#: the same as (4, 12): ``G(e)`` of the rows ``e`` (n, 4) is ``(e @ TGk).reshape(n, 3, 4)``
+TGk = np.moveaxis(TG, -1, 0).reshape(4, 12)
+
+
+class ReactionPlan:
+    """Per joint and drive block: the body that takes the wrench (its first coordinate
+    ``start``, ``n`` coordinates, or ``n = 0``: none), ``sign``, the marker ``Q`` and
+    whether it moves; per row of the system its joint (-1: normalisations)."""
+
+    def __init__(self, layout):
+        names, start, n, sign, Q_of, moving = [], [], [], [], [], []
+        joint_of_row = np.full(layout.n_rows_all, -1, dtype=np.int64)
+        for bi, blk in enumerate(layout.blocks):
+            if blk.kind == "normalization":
+                continue
+            P, Q = blk.markers[:2]
+            s, mk = 1.0, Q
+            if blk.offsets[1] is None:
+                s, mk = -1.0, P
+            j = len(names)
+            joint_of_row[layout.row_start[bi]:layout.row_start[bi + 1]] = j
+            names.append(blk.name)
+            on_body = blk.offsets[0 if s < 0 else 1] is not None
+            sl = layout.body_slices[mk.body.name] if on_body else slice(0, 0)
+            start.append(sl.start)
+            n.append(sl.stop - sl.start)
+            sign.append(s)
+            Q_of.append(Q)
+            moving.append(blk.offsets[1] is not None)
+        self.names, self.Q, self.moving = names, Q_of, moving
+        self.start = np.array(start, dtype=np.int64)
+        self.n = np.array(n, dtype=np.int64)
+        self.sign = np.array(sign)
+        self.n_max = max(7, int(self.n.max(initial=0)))
+        self.joint_of_row = joint_of_row
+        self.rotates = self.n >= 7
+        self.fixed_frames = {j: (np.array(Q.s, dtype=float), F.orientation(Q, None))
+                             for j, Q in enumerate(Q_of) if not moving[j]}
+
+    def entries(self, rr: np.ndarray, cc: np.ndarray, active: np.ndarray) -> tuple:
+        """``(rows, cols, target)`` of the entries ``(rr, cc)`` of ``G`` that lie in the
+        columns of their joint's body, at ``target = joint n_max + local column``."""
+        j = self.joint_of_row[np.flatnonzero(active)][rr]
+        local = cc - self.start[j]
+        ok = (j >= 0) & (local >= 0) & (local < self.n[j])
+        return rr[ok], cc[ok], j[ok] * self.n_max + local[ok]
+
+    def generalized(self, G, lam: np.ndarray, entries: tuple) -> np.ndarray:
+        """``(J, n_max)``: ``-G_j^T lam_j`` of each joint on its body's coordinates
+        (``entries`` of ``G``: :meth:`entries`)."""
+        rr, cc, target = entries
+        v = np.asarray(G[rr, cc]).ravel()
+        gen = np.bincount(target, weights=v * lam[rr], minlength=len(self.names) * self.n_max)
+        return -gen.reshape(len(self.names), self.n_max)
+
+
+class OutputPoint:
+    """The fast outputs of a system's :class:`~flexmbs.system.layout.Layout` with its
+    :class:`~flexmbs.system.constraint_rows.ConstraintRows` and joints."""
+
+    def __init__(self, layout, rows, joints):
+        self.layout, self.rows = layout, rows
+        self.joints = [(j.name, layout.joint_markers[j.name]) for j in joints
+                       if j.coordinate_names]
+        self._joint_objects = {j.name: j for j in joints}
+        self.plan = ReactionPlan(layout)
+        self._entry_cache = None
+        #: the rigid bodies whose energies are summed at once
+        self.rigid = RigidSet(layout.bodies, [layout.body_slices[b.name].start
+                                              for b in layout.bodies])
+
+    def reactions(self, q: np.ndarray, lam: np.ndarray, t: float,
+                  at: RowsAt | None = None) -> dict:
+        """``{name: (force, torque)}`` as :func:`flexmbs.system.outputs.reactions`."""
+        at = self.rows.at_state(q, t) if at is None else at
+        plan, lay = self.plan, self.layout
+        J = len(plan.names)
+        if J == 0:
+            return {}
+        gen = plan.generalized(at.G, np.asarray(lam, dtype=float), self._entries(at.G))
+        cols = np.minimum(plan.start[:, None] + np.arange(plan.n_max), q.size - 1)
+        qb = q[cols]
+        f = gen[:, 0:3]
+        Ge = (qb[:, 3:7] @ TGk).reshape(J, 3, 4)                 # G(e) of each joint
+        m = np.where(plan.rotates[:, None], 0.5 * (Ge @ gen[:, 3:7, None])[:, :, 0], 0.0)
+        p, R = np.zeros((J, 3)), np.zeros((J, 3, 3))
+        for j, Q in enumerate(plan.Q):
+            p[j], R[j] = plan.fixed_frames[j] if not plan.moving[j] else \
+                marker_frame(Q, q, lay, at.frames)
+        m = m - cross(p - qb[:, 0:3], f)
+        on = (plan.n > 0)[:, None] * plan.sign[:, None]
+        fm = on[:, :, None] * (np.stack([f, m], axis=1) @ R)    # rows R^T f, R^T m_Q
+        force, torque = fm[:, 0], fm[:, 1]
+        return {name: (force[j], torque[j]) for j, name in enumerate(plan.names)}
+
+    def _entries(self, G) -> tuple:
+        """The :meth:`ReactionPlan.entries` of ``G``: of its structure (:meth:`
+        ConstraintRows.pattern <flexmbs.system.constraint_rows.ConstraintRows.pattern>`,
+        memoised on the active set) when dense, of its stored entries when sparse."""
+        lay = self.layout
+        if sp.issparse(G):
+            G = G.tocoo()
+            return self.plan.entries(G.row, G.col, lay.active)
+        c = self._entry_cache
+        if c is None or c[0] != lay.active_key:
+            indptr, indices = self.rows.pattern()
+            rr = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+            c = self._entry_cache = (lay.active_key,
+                                     self.plan.entries(rr, np.asarray(indices), lay.active))
+        return c[1]
+
+    def joint_coordinates(self, q: np.ndarray, t: float, at: RowsAt | None = None) -> dict:
+        """``{joint name: [coordinates]}`` as :func:`flexmbs.system.outputs.
+        joint_coordinates` (angles in rad, displacements in m)."""
+        if not self.joints:
+            return {}
+        frames = (self.rows.at_state(q, t) if at is None else at).frames
+        out = {}
+        for name, markers in self.joints:
+            P, Q = (_value_jet(*marker_frame(mk, q, self.layout, frames)) for mk in markers)
+            out[name] = np.array([float(c.v) for c in
+                                  self._joint_objects[name].coordinates(P, Q)])
+        return out
+
+
+    def energy(self, forces, q: np.ndarray, qd: np.ndarray, t: float) -> dict:
+        """The energies [J] of :func:`flexmbs.system.outputs.energy`, the rigid bodies'
+        summed at once (:class:`~flexmbs.bodies.rigid_set.RigidSet`)."""
+        return outputs.energy(self.layout, forces, q, qd, t, rigid=self.rigid)
+
+
+def _value_jet(p: np.ndarray, R: np.ndarray) -> FrameJet:
+    """The frame ``(p, R)`` as jets over a single dummy coordinate (values only)."""
+    z = np.zeros((3, 1))
+    return FrameJet(Jet(p, z, None), Jet(R[:, 0], z, None), Jet(R[:, 1], z, None),
+                    Jet(R[:, 2], z, None))
