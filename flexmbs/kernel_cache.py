@@ -172,7 +172,7 @@ class ColdStart:
             self.stream.write(
                 f"flexmbs: compiling the numerical kernels once for this installation "
                 f"({len(self.cold)} modules have no compiled code yet; {self.processes} "
-                f"processes, about a minute on 2 idle cores; later imports load them in "
+                f"processes, about 70 s on 2 idle cores; later imports load them in "
                 f"about 2 s) ...\n")
             self.stream.flush()
             own, *others = partition(entry_points(), self.processes)
