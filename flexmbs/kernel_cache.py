@@ -12,10 +12,12 @@ The compile runs in two processes (on a machine with two cores or more).  Its *e
 points* (:func:`entry_points`) are the C callbacks that PETSc calls
 (:class:`flexmbs.compiled.NativeFunction`, compiled with every kernel they call) and the
 ``warm()`` of the modules whose kernels are called from Python only.  :func:`partition`
-gives :data:`WORKER_SHARE` (the Newton matrix's callback, the longest chain) to a second
-process, which imports the kernel modules alone (:func:`import_bare`) and writes numba's
-cache, while the first compiles the rest; the import then loads everything from the
-cache.  A kernel both need (e.g. the constraint rows) is compiled by each, a few seconds.
+splits them by their measured compile time (:data:`COST`): the longest first, each to the
+process with the least so far, the entry points that share a chain of kernels
+(:data:`TOGETHER`) as one.  A second process imports the kernel modules alone
+(:func:`import_bare`) and writes numba's cache, while the first compiles the rest; the
+import then loads everything from the cache.  A kernel both need (e.g. the constraint
+rows) is compiled by each, a few seconds.
 
 This module imports nothing heavy, so that it can answer before numba is loaded.
 """
@@ -31,8 +33,25 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
 
-#: the entry points (:func:`entry_points`) that the second process compiles
-WORKER_SHARE = ("flexmbs.integrate.step_kernel:newton_dense_c",)
+#: CPU seconds of each entry point's compile from an empty cache, one after the other
+#: in one process (``docs/performance.md``, "Cold start"): what :func:`partition` balances
+COST = {
+    "flexmbs.integrate.step_kernel:affine_residual_c": 35.8,
+    "flexmbs.integrate.step_kernel:table_residual_c": 4.2,
+    "flexmbs.integrate.step_kernel:body_values_c": 36.7,
+    "flexmbs.integrate.step_kernel:newton_dense_c": 19.3,
+    "flexmbs.system.local_rows_kernel:warm": 10.1,
+    "flexmbs.integrate.steps_kernel:warm": 7.1,
+    "flexmbs.integrate.increments_kernel:increment_test_c": 1.6,
+    "flexmbs.integrate.genalpha_kernel:warm": 0.9,
+    "flexmbs.integrate.jacobian_kernel:dense_jacobian_c": 0.4,
+}
+#: the cost of an entry point missing from :data:`COST`
+DEFAULT_COST = 1.0
+#: entry points compiled in the same process, in this order (the later ones link the
+#: kernels the first compiled: in another process they would compile them again)
+TOGETHER = (("flexmbs.integrate.step_kernel:affine_residual_c",
+             "flexmbs.integrate.step_kernel:table_residual_c"),)
 
 
 def kernel_modules() -> list[Path]:
@@ -93,13 +112,26 @@ def entry_points(load=importlib.import_module) -> list[str]:
     return out
 
 
-def partition(entries: list[str], processes: int) -> list[list[str]]:
-    """``entries`` for each process: :data:`WORKER_SHARE` for the second, the rest for the
-    first (all for the first if ``processes`` is 1)."""
-    if processes < 2:
-        return [list(entries)]
-    return [[e for e in entries if e not in WORKER_SHARE],
-            [e for e in entries if e in WORKER_SHARE]]
+def partition(entries: list[str], processes: int, cost: dict | None = None) -> list[list[str]]:
+    """``entries`` for each of ``processes``: the groups of :data:`TOGETHER` (the other
+    entries alone) by decreasing compile time (``cost``, default :data:`COST`), each to
+    the process whose share is the shortest so far (the first on a tie)."""
+    cost = COST if cost is None else cost
+    units, grouped = [], set()
+    for group in TOGETHER:
+        unit = [e for e in group if e in entries]
+        if unit:
+            units.append(unit)
+            grouped.update(unit)
+    units += [[e] for e in entries if e not in grouped]
+    units.sort(key=lambda u: -sum(cost.get(e, DEFAULT_COST) for e in u))
+    shares = [[] for _ in range(max(1, processes))]
+    load = [0.0] * len(shares)
+    for unit in units:
+        k = load.index(min(load))
+        shares[k] += unit
+        load[k] += sum(cost.get(e, DEFAULT_COST) for e in unit)
+    return shares
 
 
 def compile_entries(entries: list[str], load=importlib.import_module) -> None:
@@ -140,13 +172,13 @@ class ColdStart:
             self.stream.write(
                 f"flexmbs: compiling the numerical kernels once for this installation "
                 f"({len(self.cold)} modules have no compiled code yet; {self.processes} "
-                f"processes, about 50 s on 2 idle cores; later imports load them in "
+                f"processes, about 70 s on 2 idle cores; later imports load them in "
                 f"about 2 s) ...\n")
             self.stream.flush()
-            # the second process starts first: its share is the longest chain
-            worker = start_worker(list(WORKER_SHARE)) if self.processes > 1 else None
-            compile_entries(partition(entry_points(), self.processes)[0])
-            if worker is not None:
+            own, *others = partition(entry_points(), self.processes)
+            workers = [start_worker(share) for share in others if share]
+            compile_entries(own)
+            for worker in workers:
                 worker.wait()
         return self
 

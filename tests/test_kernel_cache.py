@@ -61,8 +61,30 @@ def test_the_two_processes_share_every_entry_point_once():
     assert "flexmbs.integrate.genalpha_kernel:warm" in entries
     first, second = kernel_cache.partition(entries, 2)
     assert sorted(first + second) == sorted(entries) and not set(first) & set(second)
-    assert list(kernel_cache.WORKER_SHARE) == second and first
-    assert kernel_cache.partition(entries, 1) == [entries]
+    assert first and second
+    for group in kernel_cache.TOGETHER:          # a shared chain stays in one process
+        assert set(group) <= set(first) or set(group) <= set(second)
+    assert sorted(kernel_cache.partition(entries, 1)[0]) == sorted(entries)
+
+
+def test_the_partition_balances_the_measured_costs():
+    """Costs 5, 4, 3, 3 on two processes: the best split (by enumeration of the 2^4
+    assignments) has the longest share 8, {5, 3} and {4, 3}; a group of two entries
+    (``TOGETHER``) goes as one."""
+    cost = {"a": 5.0, "b": 4.0, "c": 3.0, "d": 3.0}
+    shares = kernel_cache.partition(list(cost), 2, cost)
+    names = list(cost)
+    best = min(max(sum(cost[k] for i, k in enumerate(names) if m >> i & 1),
+                   sum(cost[k] for i, k in enumerate(names) if not m >> i & 1))
+               for m in range(16))
+    assert max(sum(cost[e] for e in s) for s in shares) == best == 8.0
+    assert sorted(map(sorted, shares)) == [["a", "c"], ["b", "d"]] or \
+        sorted(map(sorted, shares)) == [["a", "d"], ["b", "c"]]
+    group = kernel_cache.TOGETHER[0]
+    together = {group[0]: 4.0, group[1]: 4.0, "x": 7.0, "y": 2.0}
+    one, two = kernel_cache.partition(list(together), 2, together)
+    assert set(group) <= set(one) and list(group) == [e for e in one if e in group]
+    assert two == ["x", "y"]
 
 
 def test_importing_the_kernel_modules_compiles_nothing(tmp_path):

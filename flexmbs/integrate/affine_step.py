@@ -40,6 +40,7 @@ from flexmbs.integrate.step_kernel import (
     N_TABLE,
     affine_residual,
     affine_residual_c,
+    body_values_c,
     newton_dense,
     newton_dense_c,
 )
@@ -200,6 +201,7 @@ class AffineStep:
             tptr, *flats = self.plan.pack.tangent_pack()
             for a in (tptr, *flats, T_A_KERNEL, np.zeros(2, dtype=np.int64)):
                 tab.add(a)
+            tab.add_value(body_values_c.address)
             if len(tab) != N_NEWTON_TABLE:   # pragma: no cover - a layout change
                 raise RuntimeError(f"AffineStep: Newton table of {len(tab)} rows, the "
                                    f"kernel expects {N_NEWTON_TABLE}")

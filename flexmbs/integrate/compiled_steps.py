@@ -18,6 +18,7 @@ import numpy as np
 from . import steps_kernel as K
 from ._newton import NewtonSolver, NewtonState
 from .affine_step import AffineStep
+from .step_kernel import newton_dense_c, table_residual_c
 
 
 class Advance(NamedTuple):
@@ -48,6 +49,9 @@ class CompiledSteps:
         self._newton, self._step = newton, step
         N = step.n + step.m
         self._tab, self._ntab = step.tables()
+        # the residual and the Newton matrix, called by address (``steps_kernel.N_FNS``)
+        self._fns = np.array([table_residual_c.address, newton_dense_c.address,
+                              self._tab.ctypes.data, self._ntab.ctypes.data], dtype=np.int64)
         ints, self._treals, self._bounds, self._scales, theta, cost = newton.compiled_test()
         self._tints = ints
         self._fn = np.zeros(int(ints[0]) + 2)
@@ -95,7 +99,7 @@ class CompiledSteps:
         c[:4] = (h, target, eps, h_min)
         st = [np.array(v, dtype=float) for v in (q, qd, qdd, a, lam)]
         code = K.run_steps(*st, ri, ii, c, max_steps, *self._vec, self._mat[0], self._mat[1],
-                           self._mat[2], self._mat[3], self._tab, self._ntab, self._fn,
+                           self._mat[2], self._mat[3], self._tab, self._fns, self._fn,
                            self._d1, self._bounds, self._scales, self._tints, self._treals)
         self._step.invalidate()         # the kernel wrote the step's buffers
         jacs = int(ii[K.I_JAC])

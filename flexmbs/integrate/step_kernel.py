@@ -35,7 +35,8 @@ import numpy as np
 from numba import carray, njit, types
 
 from flexmbs.bodies.ffrf_kernel import bodies_newton_values, bodies_residual
-from flexmbs.compiled import call_c2, f1, f2, f3, f4, f8_pointer, i1, i2, i8_pointer, native
+from flexmbs.compiled import (call_c2, call_c3, f1, f2, f3, f4, f8_pointer, i1, i2,
+                              i8_pointer, native)
 from flexmbs.forces.friction_kernel import friction_newton, friction_residual
 from flexmbs.forces.spring_kernel import spring_newton, spring_residual
 from flexmbs.kinematics.frame_kernel import stacked_hessian_sum, stacked_rows
@@ -183,11 +184,65 @@ def affine_residual_c(snes, x, f, ctx):  # pragma: no cover - compiled
     return call_c2(t[3, 0], f, slot + 8)
 
 
+@native(types.int32(types.intp, types.intp, types.intp))
+def table_residual_c(F, x, ctx):  # pragma: no cover - compiled
+    """:func:`table_residual` as a C function ``int (double *F, const double *x, void
+    *t)`` (``t``: the table of :func:`affine_residual_c`): 1 if ``F`` is finite, else 0.
+    The compiled step loop calls it by its address, so that the loop's compile does not
+    link in (and optimise again) the residual's code."""
+    t = carray(i8_pointer(ctx), (N_TABLE, 5))
+    N = f1(t, 8).shape[0] + i1(t, 12).shape[0]
+    return 1 if table_residual(carray(f8_pointer(F), N), carray(f8_pointer(x), N), t) else 0
+
+
 #: rows of the Newton table of :func:`newton_dense` (made by :class:`flexmbs.integrate.
 #: affine_step.AffineStep`): the body pack's tangent arrays (``tptr`` and the twelve
 #: flattened arrays of :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values`), the
-#: frame-derivative tensor ``T_A`` and a status row ``[non-finite flag, evaluations]``
-N_NEWTON_TABLE = 15
+#: frame-derivative tensor ``T_A``, a status row ``[non-finite flag, evaluations]`` and
+#: the address of :func:`body_values_c`
+N_NEWTON_TABLE = 16
+
+
+@native(types.int32(types.intp, types.intp, types.intp))
+def body_values_c(vals, s, ctx):  # pragma: no cover - compiled
+    """:func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values` as a C function ``int
+    (double *vals, const double *s, void *ctx)``: ``s = [q; qd; qdd; c_K; c_C]``
+    (``c_M = 1``), ``ctx`` the addresses of the two tables (as :func:`newton_dense_c`);
+    the values into ``vals``.  :func:`newton_dense` calls it by its address, so that the
+    compile of the Newton matrix does not link in (and optimise again) the bodies'
+    tangents, the longest compile of the package."""
+    c = carray(i8_pointer(ctx), 2)
+    t = carray(i8_pointer(c[0]), (N_TABLE, 5))
+    nt = carray(i8_pointer(c[1]), (N_NEWTON_TABLE, 5))
+    n = f1(t, 8).shape[0]
+    sv = carray(f8_pointer(s), 3 * n + 2)
+    out = bodies_newton_values(
+        sv[:n], sv[n:2 * n], sv[2 * n:3 * n], f1(t, 11), sv[3 * n], sv[3 * n + 1], 1.0,
+        i1(t, 14), i1(t, 15), f1(t, 16), i1(t, 17), i2(t, 18), f1(t, 19), f1(t, 20),
+        f1(t, 21), f1(t, 22), f1(t, 23), i2(nt, 0), f1(nt, 1), f1(nt, 2), f1(nt, 3),
+        f1(nt, 4), f1(nt, 5), f1(nt, 6), f1(nt, 7), f1(nt, 8), f1(nt, 9), f1(nt, 10),
+        f1(nt, 11), f1(nt, 12))
+    vals_out = carray(f8_pointer(vals), out.shape[0])
+    vals_out[:] = out
+    return 0
+
+
+@njit(cache=True)
+def body_values(q, qd, qdd, cK, cC, off, nq, t, nt):  # pragma: no cover - compiled
+    """The values of :func:`body_values_c` (each body's block ``(7 + nq)^2``, in body
+    order), called by its address (row 15 of the Newton table ``nt``)."""
+    n = q.shape[0]
+    total = 0
+    for b in range(off.shape[0]):
+        total += (7 + nq[b]) ** 2
+    vals = np.empty(total)
+    s = np.empty(3 * n + 2)
+    s[:n], s[n:2 * n], s[2 * n:3 * n] = q, qd, qdd
+    s[3 * n], s[3 * n + 1] = cK, cC
+    ctx = np.empty(2, dtype=np.int64)
+    ctx[0], ctx[1] = t.ctypes.data, nt.ctypes.data
+    call_c3(nt[15, 0], vals.ctypes.data, s.ctypes.data, ctx.ctypes.data)
+    return vals
 
 
 @njit(cache=True)
@@ -230,11 +285,7 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
             i2(t, 42), n_rows)
         drive_rows(g_, G, p_, dp_, i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47))
     off, nq = i1(t, 14), i1(t, 15)
-    vals = bodies_newton_values(
-        q, qd, qdd, f1(t, 11), cK, cC, 1.0, off, nq, f1(t, 16), i1(t, 17), i2(t, 18),
-        f1(t, 19), f1(t, 20), f1(t, 21), f1(t, 22), f1(t, 23), i2(nt, 0), f1(nt, 1),
-        f1(nt, 2), f1(nt, 3), f1(nt, 4), f1(nt, 5), f1(nt, 6), f1(nt, 7), f1(nt, 8),
-        f1(nt, 9), f1(nt, 10), f1(nt, 11), f1(nt, 12))
+    vals = body_values(q, qd, qdd, cK, cC, off, nq, t, nt)
     N = n + m
     for i in range(N):
         for j in range(N):

@@ -33,11 +33,11 @@ import math
 import numpy as np
 from numba import njit
 
-from flexmbs.compiled import f1
+from flexmbs.compiled import call_c3, f1
 
 from .genalpha_kernel import predict, update
 from .increments_kernel import block_maxima, decide
-from .step_kernel import N_TABLE, newton_dense, table_residual
+from .step_kernel import N_TABLE
 
 #: :func:`run_steps` ends: landed on the target, took ``max_steps``, or a step to redo
 TARGET, CHUNK, REDO = 1, 2, 3
@@ -50,6 +50,11 @@ R_T, R_TGRID, R_HCUR, R_HJAC, R_NNEW, R_HMIN = range(6)
 #: steps, Newton iterations, Jacobians
 I_KGRID, I_STALE, I_LASTOLD, I_NSOLVES, I_POLICY, I_HAVEW, I_LU, I_STEPS, I_NEWTON, \
     I_JAC = range(10)
+#: ``fns`` (int64): the addresses of :func:`~.step_kernel.table_residual_c` and
+#: :func:`~.step_kernel.newton_dense_c`, then the context of the latter (the addresses of
+#: ``tab`` and ``ntab``).  The loop calls the two by address: linking their code in would
+#: make numba optimise and emit all of it again in this module (about 35 s of compile)
+N_FNS = 4
 #: ``consts``: h, target, eps, h_min, alpha_m, alpha_f, beta, gamma, theta,
 #: jacobian_cost, jacobian_reuse (0/1)
 N_CONSTS = 11
@@ -126,7 +131,21 @@ def _norm2(F):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def newton_solve(x, F, y, W, Wb, LU, piv, tab, ntab, fn, d1, bounds, scales, tints, treals,
+def call_residual(F, x, tab, fns):  # pragma: no cover - compiled
+    """:func:`~.step_kernel.table_residual` by its C function's address ``fns[0]``:
+    ``F`` at ``x``, whether it is finite."""
+    return call_c3(fns[0], F.ctypes.data, x.ctypes.data, tab.ctypes.data) != 0
+
+
+@njit(cache=True)
+def call_newton(W, x, fns):  # pragma: no cover - compiled
+    """:func:`~.step_kernel.newton_dense` by its C function's address ``fns[1]`` (context
+    ``fns[2:4]``): the Newton matrix at ``x`` into ``W``, whether it is finite."""
+    return call_c3(fns[1], W.ctypes.data, x.ctypes.data, fns.ctypes.data + 16) == 0
+
+
+@njit(cache=True)
+def newton_solve(x, F, y, W, Wb, LU, piv, tab, fns, fn, d1, bounds, scales, tints, treals,
                  reuse, theta, ii):  # pragma: no cover - compiled
     """One Newton solve from ``x`` (overwritten by the solution): ``(converged,
     iterations, Jacobians)``.  ``W`` is copied to ``Wb`` before its first refill (the
@@ -135,7 +154,7 @@ def newton_solve(x, F, y, W, Wb, LU, piv, tab, ntab, fn, d1, bounds, scales, tin
     tints[3] = 0
     tints[4] = 0
     jacs = 0
-    finite = table_residual(F, x, tab)
+    finite = call_residual(F, x, tab, fns)
     fnorm = _norm2(F)
     if not finite or not math.isfinite(fnorm):
         return False, 0, 0
@@ -152,7 +171,7 @@ def newton_solve(x, F, y, W, Wb, LU, piv, tab, ntab, fn, d1, bounds, scales, tin
                 Wb[:, :] = W
             jacs += 1
             ii[I_HAVEW], ii[I_LU], ii[I_STALE] = 1, 0, 0
-            if not newton_dense(W, x, tab, ntab):
+            if not call_newton(W, x, fns):
                 return False, it - 1, jacs
         if ii[I_LU] == 0:
             if not lu_factor(W, LU, piv):
@@ -161,7 +180,7 @@ def newton_solve(x, F, y, W, Wb, LU, piv, tab, ntab, fn, d1, bounds, scales, tin
         lu_solve(LU, piv, F, y)
         for i in range(x.shape[0]):
             x[i] -= y[i]
-        finite = table_residual(F, x, tab)
+        finite = call_residual(F, x, tab, fns)
         fnorm = _norm2(F)
         # the increment test (increment_test_c from the recorded norm on)
         k = tints[4]
@@ -199,7 +218,7 @@ def _refresh_first(ii, ri, jac_cost):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def run_steps(q, qd, qdd, a, lam, ri, ii, consts, max_steps, x, F, y, W, Wb, LU, piv, tab,
-              ntab, fn, d1, bounds, scales, tints, treals):  # pragma: no cover - compiled
+              fns, fn, d1, bounds, scales, tints, treals):  # pragma: no cover - compiled
     """Fixed generalized-α steps from the state ``(q, qd, qdd, a, lam)`` at ``ri[R_T]``
     (updated in place) towards ``consts[1]`` (module docstring); returns :data:`TARGET`,
     :data:`CHUNK` or :data:`REDO`."""
@@ -228,7 +247,7 @@ def run_steps(q, qd, qdd, a, lam, ri, ii, consts, max_steps, x, F, y, W, Wb, LU,
         if policy:
             ii[I_STALE] = 1
             tints[2] = 1
-        ok, its, jacs = newton_solve(x, F, y, W, Wb, LU, piv, tab, ntab, fn, d1, bounds,
+        ok, its, jacs = newton_solve(x, F, y, W, Wb, LU, piv, tab, fns, fn, d1, bounds,
                                      scales, tints, treals, reuse, theta, ii)
         if not ok:                      # as before the step: the caller redoes it
             ii[I_STALE] = stale0
@@ -272,4 +291,4 @@ def warm() -> None:
     tab = np.zeros((N_TABLE, 5), dtype=np.int64)
     run_steps(z, z, z, z, z, np.zeros(6), np.zeros(10, dtype=np.int64),
               np.zeros(N_CONSTS), 0, z, z, z, np.zeros((1, 1)), np.zeros((1, 1)),
-              np.zeros((1, 1)), zi, tab, tab.copy(), z, z, zi, z, zi, np.zeros(4))
+              np.zeros((1, 1)), zi, tab, np.zeros(N_FNS, dtype=np.int64), z, z, zi, z, zi, np.zeros(4))
