@@ -423,11 +423,13 @@ def bodies_newton_values(q, qd, qdd, g, cK, cC, cM, off, nq, m, stiff, ptr, lin0
     tangent's own flattened from ``tptr[b, k]`` (``k`` the array, in argument order); a
     rigid body (``nq[b] = 0``) by :func:`~flexmbs.bodies.rigid_kernel.rigid_tangent`."""
     B = off.shape[0]
-    total = 0
+    total, n_work = 0, 0
     for b in range(B):
         total += (7 + nq[b]) ** 2
+        if nq[b] == 0:
+            n_work = RIGID_WORK
     out = np.empty(total)
-    W = np.empty(RIGID_WORK)           # the rigid bodies' work array, one for all
+    W = np.empty(n_work)               # the rigid bodies' work array, one for all
     pos = 0
     for b in range(B):
         n = nq[b]
