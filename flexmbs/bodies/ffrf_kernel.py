@@ -26,7 +26,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from flexmbs.bodies.rigid_kernel import rigid_residual
+from flexmbs.bodies.rigid_kernel import (
+    RIGID_WORK, centripetal_derivative_into, mm_into, rigid_residual, rigid_tangent,
+)
 from flexmbs.kinematics.rotation_kernel import (
     L_matrix, LT_matrix, cross, rotation_and_derivative, rotation_matrix, tilde, two_L,
 )
@@ -217,16 +219,9 @@ def _stiffening_tangent(qe, H_p):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def _mm(A, B):  # pragma: no cover - compiled
-    """``A B`` by loops (faster than a BLAS call at these sizes, any memory layout)."""
-    n, k = A.shape
-    m = B.shape[1]
-    C = np.zeros((n, m))
-    for i in range(n):
-        for p in range(k):
-            a = A[i, p]
-            if a != 0.0:
-                for j in range(m):
-                    C[i, j] += a * B[p, j]
+    """``A B`` by the loops of :func:`~flexmbs.bodies.rigid_kernel.mm_into`."""
+    C = np.empty((A.shape[0], B.shape[1]))
+    mm_into(A, B, C)
     return C
 
 
@@ -286,13 +281,7 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     f_d[6:] = C_t
     f_al[0:3] = -m * ct
     f_al[3:6] = Iq
-    oc = om[0] * c[0] + om[1] * c[1] + om[2] * c[2]
-    for i in range(3):
-        for j in range(3):
-            Dij = om[i] * c[j] - 2.0 * c[i] * om[j]       # d(w x (w x c))/dw
-            if i == j:
-                Dij += oc
-            f_om[i, j] = m * Dij
+    centripetal_derivative_into(m, om, c, f_om)       # d(w x (w x c))/dw
     f_om[0:3] -= 2.0 * tilde(lqd[0:3])
     f_om[3:6] = _mm(ot, Iq) - tilde(Iw) + Gr
     for k in range(n):
@@ -431,12 +420,16 @@ def bodies_newton_values(q, qd, qdd, g, cK, cC, cM, off, nq, m, stiff, ptr, lin0
                          C_r1_k, O_e1_kl, K_e, K2s, H_p):  # pragma: no cover - compiled
     """``c_K K + c_C C + c_M M`` (:func:`ffrf_tangent`) of every body, each block row-major,
     concatenated in body order; the residual's arrays as in :func:`bodies_residual`, the
-    tangent's own flattened from ``tptr[b, k]`` (``k`` the array, in argument order)."""
+    tangent's own flattened from ``tptr[b, k]`` (``k`` the array, in argument order); a
+    rigid body (``nq[b] = 0``) by :func:`~flexmbs.bodies.rigid_kernel.rigid_tangent`."""
     B = off.shape[0]
-    total = 0
+    total, n_work = 0, 0
     for b in range(B):
         total += (7 + nq[b]) ** 2
+        if nq[b] == 0:
+            n_work = RIGID_WORK
     out = np.empty(total)
+    W = np.empty(n_work)               # the rigid bodies' work array, one for all
     pos = 0
     for b in range(B):
         n = nq[b]
@@ -446,6 +439,11 @@ def bodies_newton_values(q, qd, qdd, g, cK, cC, cM, off, nq, m, stiff, ptr, lin0
                 for j in range(3):
                     out[pos] = cK * 0.0 + cC * 0.0 + cM * (m[b] if i == j else 0.0)
                     pos += 1
+            continue
+        if n == 0:                     # a rigid body: the same sums without allocation
+            p0, p1 = ptr[b], ptr[b + 1]
+            rigid_tangent(q, qd, qdd, g, m[b], lin0[p0[0]:p1[0]], cK, cC, cM, W, out, o, pos)
+            pos += 49
             continue
         L = 12 + 21 * n
         p0, p1 = ptr[b], ptr[b + 1]

@@ -25,10 +25,12 @@ rank-deficient ``G``) work; the multipliers are then the minimum-norm ones.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
+import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 from scipy.linalg.lapack import dpotrf as potrf
@@ -39,9 +41,12 @@ from flexmbs.errors import ConvergenceError
 from .protocol import ConstraintTimeDerivative, FirstOrderStates, Labelled, velocity_rows
 
 __all__ = ["ConsistentState", "accelerations", "consistent_initial_conditions",
-           "consistent_positions", "minimum_norm", "project_velocities"]
+           "consistent_positions", "minimum_norm", "project_velocities", "tangent_mass"]
 
 _DENSE_MAX = 3000  # up to this size the pseudo-inverses are dense SVD-based lstsq
+#: Up to this size the saddle system is solved by scipy's LU: numpy's ``solve`` wakes
+#: its BLAS thread pool, 10-30 ms on a loaded machine for a 13 x 13 system (0.1 ms here).
+_SMALL_LU = 200
 
 
 def lstsq(A: sp.spmatrix | np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -180,6 +185,14 @@ def state_accelerations(dae, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
     return (fp - fm) / (2.0 * h)
 
 
+def tangent_mass(dae, q, qd, qdd, lam, t):
+    """``M = dr/dqdd`` of the DAE: its ``tangent_mass`` when it has one (no ``K``, ``C``
+    assembled), else the third matrix of its ``tangent``."""
+    if hasattr(dae, "tangent_mass"):
+        return dae.tangent_mass(q, qd, qdd, lam, t)
+    return dae.tangent(q, qd, qdd, lam, t)[2]
+
+
 def accelerations(dae, q: np.ndarray, qd: np.ndarray, t: float, *,
                   first_order: np.ndarray = ()) -> tuple[np.ndarray, np.ndarray]:
     """``(qdd, lam)`` from ``[[M, G^T], [G, 0]] [qdd; lam] = [f; -gamma]``, ``f = -r(q,qd,0,0,t)``.
@@ -189,7 +202,7 @@ def accelerations(dae, q: np.ndarray, qd: np.ndarray, t: float, *,
     n, m = dae.n_q, dae.n_lam + velocity_rows(dae)
     zq, zl = np.zeros(n), np.zeros(m)
     f = -np.asarray(dae.residual(q, qd, zq, zl, t), dtype=float)
-    M = dae.tangent(q, qd, zq, zl, t)[2]
+    M = tangent_mass(dae, q, qd, zq, zl, t)
     z = np.asarray(first_order, dtype=int)
     if z.size == 0:
         return _saddle(dae, q, qd, t, M, f)
@@ -221,7 +234,7 @@ def _saddle(dae, q, qd, t, M, f) -> tuple[np.ndarray, np.ndarray]:
         Gd = G.toarray() if sp.issparse(G) else np.asarray(G, dtype=float)
         A = np.block([[Md, Gd.T], [Gd, np.zeros((m, m))]])
         try:  # LU first (fast); SVD least squares if singular (redundant constraints)
-            x = np.linalg.solve(A, b)
+            x = _lu_solve(A, b)
             if np.all(np.isfinite(x)) and np.linalg.cond(A) < 1e12:
                 return x[:n], x[n:]
         except np.linalg.LinAlgError:
@@ -232,6 +245,16 @@ def _saddle(dae, q, qd, t, M, f) -> tuple[np.ndarray, np.ndarray]:
     A = sp.bmat([[sp.csr_matrix(M), G.T], [G, None]], format="csr")
     x = _solve(A, b)
     return x[:n], x[n:]
+
+
+def _lu_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``A^{-1} b`` by LU with partial pivoting; non-finite if ``A`` is singular (small
+    systems by scipy's LU without its singular-matrix warning, larger by numpy's)."""
+    if A.shape[0] > _SMALL_LU:
+        return np.linalg.solve(A, b)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sla.LinAlgWarning)
+        return sla.lu_solve(sla.lu_factor(A, check_finite=False), b, check_finite=False)
 
 
 def _solve(A: sp.csr_matrix, b: np.ndarray) -> np.ndarray:

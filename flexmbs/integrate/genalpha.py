@@ -69,7 +69,7 @@ from ._newton import NewtonFailure, NewtonSolver, NewtonState
 from ._petsc import block_csr, saddle
 from .affine_step import AffineStep
 from .compiled_steps import CompiledSteps
-from .consistent import accelerations, project_velocities
+from .consistent import accelerations, project_velocities, tangent_mass
 from .events import EVENT_TOL, ContactEvents
 from .protocol import (
     CompiledStepSystem,
@@ -691,7 +691,7 @@ class GeneralizedAlpha:
             q = np.delete(q, self.dae.state_indices)    # lengths only (states: Pa, N, ...)
         s_q = max(1.0, float(np.max(np.abs(q), initial=0.0)))
         try:
-            M = self.dae.tangent(s.q, s.qd, s.qdd, s.lam, s.t)[2]
+            M = tangent_mass(self.dae, s.q, s.qd, s.qdd, s.lam, s.t)
             m_s = float(np.max(np.abs(sp.csr_matrix(M).diagonal()), initial=0.0))
         except (AttributeError, NotImplementedError):
             m_s = 0.0

@@ -24,7 +24,7 @@ The numpy references: :func:`affine_residual` is ``[r / beta'; g_A]`` of the sys
 ``FLEXMBS_KERNELS=reference`` (:func:`flexmbs.compiled.use_compiled`) runs those instead.
 The body arrays pass through as :func:`flexmbs.bodies.ffrf_kernel.bodies_residual` takes
 them (``H_p``: the pair Gram matrix of the geometric stiffening; a rigid body's
-residual by :mod:`flexmbs.bodies.rigid_kernel`, no allocation).  Numba's cache of this
+residual and Newton matrix by :mod:`flexmbs.bodies.rigid_kernel`, no allocation).  Numba's cache of this
 module does not notice edits of ``ffrf_kernel`` that it compiles in: a change of those
 kernels (arguments or code) must edit this file too, or warm installations keep the old
 code.

@@ -3,7 +3,8 @@
 The helpers the compiled kernels share (:mod:`flexmbs.kinematics.frame_kernel`,
 :mod:`flexmbs.bodies.ffrf_kernel`), on the scalars ``e = (e0, x, y, z)``:
 
-    A(e)  = (e0^2 - eps.eps) E + 2 eps eps^T + 2 e0 tilde(eps)     rotation_matrix
+    A(e)  = (e0^2 - eps.eps) E + 2 eps eps^T + 2 e0 tilde(eps)     rotation_matrix,
+                                                                    rotation_entries
     Te    = dA/de, Te[k, l, a] = dA_kl/de_a                        rotation_and_derivative
     L(e)  = [-eps, -tilde(eps) + e0 E],  2 L(e) v                   L_matrix, two_L
     R_L(v) with L(e)^T v = R_L(v) e                                 LT_matrix
@@ -18,19 +19,21 @@ import numpy as np
 from numba import njit
 
 
+@njit(cache=True, inline="always")
+def rotation_entries(e0, x, y, z):  # pragma: no cover - compiled
+    """The nine entries of ``A(e)``, row by row, as scalars (no array)."""
+    return (e0 * e0 + x * x - y * y - z * z, 2.0 * (x * y - e0 * z), 2.0 * (x * z + e0 * y),
+            2.0 * (x * y + e0 * z), e0 * e0 - x * x + y * y - z * z, 2.0 * (y * z - e0 * x),
+            2.0 * (x * z - e0 * y), 2.0 * (y * z + e0 * x), e0 * e0 - x * x - y * y + z * z)
+
+
 @njit(cache=True)
 def rotation_matrix(e0, x, y, z):  # pragma: no cover - compiled
     """``A(e)`` (3, 3) of :func:`flexmbs.kinematics.rotation.A_of`."""
     A = np.empty((3, 3))
-    A[0, 0] = e0 * e0 + x * x - y * y - z * z
-    A[0, 1] = 2.0 * (x * y - e0 * z)
-    A[0, 2] = 2.0 * (x * z + e0 * y)
-    A[1, 0] = 2.0 * (x * y + e0 * z)
-    A[1, 1] = e0 * e0 - x * x + y * y - z * z
-    A[1, 2] = 2.0 * (y * z - e0 * x)
-    A[2, 0] = 2.0 * (x * z - e0 * y)
-    A[2, 1] = 2.0 * (y * z + e0 * x)
-    A[2, 2] = e0 * e0 - x * x - y * y + z * z
+    a = rotation_entries(e0, x, y, z)
+    for kl in range(9):
+        A[kl // 3, kl % 3] = a[kl]
     return A
 
 

@@ -17,6 +17,11 @@ def rotation_matrix(e0, x, y, z) -> np.ndarray:
     return rotation.A_of(np.array([e0, x, y, z], dtype=float))
 
 
+def rotation_entries(e0, x, y, z) -> tuple:
+    """The nine entries of ``A(e)``, row by row."""
+    return tuple(float(a) for a in rotation_matrix(e0, x, y, z).ravel())
+
+
 def rotation_and_derivative(e0, x, y, z) -> tuple[np.ndarray, np.ndarray]:
     """``A(e)`` (3, 3) and ``Te[k, l, a] = dA_kl/de_a = 2 (T_A[k, l] e)_a`` (3, 3, 4)."""
     e = np.array([e0, x, y, z], dtype=float)

@@ -249,6 +249,11 @@ class AssembledSystem:
             return (K + self.velocity_force_jacobian(q, lam[self.n_lam:], t)).tocsr(), C, M
         return self.matrices.tangent(q, qd, qdd, lam, t)
 
+    def tangent_mass(self, q, qd, qdd, lam, t):
+        """``M = dr/dqdd`` of :meth:`tangent` alone (CSR), without assembling ``K``, ``C``."""
+        lam = np.asarray(lam, float)
+        return self.matrices.tangent_mass(q, qd, qdd, t, lam[:self.n_lam])
+
     def iteration_matrix(self, q, qd, qdd, lam, t, c_K, c_C, c_M):
         """``c_K K + c_C C + c_M M`` of :meth:`tangent` as one CSR matrix."""
         if self.n_mu and len(lam) > self.n_lam:

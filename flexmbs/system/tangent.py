@@ -68,15 +68,24 @@ class TangentAssembly:
     def tangent(self, q, qd, qdd, lam, t):
         """``(K, C, M)``, each CSR (n_q, n_q)."""
         rows, cols, vk, vc, vm = self.chunks(q, qd, qdd, t, lam)
-        vm = [np.zeros(r.size) if v is None else v for r, v in zip(rows, vm)]
         n = self.layout.n_q
         shape = (n, n)
         K = coo(rows, cols, vk, shape)
         C = coo(rows, cols, vc, shape)
-        M = coo(rows, cols, vm, shape)
         if self.rows.n_lam:
             K = K + self.hessian.jacobian(q, lam, t)
-        return K.tocsr(), C.tocsr(), M.tocsr()
+        return K.tocsr(), C.tocsr(), self._mass(rows, cols, vm)
+
+    def tangent_mass(self, q, qd, qdd, t, lam=None) -> sp.csr_matrix:
+        """``M`` of :meth:`tangent` alone (CSR): ``K``, ``C`` and the constraint Hessian
+        are not assembled (the set-up needs ``M`` only)."""
+        rows, cols, _, _, vm = self.chunks(q, qd, qdd, t, lam)
+        return self._mass(rows, cols, vm)
+
+    def _mass(self, rows, cols, vm) -> sp.csr_matrix:
+        vm = [np.zeros(r.size) if v is None else v for r, v in zip(rows, vm)]
+        n = self.layout.n_q
+        return coo(rows, cols, vm, (n, n)).tocsr()
 
     def iteration_matrix(self, q, qd, qdd, lam, t, c_K, c_C, c_M) -> sp.csr_matrix:
         """``c_K K + c_C C + c_M M`` of :meth:`tangent` as one CSR matrix, built from one

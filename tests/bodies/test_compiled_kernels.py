@@ -4,8 +4,9 @@ Every compiled kernel module ``<name>_kernel`` has its reference ``<name>_refere
 beside it (same function names, same arguments; :func:`flexmbs.compiled.backend` chooses):
 
 * ``kinematics/rotation_*``: every Euler-parameter helper at random, non-unit ``e``;
-* ``bodies/rigid_kernel``: the rigid body's residual in scalars, bit for bit the general
-  ``ffrf_residual`` at ``n_q = 0``;
+* ``bodies/rigid_kernel``: the rigid body's residual in scalars and its Newton matrix
+  block without allocation, bit for bit the general ``ffrf_residual`` and
+  ``ffrf_tangent`` at ``n_q = 0``;
 * ``bodies/ffrf_*``: ``ffrf_residual``, ``ffrf_tangent`` (flexible bodies with and without
   geometric stiffening, with damping; rigid bodies, ``n_q = 0``), ``bodies_residual``,
   ``bodies_newton_values`` (rigid, flexible and point-mass bodies in one pack);
@@ -73,7 +74,8 @@ def test_rotation_kernel_equals_reference():
     for _ in range(5):
         e = 1.7 * rng.normal(size=4)
         v, a, b = rng.normal(size=4), rng.normal(size=3), rng.normal(size=3)
-        for name, args in (("rotation_matrix", e), ("rotation_and_derivative", e),
+        for name, args in (("rotation_matrix", e), ("rotation_entries", e),
+                           ("rotation_and_derivative", e),
                            ("two_L", (*e, *v)), ("L_matrix", e), ("LT_matrix", a),
                            ("tilde", (a,)), ("cross", (a, b))):
             got = getattr(rotation_kernel, name)(*args)
@@ -175,6 +177,30 @@ def test_rigid_kernel_is_the_general_kernel_bit_for_bit():
         assert out[3:10].tobytes() == ref.tobytes()
         assert np.isnan(out[:3]).all() and np.isnan(out[10:]).all()   # nothing else written
 
+
+
+def test_rigid_tangent_is_the_general_kernel_bit_for_bit():
+    """``rigid_kernel.rigid_tangent`` (the Newton matrix block ``c_K K + c_C C + c_M M`` in
+    a work array, no allocation) against ``ffrf_tangent`` at ``n_q = 0`` combined in the
+    same order: equal to the last bit at random states, a non-unit ``e``, at rest, and at
+    an offset in longer vectors; nothing outside its 49 entries written."""
+    body = _bodies()["rigid"]
+    rng = np.random.default_rng(22)
+    lin0 = body.kernel_args()[1]
+    states = [_state(rng, body) for _ in range(6)]
+    states.append((np.array([0.1, -0.2, 0.3, 1.3, -0.2, 0.1, 0.4]), np.zeros(7), np.zeros(7)))
+    for (q, qd, qdd), (cK, cC, cM) in zip(states, rng.normal(size=(len(states), 3)),
+                                          strict=True):
+        K, C, M = ffrf_kernel.ffrf_tangent(*body._state_args(q, qd, qdd, G),
+                                           *body.kernel_args()[:6], *body.tangent_args())
+        ref = (cK * K + cC * C + cM * M).ravel()
+        out = np.full(60, np.nan)
+        pad = [np.concatenate([np.ones(3), v, np.ones(2)]) for v in (q, qd, qdd)]
+        work = np.full(rigid_kernel.RIGID_WORK, np.nan)
+        rigid_kernel.rigid_tangent(*pad, G, body.kernel_args()[0], lin0, cK, cC, cM, work,
+                                   out, 3, 5)
+        assert out[5:54].tobytes() == ref.tobytes()
+        assert np.isnan(out[:5]).all() and np.isnan(out[54:]).all()
 
 def test_ffrf_stiffening_is_the_elastic_force(kernels):
     """With the frame at rest and no gravity the residual is ``f_e = h_e(q_e)``."""

@@ -73,7 +73,8 @@ def test_rigid_body_tangent_against_central_differences(seed):
 
 
 def test_system_tangent_against_central_differences():
-    """Assembled K, C (bodies, joints, a damped spring) against differences of r."""
+    """Assembled K, C, M (bodies, joints, a damped spring) against differences of r; the
+    set-up's ``tangent_mass`` is the tangent's ``M``."""
     sys_ = fm.System(gravity=(0, -9.81, 0))
     a = fm.RigidBody.box("a", (0.4, 0.05, 0.05), 7850.0, com=(0.2, 0, 0))
     b = fm.RigidBody.box("b", (0.3, 0.05, 0.05), 7850.0, com=(0.15, 0, 0), r0=(0.4, 0, 0))
@@ -89,6 +90,9 @@ def test_system_tangent_against_central_differences():
     K, C, _ = asm.tangent(q, qd, qdd, lam, 0.1)
     assert np.abs(K.toarray() - _fd(lambda x: asm.residual(x, qd, qdd, lam, 0.1), q)).max() < 1e-5
     assert np.abs(C.toarray() - _fd(lambda x: asm.residual(q, x, qdd, lam, 0.1), qd)).max() < 1e-6
+    M = asm.tangent_mass(q, qd, qdd, lam, 0.1)          # M alone (the set-up's)
+    assert np.abs(M.toarray() - _fd(lambda x: asm.residual(q, qd, x, lam, 0.1), qdd)).max() < 1e-6
+    assert (M != asm.tangent(q, qd, qdd, lam, 0.1)[2]).nnz == 0
 
 
 def test_body_spins_indefinitely():
