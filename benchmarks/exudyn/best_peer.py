@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from compare import SideBySideError
+from compare import SideBySideError, distance
 
 #: key-output distance [m] (2-norm) allowed from the code's tight reference
 BOUND = 1e-7
@@ -24,11 +24,6 @@ FLEXMBS_LADDER = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2)
 class ToleranceLadderError(SideBySideError):
     """No reference completed, or not even the tightest rung of a ladder is within the bound
     (the message names the code, the model, the tolerances and the distances)."""
-
-
-def distance(a, b) -> float:
-    """2-norm of the difference of two key outputs [m]."""
-    return math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b, strict=True)))
 
 
 def reference_of(rungs, what: str = "") -> tuple[float, list]:

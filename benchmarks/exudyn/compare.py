@@ -43,6 +43,7 @@ interleaved ``repeat`` times.
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -121,8 +122,9 @@ def _flexible_gravity(npz: Path) -> bool:
         return bool(np.any(d["gravity"])) and any(k.endswith("_X") for k in d.files)
 
 
-def _diff(a, b) -> float:
-    return sum((x - y) ** 2 for x, y in zip(a, b)) ** 0.5
+def distance(a, b) -> float:
+    """2-norm of the difference of two key outputs [m]."""
+    return math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b, strict=True)))
 
 
 def _interleaved(repeat, first, second) -> tuple[list, list]:
@@ -155,7 +157,7 @@ def best_peer_row(name, npz, python, repeat=2, petsc="") -> dict:
             "exudyn": {**theirs, "steps_per_s": b["steps_per_s"], "key": b["key"],
                        "newton_per_step": b["newton_per_step"], "module": "fast"},
             "ratio": a["steps_per_s"] / b["steps_per_s"],
-            "reference_difference": bp.distance(ours["reference_key"],
+            "reference_difference": distance(ours["reference_key"],
                                                 theirs["reference_key"]),
             "flexmbs_steps_per_s_runs": [r["steps_per_s"] for r in a_runs],
             "exudyn_steps_per_s_runs": [r["steps_per_s"] for r in b_runs]}
@@ -176,11 +178,12 @@ def side_by_side(names, repeat=2, petsc="", fast=False, best_peer=False) -> list
                      if _flexible_gravity(npz) else None)
             rows.append({"model": name, "flexmbs": a, "exudyn": b,
                          "exudyn_nodal_gravity_key": check and check["key"],
-                         "key_difference_nodal_gravity": check and _diff(a["key"], check["key"]),
+                         "key_difference_nodal_gravity":
+                             check and distance(a["key"], check["key"]),
                          "flexmbs_steps_per_s_runs": [r["steps_per_s"] for r in ours],
                          "exudyn_steps_per_s_runs": [r["steps_per_s"] for r in theirs],
                          "ratio": a["steps_per_s"] / b["steps_per_s"],
-                         "key_difference": _diff(a["key"], b["key"]),
+                         "key_difference": distance(a["key"], b["key"]),
                          "exudyn_version": b["exudyn"],
                          "exudyn_module": "fast" if fast else "standard",
                          "note": a.get("note", "")})
@@ -328,7 +331,7 @@ def stiffening_cost(names, repeat=2, petsc="") -> list[dict]:
             a, b = _fastest(off), _fastest(on)
             rows.append({"model": name, "off": a, "on": b,
                          "cost": a["steps_per_s"] / b["steps_per_s"], "runs": repeat,
-                         "key_difference": _diff(a["key"], b["key"])})
+                         "key_difference": distance(a["key"], b["key"])})
     return rows
 
 

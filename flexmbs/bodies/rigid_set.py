@@ -17,11 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from flexmbs.bodies.rigid import RigidBody
-from flexmbs.kinematics.rotation import A_of, L_of
-
-#: ``L(e) = sum_k TL[:, :, k] e_k`` (``L`` is linear in ``e``)
-TL = np.stack([L_of(u) for u in np.eye(4)], axis=-1)
-
+from flexmbs.kinematics.rotation import L_BASIS, T_A
 
 _I, _J = np.array([1, 2, 0]), np.array([2, 0, 1])
 
@@ -31,24 +27,11 @@ def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a[:, _I] * b[:, _J] - a[:, _J] * b[:, _I]
 
 
-def _quadratic(f) -> np.ndarray:
-    """``Q[..., k, l]`` with ``f(e) = sum_kl Q[..., k, l] e_k e_l`` of a quadratic ``f``
-    (by polarisation on the unit vectors)."""
-    u = np.eye(4)
-    Q = np.zeros(np.shape(f(u[0])) + (4, 4))
-    for k in range(4):
-        for l in range(4):
-            Q[..., k, l] = f(u[k]) if k == l else \
-                0.5 * (f(u[k] + u[l]) - f(u[k]) - f(u[l]))
-    return Q
-
-
-#: ``A(e) = sum_kl TA[:, :, k, l] e_k e_l``
-TA = _quadratic(A_of)
-#: the same as (4, 36) and ``L`` as (4, 12): ``A(e) = (e @ (e @ TAk).reshape(4, 9))
-#: .reshape(3, 3)``, ``L(e) = (e @ TLk).reshape(3, 4)`` (over leading axes of ``e``)
-TAk = np.moveaxis(TA, (2, 3), (0, 1)).reshape(4, 36)
-TLk = np.moveaxis(TL, -1, 0).reshape(4, 12)
+#: ``A(e) = sum_kl T_A[:, :, k, l] e_k e_l`` as (4, 36) and ``L(e) = sum_k e_k L_BASIS[k]``
+#: as (4, 12): ``A(e) = (e @ (e @ TAk).reshape(4, 9)).reshape(3, 3)``, ``L(e) = (e @ TLk)
+#: .reshape(3, 4)`` (over leading axes of ``e``)
+TAk = np.moveaxis(T_A, (2, 3), (0, 1)).reshape(4, 36)
+TLk = L_BASIS.reshape(4, 12)
 
 
 def rotation_matrices(e: np.ndarray) -> np.ndarray:

@@ -28,15 +28,20 @@ def trig_basis(psi, N: int, order: int = 0) -> np.ndarray:
     j = np.arange(1, K + 1)
     c, s = np.cos(j * psi), np.sin(j * psi)
     # derivatives of (cos, sin)(j psi) cycle: (c, s) -> j (-s, c) -> j^2 (-c, -s)
-    pairs = {0: (c, s), 1: (-j * s, j * c), 2: (-j * j * c, -j * j * s)}[order]
+    if order == 0:
+        pairs = (c, s)
+    elif order == 1:
+        pairs = (-j * s, j * c)
+    else:
+        pairs = (-j * j * c, -j * j * s)
     cols = np.empty(2 * K, dtype=np.result_type(c, float))
     cols[0::2], cols[1::2] = pairs
     head = np.array([1.0 if order == 0 else 0.0], dtype=cols.dtype)
     out = [head, cols]
     if N % 2 == 0:
         m = N // 2
-        nyq = {0: np.cos(m * psi), 1: -m * np.sin(m * psi),
-               2: -m * m * np.cos(m * psi)}[order]
+        nyq = (np.cos(m * psi) if order == 0 else -m * np.sin(m * psi) if order == 1
+               else -m * m * np.cos(m * psi))
         out.append(np.array([nyq]))
     return np.concatenate(out)
 

@@ -186,7 +186,8 @@ class AffineStep:
         """The Newton matrix of this step at ``x`` (generalized-α's: ``c_K = 1/bp``,
         ``c_C = gp/bp``, ``c_M = 1``), dense (N, N), by one compiled call
         (:func:`~flexmbs.integrate.step_kernel.newton_dense`; systems whose force
-        elements are all linear or joint friction)."""
+        elements are all linear, joint friction or compiled springs, bushings and point
+        forces)."""
         ntab = self._newton_table()
         N = self.n + self.m
         out = np.empty((N, N))

@@ -27,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
 
 import numpy as np
 import scipy.linalg as sla
@@ -116,9 +115,10 @@ def project_velocities(dae, q: np.ndarray, qd0: np.ndarray, t: float = 0.0, *,
     test; least squares when ``G G^T`` is not positive definite), ``"lstsq"`` the SVD
     least squares of :func:`lstsq` (rank-deficient rows: the initial conditions, before
     the rank test), evaluating ``G`` and ``g_t`` as the initial conditions always have
-    (the run then starts from the same bits).  With ``"cholesky"`` a system with
-    :class:`StateRows` shares ``G`` and ``g_t`` of one evaluation at ``(q, t)`` with its
-    other outputs."""
+    (the run then starts from the same bits).  With ``"cholesky"`` a system whose constraint rows
+    evaluate one state once (:meth:`ConstraintRows.at_state <flexmbs.system.
+    constraint_rows.ConstraintRows.at_state>`) shares ``G`` and ``g_t`` of that
+    evaluation with its other outputs."""
     qd = np.array(qd0, dtype=float)
     n_mu = velocity_rows(dae)
     if dae.n_lam == 0 and not n_mu:
@@ -126,7 +126,7 @@ def project_velocities(dae, q: np.ndarray, qd0: np.ndarray, t: float = 0.0, *,
     fast = method == "cholesky"
     solve = minimum_norm if fast else lstsq
     at_state = getattr(getattr(dae, "constraint_rows", None), "at_state", None)
-    if fast and not n_mu and at_state is not None:      # (:class:`StateRows`)
+    if fast and not n_mu and at_state is not None:
         at = at_state(q, t)
         G, g_t = at.G, at.g_t
     else:
@@ -144,15 +144,6 @@ def project_velocities(dae, q: np.ndarray, qd0: np.ndarray, t: float = 0.0, *,
     free = _free(qd.size, fixed)
     qd[free] -= solve(G[:, free], rhs)
     return qd
-
-
-@runtime_checkable
-class StateRows(Protocol):
-    """Constraint rows that evaluate ``G`` and ``g_t`` at one state once
-    (:meth:`ConstraintRows.at_state <flexmbs.system.constraint_rows.ConstraintRows.
-    at_state>`)."""
-
-    def at_state(self, q: np.ndarray, t: float): ...
 
 
 #: ``min diag(L) / max diag(L)`` of the Cholesky factor below this: ``G G^T`` too close

@@ -24,8 +24,8 @@ A step that does not converge (non-finite residual or matrix, a zero pivot,
 residual) leaves the state and the Newton state as they were before it, and returns
 :data:`REDO`: the caller redoes that step on the SNES path, which reports it (step
 halving, diagnostics) as always.  (Numba's cache of this module does not notice edits
-of the kernels it compiles in: an edit of theirs must edit this file too, as the rigid
-body's Newton matrix in scalars did.)
+of the kernels it compiles in, the predictor, update and increment kernels: an edit of
+theirs must edit this file too; the residual and the Newton matrix are called by address.)
 """
 from __future__ import annotations
 

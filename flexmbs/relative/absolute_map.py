@@ -33,10 +33,11 @@ def absolute_state(tree: Tree, kin: TreeKinematics, J: list, ahat: list, body_sl
     for i, body in enumerate(tree.bodies):
         s = body_slices[body.name]
         omega = kin.v[i][:3]
-        ed = 0.5 * G_of(es[i]).T @ omega
+        G = G_of(es[i])
+        ed = 0.5 * G.T @ omega
         q[s.start:s.start + 7] = np.concatenate([kin.r[i], es[i]])
         Tdbd[s.start:s.start + 7] = np.concatenate(
-            [ahat[i][3:], 0.5 * G_of(ed).T @ omega + 0.5 * G_of(es[i]).T @ ahat[i][:3]])
+            [ahat[i][3:], 0.5 * G_of(ed).T @ omega + 0.5 * G.T @ ahat[i][:3]])
         qe = tree.joints[i].qe
         if qe.stop > qe.start:
             q[s.start + 7:s.stop] = beta[qe]

@@ -252,7 +252,7 @@ class AssembledSystem:
     def tangent_mass(self, q, qd, qdd, lam, t):
         """``M = dr/dqdd`` of :meth:`tangent` alone (CSR), without assembling ``K``, ``C``."""
         lam = np.asarray(lam, float)
-        return self.matrices.tangent_mass(q, qd, qdd, t, lam[:self.n_lam])
+        return self.matrices.tangent_mass(q, qd, qdd, lam[:self.n_lam], t)
 
     def iteration_matrix(self, q, qd, qdd, lam, t, c_K, c_C, c_M):
         """``c_K K + c_C C + c_M M`` of :meth:`tangent` as one CSR matrix."""

@@ -24,14 +24,13 @@ from flexmbs.bodies.rigid_set import RigidSet, cross
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics.frames import FrameJet
 from flexmbs.kinematics.jet import Jet
-from flexmbs.kinematics.rotation import G_of
+from flexmbs.kinematics.rotation import G_BASIS
 from flexmbs.system import outputs
 from flexmbs.system.output_rows import RowsAt, marker_frame
 
-#: ``G(e) = sum_k TG[:, :, k] e_k`` (``G`` is linear in ``e``)
-TG = np.stack([G_of(u) for u in np.eye(4)], axis=-1)
-#: the same as (4, 12): ``G(e)`` of the rows ``e`` (n, 4) is ``(e @ TGk).reshape(n, 3, 4)``
-TGk = np.moveaxis(TG, -1, 0).reshape(4, 12)
+#: ``G(e) = sum_k e_k G_BASIS[k]`` as (4, 12): ``G(e)`` of the rows ``e`` (n, 4) is
+#: ``(e @ TGk).reshape(n, 3, 4)``
+TGk = G_BASIS.reshape(4, 12)
 
 
 class ReactionPlan:

@@ -168,7 +168,8 @@ class StackedRows(LabelRowSet):
 
     def __init__(self, layout):
         super().__init__(layout)
-        self.force_markers = self._add_force_markers(layout)
+        # (an incomplete set gets no compiled plan, so no force element reads its frames)
+        self.force_markers = self._add_force_markers(layout) if self.complete else {}
         N, markers, entries = self.N, self.markers, self.entries
         self.last_key = None
         M, R = len(markers), self.R

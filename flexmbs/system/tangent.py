@@ -76,7 +76,7 @@ class TangentAssembly:
             K = K + self.hessian.jacobian(q, lam, t)
         return K.tocsr(), C.tocsr(), self._mass(rows, cols, vm)
 
-    def tangent_mass(self, q, qd, qdd, t, lam=None) -> sp.csr_matrix:
+    def tangent_mass(self, q, qd, qdd, lam, t) -> sp.csr_matrix:
         """``M`` of :meth:`tangent` alone (CSR): ``K``, ``C`` and the constraint Hessian
         are not assembled (the set-up needs ``M`` only)."""
         rows, cols, _, _, vm = self.chunks(q, qd, qdd, t, lam)
