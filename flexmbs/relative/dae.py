@@ -43,7 +43,7 @@ from flexmbs.relative.absolute_map import (
     velocity_map,
 )
 from flexmbs.relative.flexible_kinematics import forward_flexible, poses_and_jacobians
-from flexmbs.relative.flexible_tangent import T_derivatives, projected_tangent
+from flexmbs.relative.flexible_tangent import T_derivatives, T_gradients, projected_tangent
 from flexmbs.relative.kinematics import forward
 from flexmbs.relative.tree import build_tree
 from flexmbs.system.model import System
@@ -252,8 +252,8 @@ class RelativeDAE:
         n_e = len(self.tree.e_rows)
         mu_b = np.zeros(self.absolute.n_lam)
         mu_b[self.cut_rows] = lam[n_e:]
-        e_ref = [q_b[self.absolute.body_slices[b.name]][3:7] for b in self.tree.bodies]
-        derivatives = T_derivatives(lambda x: self.velocity_map_at(x, e_ref), q, qd, T)
+        T_at, dT = self._gradients(q, q_b, T)
+        derivatives = T_derivatives(T_at, q, qd, T, dT)
         K, C, M = projected_tangent(T, derivatives,
                                     self.absolute.tangent(q_b, qd_b, qdd_b, mu_b, t),
                                     self.absolute.residual(q_b, qd_b, qdd_b, mu_b, t), qd, qdd)
@@ -343,9 +343,20 @@ class RelativeDAE:
         """``(q_b, T, [dT/dbeta_k], C_b)`` of a flexible tree at ``q`` (all active rows
         of ``C_b``)."""
         q_b, _, T, _ = self.absolute_coordinates(q)
-        e_ref = [q_b[self.absolute.body_slices[b.name]][3:7] for b in self.tree.bodies]
-        dT = T_derivatives(lambda x: self.velocity_map_at(x, e_ref), q, np.zeros_like(q), T)[0]
+        dT = self._gradients(q, q_b, T)[1]
         return q_b, T, dT, self.absolute.constraint_jacobian(q_b, t).toarray()
+
+    def _gradients(self, q, q_b, T):
+        """``(T_at, [dT/dbeta_k])`` of a flexible tree at ``q`` (``T_at``: ``T`` with the
+        Euler parameters of ``q_b``'s signs), memoised on ``q``: the tangent and the two
+        constraint derivatives of one Newton matrix share them."""
+        key = q.tobytes()
+        memo = self._memo.get("dT")
+        if memo is None or memo[0] != key:
+            e_ref = [q_b[self.absolute.body_slices[b.name]][3:7] for b in self.tree.bodies]
+            T_at = lambda x: self.velocity_map_at(x, e_ref)     # noqa: E731
+            memo = self._memo["dT"] = (key, T_at, T_gradients(T_at, q, T))
+        return memo[1], memo[2]
 
 
 def _central(f, x) -> np.ndarray:

@@ -40,10 +40,10 @@ import numpy as np
 STEP, MOTION_STEP = 1e-5, 1e-4
 
 
-def T_derivatives(T_at: Callable[[np.ndarray], np.ndarray], beta: np.ndarray,
-                  betad: np.ndarray, T: np.ndarray) -> tuple[list, np.ndarray, np.ndarray]:
-    """``(dT_k for each k, [dTd_k betad]_k (n_q, n_beta), Td)`` (module doc) at ``beta``
-    with ``T = T_at(beta)``; ``T_at`` gives Euler parameters of one sign about ``beta``."""
+def T_gradients(T_at: Callable[[np.ndarray], np.ndarray], beta: np.ndarray,
+                T: np.ndarray) -> list:
+    """``dT_k = dT/dbeta_k`` for each k (module doc) at ``beta`` with ``T = T_at(beta)``;
+    ``T_at`` gives Euler parameters of one sign about ``beta``."""
     n = beta.size
     scale = np.maximum(np.abs(T).max(axis=0), 1.0)
     dT = []
@@ -51,6 +51,17 @@ def T_derivatives(T_at: Callable[[np.ndarray], np.ndarray], beta: np.ndarray,
         e_k = np.zeros(n)
         e_k[k] = h = STEP / scale[k]
         dT.append((T_at(beta + e_k) - T_at(beta - e_k)) / (2.0 * h))
+    return dT
+
+
+def T_derivatives(T_at: Callable[[np.ndarray], np.ndarray], beta: np.ndarray,
+                  betad: np.ndarray, T: np.ndarray, dT: list | None = None
+                  ) -> tuple[list, np.ndarray, np.ndarray]:
+    """``(dT_k for each k, [dTd_k betad]_k (n_q, n_beta), Td)`` (module doc) at ``beta``
+    with ``T = T_at(beta)`` (``dT``: :func:`T_gradients` at ``beta`` when known)."""
+    if dT is None:
+        dT = T_gradients(T_at, beta, T)
+    scale = np.maximum(np.abs(T).max(axis=0), 1.0)
     speed = np.abs(betad * scale).max(initial=0.0)
     if speed == 0.0:
         return dT, np.zeros_like(T), np.zeros_like(T)
