@@ -121,8 +121,9 @@ def lugre_law(v, z, N, par):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
-def _angle_gradient(mP, mQ, C, D, scale, out):  # pragma: no cover - compiled
-    """``out = scale grad theta``, ``theta = atan2(y_P . x_Q, x_P . x_Q)``."""
+def angle_gradient(mP, mQ, C, D, scale, out):  # pragma: no cover - compiled
+    """``out = scale grad theta``, ``theta = atan2(y_P . x_Q, x_P . x_Q)``; returns
+    ``(y_P . x_Q, x_P . x_Q)``."""
     s = c = 0.0
     for k in range(3):
         s += C[mP, 2, k] * C[mQ, 1, k]
@@ -134,6 +135,7 @@ def _angle_gradient(mP, mQ, C, D, scale, out):  # pragma: no cover - compiled
             ds += D[mP, 2, k, j] * C[mQ, 1, k] + C[mP, 2, k] * D[mQ, 1, k, j]
             dc += D[mP, 1, k, j] * C[mQ, 1, k] + C[mP, 1, k] * D[mQ, 1, k, j]
         out[j] = w * (c * ds - s * dc)
+    return s, c
 
 
 @njit(cache=True, inline="always")
@@ -154,12 +156,12 @@ def slip_map(kind, r, mP, mQ, C, D):  # pragma: no cover - compiled
     n = D.shape[3]
     B = np.zeros((_ND[kind], n))
     if kind == 0:
-        _angle_gradient(mP, mQ, C, D, r, B[0])
+        angle_gradient(mP, mQ, C, D, r, B[0])
     elif kind == 1:
         _offset_gradient(mP, mQ, C, D, B[0])
     elif kind == 2:
         _offset_gradient(mP, mQ, C, D, B[0])
-        _angle_gradient(mP, mQ, C, D, r, B[1])
+        angle_gradient(mP, mQ, C, D, r, B[1])
     else:
         w = np.zeros((3, n))
         for m, sgn in ((mQ, 0.5), (mP, -0.5)):

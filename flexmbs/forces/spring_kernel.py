@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from flexmbs.forces.friction_kernel import nonzero_columns
+from flexmbs.forces.friction_kernel import angle_gradient, nonzero_columns
 from flexmbs.forces.spring_columns import (
     ANGLE,
     AXIAL,
@@ -124,12 +124,7 @@ def measures(e, C, D, sp_int, sp_par):  # pragma: no cover - compiled
             G[0, j] = acc / length
         s[0] = length - par[P_S0]
         return s, G
-    gs, gc = np.zeros(n), np.zeros(n)                       # ANGLE
-    sv = _dot_grad(C, D, mP, 2, mQ, 1, 1.0, gs)
-    cv = _dot_grad(C, D, mP, 1, mQ, 1, 1.0, gc)
-    w = 1.0 / (sv * sv + cv * cv)
-    for j in range(n):
-        G[0, j] = w * (cv * gs[j] - sv * gc[j])
+    sv, cv = angle_gradient(mP, mQ, C, D, 1.0, G[0])       # ANGLE
     dev = np.arctan2(sv, cv) - par[P_S0]
     s[0] = dev - 2.0 * np.pi * np.round(dev / (2.0 * np.pi))
     return s, G

@@ -15,7 +15,8 @@ normalisations (:class:`flexmbs.system.stacked.StackedRows`), one call gives
 elements (:mod:`flexmbs.forces.states`) have the rows ``r_z = zd - f``: ``zd`` here, and
 in the Newton matrix ``c_C I``; joint friction (``fr_*``, :mod:`flexmbs.forces.
 friction_kernel`), linear forces and spring-dampers, bushings and point forces (``sp_*``,
-:mod:`flexmbs.forces.spring_kernel`) are added here, other force elements by the caller.
+:mod:`flexmbs.forces.spring_kernel`, its torsion angle by the joint friction kernel's
+``angle_gradient``) are added here, other force elements by the caller.
 
 The numpy references: :func:`affine_residual` is ``[r / beta'; g_A]`` of the system's
 ``residual`` and ``constraint`` (the genalpha's Python step function ``F``), and
