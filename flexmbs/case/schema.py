@@ -63,8 +63,8 @@ MODEL = _table(
     Key("formulation", "str", default="absolute", doc="equations of motion: absolute "
         "(descriptor form in body coordinates), relative (joint coordinates of the tree, "
         "cut joints as constraints, non-recursive formalism) or recursive (the same with "
-        "recursive Newton-Euler); relative and recursive take rigid bodies (relative also "
-        "flexible bodies, their modal coordinates as joint coordinates) and force "
+        "recursive Newton-Euler); relative and recursive take rigid and flexible bodies "
+        "(their modal coordinates as joint coordinates) and force "
         "elements without internal states (docs/relative.md)",
         choices=("absolute", "relative", "recursive")),
 )

@@ -32,16 +32,28 @@ def absolute_state(tree: Tree, kin: TreeKinematics, J: list, ahat: list, body_sl
     Tdbd = np.zeros(n_q)
     for i, body in enumerate(tree.bodies):
         s = body_slices[body.name]
-        omega = kin.v[i][:3]
-        G = G_of(es[i])
-        ed = 0.5 * G.T @ omega
         q[s.start:s.start + 7] = np.concatenate([kin.r[i], es[i]])
-        Tdbd[s.start:s.start + 7] = np.concatenate(
-            [ahat[i][3:], 0.5 * G_of(ed).T @ omega + 0.5 * G.T @ ahat[i][:3]])
+        Tdbd[s.start:s.start + 7] = body_acceleration(es[i], kin.v[i], ahat[i])
         qe = tree.joints[i].qe
         if qe.stop > qe.start:
             q[s.start + 7:s.stop] = beta[qe]
     return q, T, Tdbd
+
+
+def body_velocity(e: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``[rd; ed]`` (7,) of a body with Euler parameters ``e`` and twist ``v = [omega;
+    v_O]``: ``[v_O; 1/2 G(e)^T omega]``."""
+    return np.concatenate([v[3:], 0.5 * G_of(e).T @ v[:3]])
+
+
+def body_acceleration(e: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """``[rdd; edd]`` (7,) of a body with Euler parameters ``e``, twist ``v`` and twist
+    rate ``a = [omegad; vd_O]``: ``[vd_O; 1/2 G(ed)^T omega + 1/2 G(e)^T omegad]``,
+    ``ed = 1/2 G(e)^T omega``."""
+    omega = v[:3]
+    G = G_of(e)
+    ed = 0.5 * G.T @ omega
+    return np.concatenate([a[3:], 0.5 * G_of(ed).T @ omega + 0.5 * G.T @ a[:3]])
 
 
 def body_quaternions(A: list, e_ref: list | None = None) -> list:

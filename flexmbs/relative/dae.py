@@ -14,14 +14,16 @@ absolute coordinates ``q_b(beta)``, ``qd_b = T betad``
 (:mod:`flexmbs.relative.absolute_map`); ``Q_f`` enters ``k`` as applied wrenches
 ``f_i^t`` on the bodies.  For a tree without drives ``g`` holds only the normalisations.
 
-A tree with flexible bodies (``formulation = "relative"`` only; their modal coordinates
-are joint coordinates, :mod:`flexmbs.relative.flexible_kinematics`) takes the route of
-the descriptor form projected on the joint velocities (THEORY (2.82)):
+A tree with flexible bodies (their modal coordinates are joint coordinates,
+:mod:`flexmbs.relative.flexible_kinematics`) takes, with ``formulation = "relative"``,
+the route of the descriptor form projected on the joint velocities (THEORY (2.82)):
 
     Mbar = T^T M_b T,   Mbar betadd - k = T^T r_b(q_b, T betad, T betadd + Td betad, t),
 
 ``r_b`` the bodies' residuals with the force elements (the descriptor residual at
-``lam = 0``), ``M_b`` its mass matrix.
+``lam = 0``), ``M_b`` its mass matrix; with ``"recursive"`` the same ``r_b`` and ``M_b``
+per body in recursive Newton-Euler and composite bodies
+(:mod:`flexmbs.relative.flexible_recursive`).
 
 For a rigid tree ``K = dr/dbeta`` and ``C = dr/dbetad`` are central differences of
 ``r`` (step ``1e-7 (1 + |x|)``), dense: the joint coordinates are few; for a flexible
@@ -35,7 +37,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from flexmbs.relative import nonrecursive, recursive
+from flexmbs.relative import flexible_recursive, nonrecursive, recursive
 from flexmbs.relative.absolute_map import (
     absolute_state,
     body_quaternions,
@@ -176,7 +178,8 @@ class RelativeDAE:
         """``(Mbar, k)`` by the model's formalism (force elements at time ``t``)."""
         beta, betad = np.asarray(beta, float), np.asarray(betad, float)
         if self.tree.flexible:
-            return self.mass_matrix(beta), -self._projected(beta, betad, np.zeros(self.n_q), t)
+            return self.mass_matrix(beta), -self._flexible_dynamics(
+                beta, betad, np.zeros(self.n_q), t)
         kin = forward(self.tree, beta, betad)
         mod = recursive if self.formulation == "recursive" else nonrecursive
         return mod.mass_and_bias(self.tree, kin, self.gravity,
@@ -202,6 +205,30 @@ class RelativeDAE:
         q_b, qd_b, T, Tdbd = self.absolute_coordinates(q, qd)
         return T.T @ self.body_residual(q_b, qd_b, T @ np.asarray(qdd, float) + Tdbd, t)
 
+    def _flexible_dynamics(self, q, qd, qdd, t):
+        """``Mbar betadd - k`` of a flexible tree by the model's formalism."""
+        if self.formulation != "recursive":
+            return self._projected(q, qd, qdd, t)
+        return flexible_recursive.inverse_dynamics(
+            self.tree, self.flexible_state(q, qd), np.asarray(qdd, float),
+            lambda q_b, qd_b, qdd_b: self.body_residual(q_b, qd_b, qdd_b, t),
+            self.absolute.body_slices, self.absolute.n_q)
+
+    def flexible_state(self, q, qd=None):
+        """The recursive sweep's :class:`~flexmbs.relative.flexible_recursive.FlexibleState`
+        at ``(q, qd)``, memoised on their bytes."""
+        q = np.asarray(q, float)
+        qd = np.zeros(self.n_q) if qd is None else np.asarray(qd, float)
+        key = (q.tobytes(), qd.tobytes())
+        if self._memo.get("recursive", (None,))[0] != key:
+            self._memo["recursive"] = (key, flexible_recursive.state(self.tree, q, qd))
+        return self._memo["recursive"][1]
+
+    def body_mass_matrix(self, q_b):
+        """The bodies' mass matrix ``M_b`` of the descriptor form at ``q_b`` (sparse)."""
+        z = np.zeros(self.absolute.n_q)
+        return self.absolute.tangent(q_b, z, z, np.zeros(self.absolute.n_lam), 0.0)[2]
+
     def body_residual(self, q_b, qd_b, qdd_b, t):
         """The bodies' residuals with the force elements, ``r_b`` of the descriptor form
         (its residual at ``lam = 0``)."""
@@ -210,7 +237,7 @@ class RelativeDAE:
     def _dynamics(self, q, qd, qdd, t):
         q, qd = np.asarray(q, float), np.asarray(qd, float)
         if self.tree.flexible:
-            return self._projected(q, qd, qdd, t)
+            return self._flexible_dynamics(q, qd, qdd, t)
         kin = forward(self.tree, q, qd)
         f_t = self.applied_wrenches(q, qd, t)
         if self.formulation == "recursive":
@@ -226,10 +253,15 @@ class RelativeDAE:
         return r
 
     def mass_matrix(self, q):
+        if self.tree.flexible and self.formulation == "recursive":
+            st = self.flexible_state(q)
+            q_b = flexible_recursive.body_state(self.tree, st, self.absolute.body_slices,
+                                                self.absolute.n_q)[0]
+            return flexible_recursive.mass_matrix(self.tree, st, self.body_mass_matrix(q_b),
+                                                  self.absolute.body_slices)
         if self.tree.flexible:
             q_b, _, T, _ = self.absolute_coordinates(q)
-            z = np.zeros(self.absolute.n_q)
-            M_b = self.absolute.tangent(q_b, z, z, np.zeros(self.absolute.n_lam), 0.0)[2]
+            M_b = self.body_mass_matrix(q_b)
             return T.T @ (M_b @ T)
         kin = forward(self.tree, np.asarray(q, float), np.zeros(self.n_q))
         if self.formulation == "recursive":

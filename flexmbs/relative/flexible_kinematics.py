@@ -126,21 +126,38 @@ def elastic_marker(marker, qe, second: bool) -> tuple:
             marker.Phi)
 
 
-def _add_motion(J_i, cols, w, v, lever):
-    """``J_i[:, cols] += [w; v + w x lever]`` (``lever = r_i - c``)."""
-    J_i[:3, cols] += w
-    J_i[3:, cols] += v - tilde(lever) @ w
+def _motion(w, v, lever) -> np.ndarray:
+    """Twist columns ``[w; v + w x lever]`` of an angular velocity ``w`` about a point
+    moving with ``v`` (``lever = r_i - c``)."""
+    return np.vstack([w, v - tilde(lever) @ w])
 
 
-def poses_and_jacobians(tree: Tree, beta: np.ndarray) -> tuple[list, list, list]:
-    """``(A, r, J)`` of every body at ``beta`` (module doc)."""
-    A, r, J = [], [], []
+@dataclass(frozen=True, eq=False)
+class LocalKinematics:
+    """The joint-local quantities of the sweep at ``beta``, per body ``i`` (tree order):
+    pose ``A[i]``, ``r[i]``; ``rho[i] = r_i - r_p`` (the transfer ``B_{p(i),i}``);
+    ``X_e[i]`` (6, n_e of the parent) the twist columns of the parent's modal rates
+    (P's deformation; None if P does not deform); ``C[i]`` (6, n_beta_i + n_e_i) those
+    of the joint's rates and of body i's own modal rates (Q's deformation), so that
+
+        v_i = B_{p(i),i} v_p + X_e[i] qd_e,p + C[i] [betad_i; qd_e,i]."""
+
+    A: list
+    r: list
+    rho: list
+    X_e: list
+    C: list
+
+
+def local_kinematics(tree: Tree, beta: np.ndarray) -> LocalKinematics:
+    """The :class:`LocalKinematics` at ``beta`` (module doc), O(n)."""
+    A, r, rho, X_e, C = [], [], [], [], []
     for tj in tree.joints:
         p = tj.parent
         if p < 0:
-            A_p, r_p, J_p, q_p = np.eye(3), np.zeros(3), None, ()
+            A_p, r_p, q_p = E3, np.zeros(3), ()
         else:
-            A_p, r_p, J_p, q_p = A[p], r[p], J[p], beta[tree.joints[p].qe]
+            A_p, r_p, q_p = A[p], r[p], beta[tree.joints[p].qe]
         b = beta[tj.s]
         u_P, D_P, W_P, Phi_P = elastic_marker(tj.P, q_p, tj.swapped)
         u_Q, D_Q, W_Q, Phi_Q = elastic_marker(tj.Q, beta[tj.qe], not tj.swapped)
@@ -151,16 +168,61 @@ def poses_and_jacobians(tree: Tree, beta: np.ndarray) -> tuple[list, list, list]
         r_Q = r_P + A_PR @ d
         A_i = A_PR @ A_rel @ tj.Q.R.T @ D_Q.T
         r_i = r_Q - A_i @ u_Q
-        J_i = np.zeros((6, tree.n_beta)) if J_p is None else transfer(r_i - r_p, J_p)
-        if W_P is not None:
-            _add_motion(J_i, tree.joints[p].qe, A_p @ W_P, A_p @ Phi_P, r_i - r_P)
-        _add_motion(J_i, tj.s, A_PR @ S_w, A_PR @ S_v, r_i - r_Q)
+        C_i = np.zeros((6, tj.qe.stop - tj.s.start))
+        C_i[:, :tj.s.stop - tj.s.start] = _motion(A_PR @ S_w, A_PR @ S_v, r_i - r_Q)
         if W_Q is not None:
-            _add_motion(J_i, tj.qe, -A_i @ W_Q, -A_i @ Phi_Q, r_i - r_Q)
+            C_i[:, tj.s.stop - tj.s.start:] = _motion(-A_i @ W_Q, -A_i @ Phi_Q, r_i - r_Q)
         A.append(A_i)
         r.append(r_i)
+        rho.append(r_i - r_p)
+        X_e.append(None if W_P is None else _motion(A_p @ W_P, A_p @ Phi_P, r_i - r_P))
+        C.append(C_i)
+    return LocalKinematics(A, r, rho, X_e, C)
+
+
+def poses_and_jacobians(tree: Tree, beta: np.ndarray) -> tuple[list, list, list]:
+    """``(A, r, J)`` of every body at ``beta`` (module doc): ``J_i = B_{p,i} J_p`` plus
+    the local columns of :func:`local_kinematics`."""
+    loc = local_kinematics(tree, beta)
+    J = []
+    for i, tj in enumerate(tree.joints):
+        p = tj.parent
+        J_i = np.zeros((6, tree.n_beta)) if p < 0 else transfer(loc.rho[i], J[p])
+        if loc.X_e[i] is not None:
+            J_i[:, tree.joints[p].qe] += loc.X_e[i]
+        n_b = tj.s.stop - tj.s.start
+        J_i[:, tj.s] += loc.C[i][:, :n_b]
+        if np.any(loc.C[i][:, n_b:]):
+            J_i[:, tj.qe] += loc.C[i][:, n_b:]
         J.append(J_i)
-    return A, r, J
+    return loc.A, loc.r, J
+
+
+def twists(tree: Tree, loc: LocalKinematics, betad: np.ndarray) -> list:
+    """The twists ``v_i`` (6,) of :class:`LocalKinematics` at the rates ``betad``, O(n)."""
+    v = []
+    for i, tj in enumerate(tree.joints):
+        p = tj.parent
+        v_i = loc.C[i] @ betad[tj.s.start:tj.qe.stop]
+        if p >= 0:
+            v_i = v_i + transfer(loc.rho[i], v[p])
+            if loc.X_e[i] is not None:
+                v_i = v_i + loc.X_e[i] @ betad[tree.joints[p].qe]
+        v.append(v_i)
+    return v
+
+
+def velocity_products(tree: Tree, beta: np.ndarray, betad: np.ndarray) -> list:
+    """``ahat_i = Jd_i betad`` (6,) per body, the central difference of the twists along
+    the motion, ``(v_i(beta + h betad) - v_i(beta - h betad)) / (2 h)`` at the rates
+    ``betad`` (module doc), by two O(n) sweeps."""
+    speed = np.abs(betad).max(initial=0.0)
+    if speed == 0.0:
+        return [np.zeros(6) for _ in tree.joints]
+    h = MOTION_STEP / speed
+    vp = twists(tree, local_kinematics(tree, beta + h * betad), betad)
+    vm = twists(tree, local_kinematics(tree, beta - h * betad), betad)
+    return [(a - b) / (2.0 * h) for a, b in zip(vp, vm, strict=True)]
 
 
 def forward_flexible(tree: Tree, beta: np.ndarray, betad: np.ndarray,

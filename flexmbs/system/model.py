@@ -208,22 +208,20 @@ class System:
 def formulation_problem(model, formulation: str) -> str | None:
     """The one-line reason ``model`` cannot be written in ``formulation``, or None.
 
-    The joint-coordinate formulations (docs/relative.md) take rigid bodies ("relative"
-    also flexible bodies), joints, drives, sensors, gravity and force elements without
+    The joint-coordinate formulations (docs/relative.md) take rigid and flexible bodies,
+    joints, drives, sensors, gravity and force elements without
     internal states; other bodies and force elements with states are refused by name."""
     if formulation not in FORMULATIONS:
         return (f"System '{model.name}': formulation must be one of "
                 f"{', '.join(FORMULATIONS)}, got {formulation!r}")
     if formulation == "absolute":
         return None
-    takes = ("rigid", "flexible") if formulation == "relative" else ("rigid",)
+    takes = ("rigid", "flexible")
     for b in model.bodies:
-        kind = getattr(b, "kind", None)
-        if kind not in takes:
-            use = "'relative' or 'absolute'" if kind == "flexible" else "'absolute'"
+        if getattr(b, "kind", None) not in takes:
             return (f"body '{b.name}': formulation '{formulation}' takes "
                     f"{' and '.join(takes)} bodies only, got a {type(b).__name__} "
-                    f"(use formulation = {use})")
+                    f"(use formulation = 'absolute')")
     for f in model.forces:
         if len(getattr(f, "state_names", ())):
             return (f"force element '{f.name}': formulation '{formulation}' takes force "

@@ -181,11 +181,14 @@ def test_the_undamped_flexible_pendulum_conserves_energy(rod):
     assert np.abs(E - E[0]).max() < 1e-4 * T.max()
 
 
-def test_the_recursive_formalism_refuses_a_flexible_body_in_one_line(rod):
+def test_the_recursive_formalism_takes_a_flexible_body_and_refuses_a_point_mass(rod):
     model = pendulum(rod)
     model.formulation = "recursive"
+    model.validate()
+    model.add(fm.PointMass("mass", 1.0, r0=(0.0, -2.0, 0.0)))
     with pytest.raises(ModelError) as exc:
         model.validate()
     line = str(exc.value)
-    assert line.startswith("body 'rod': formulation 'recursive' takes rigid bodies only")
-    assert "'relative'" in line and "\n" not in line
+    assert line.startswith("body 'mass': formulation 'recursive' takes rigid and flexible "
+                           "bodies only, got a PointMass")
+    assert "'absolute'" in line and "\n" not in line
