@@ -141,3 +141,24 @@ def test_recursive_runs_equal_the_nonrecursive_ones(rod, make):
     print(f"recursive against relative runs: {err:.1e}")
     assert np.abs(q["relative"][-1] - q["relative"][0]).max() > 1e-3     # it moves
     assert err < 1e-9
+
+
+@pytest.mark.parametrize("make", [pendulum, lambda r: slider_crank_model(
+    r, stiffening=False, damping=True)])
+def test_run_reactions_of_the_sweep_equal_the_descriptor_multipliers(rod, make):
+    """The reactions a recursive run records (backward sweep; the cut prismatic joint and
+    the drive from the relative multipliers) equal the descriptor form's at the start
+    (consistent state, undeformed rod) to 1e-8 of the largest force."""
+    model = make(rod)
+    model.formulation = "recursive"
+    r = fm.simulate(model, 2e-3, 1e-3)
+    asm = prepare(make(rod)).asm
+    q_b, qd_b = r.q[0], r.qd[0]
+    _, lam = accelerations(asm, q_b, qd_b, 0.0)
+    expected = asm.reactions(q_b, lam, 0.0)
+    scale = max(max(np.abs(f).max() for f, _ in expected.values()), 1.0)
+    assert set(r.reactions) == set(expected)
+    for name, (f, m) in expected.items():
+        err = np.abs(r.reactions[name][0] - np.concatenate([f, m])).max() / scale
+        print(f"{name}: {err:.1e} of {scale:.2e}")
+        assert err < 1e-8, name
