@@ -96,6 +96,7 @@ def _X_T(st: FlexibleState, i: int, f: np.ndarray, n_p: int) -> np.ndarray:
 
 
 def _X_matrix(st: FlexibleState, i: int, n_i: int, n_p: int) -> np.ndarray:
+    """``X_i`` (6 + n_i, 6 + n_p)."""
     X = np.zeros((6 + n_i, 6 + n_p))
     X[:6, :6] = B_of(st.loc.rho[i])
     if st.loc.X_e[i] is not None:
@@ -104,6 +105,7 @@ def _X_matrix(st: FlexibleState, i: int, n_i: int, n_p: int) -> np.ndarray:
 
 
 def _Cbar(st: FlexibleState, i: int, n_i: int) -> np.ndarray:
+    """``Cbar_i`` (6 + n_i, n_beta_i + n_i)."""
     C = st.loc.C[i]
     out = np.zeros((6 + n_i, C.shape[1]))
     out[:6] = C
@@ -121,6 +123,7 @@ def _H(e: np.ndarray, n_i: int) -> np.ndarray:
 
 
 def _n_e(tree: Tree, i: int) -> int:
+    """The number of body ``i``'s modal coordinates."""
     qe = tree.joints[i].qe
     return qe.stop - qe.start
 
