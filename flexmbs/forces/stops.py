@@ -82,7 +82,8 @@ class JointStop(ForceElement):
     def resolve(self):
         return self.joint.resolve()
 
-    def _index(self) -> int:
+    def coordinate_index(self) -> int:
+        """The index of the limited coordinate in the joint's ``coordinate_names``."""
         names = tuple(getattr(self.joint, "coordinate_names", ()))
         if isinstance(self.coordinate, str):
             return names.index(self.coordinate)
@@ -109,7 +110,7 @@ class JointStop(ForceElement):
 
     def contribution(self, ctx) -> ForceContribution:
         P, Q = ctx.frames[0], ctx.frames[1]
-        s = self.joint.coordinates(P, Q)[self._index()]
+        s = self.joint.coordinates(P, Q)[self.coordinate_index()]
         sd = float(J.rate(s, ctx.xd))
         F, F_s, F_sd = stop_law(float(s.v), sd, self.lower, self.upper, self.k, self.d,
                                 self.smoothing)
@@ -117,12 +118,12 @@ class JointStop(ForceElement):
 
     def potential(self, ctx) -> float:
         """Stop energy ``V = k R(s - upper) + k R(lower - s)`` [J] (module docstring)."""
-        s = float(self.joint.coordinates(ctx.frames[0], ctx.frames[1])[self._index()].v)
+        s = float(self.joint.coordinates(ctx.frames[0], ctx.frames[1])[self.coordinate_index()].v)
         w = self.smoothing
         return self.k * (ramp_integral(s - self.upper, w) + ramp_integral(self.lower - s, w))
 
     def energy_exchange(self) -> str | None:
         names = tuple(getattr(self.joint, "coordinate_names", ()))
-        angle = bool(names) and "angle" in names[self._index()]
+        angle = bool(names) and "angle" in names[self.coordinate_index()]
         out = damping_exchange(self.d, "N m s/rad" if angle else "N s/m")
         return None if out is None else "contact " + out
