@@ -31,6 +31,11 @@ The spring stores (``R = int r`` of :func:`flexmbs.forces.stops.ramp_integral`)
     rope: V = k R(l - l0),    compression spring: V = k R(l0 - l),    dV/dl = F(d = 0),
 
 and the damper dissipates ``d c ld^2``.
+
+On the compiled step both elements are rows of kind ``AXIAL_STOP`` of the spring kernel
+(:mod:`flexmbs.forces.spring_kernel`, :func:`~flexmbs.forces.spring_columns.kind_code`):
+the same law and smoothing (:meth:`Rope.limits`), its Newton matrix without the curvature
+of ``l``, like the two-sided spring-dampers.
 """
 from __future__ import annotations
 

@@ -31,8 +31,11 @@ a point force ``F`` (inertial, or ``F = sum_k F'_k a_k^P`` in P's axes) gives
     F = -k r(lower - s) + d c(lower - s) sd                       below it, else 0,
     F_s = k c +- d c' sd,    F_sd = d c                            (the same branches),
 
-the same statements in the same order as the Python element, so the same round-off.  :func:`spring_residual` adds ``r -= Q``; :func:`spring_newton`
-adds ``-(c_K dQ/dq + c_C dQ/dqd)`` with
+statement for statement the Python elements' law (the measures equal theirs to
+round-off).
+
+:func:`spring_residual` adds ``r -= Q``; :func:`spring_newton` adds
+``-(c_K dQ/dq + c_C dQ/dqd)`` with
 
     dQ/dq ~ -sum_i F_s,i grad s_i grad s_i^T   (follower force: (dp/dq)^T dF/dq),
     dQ/dqd = -sum_i F_sd,i grad s_i grad s_i^T,

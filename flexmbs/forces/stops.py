@@ -23,6 +23,13 @@ The spring part is the gradient of the potential (zero inside the play)
 
 ``dV/ds = k r(s - upper) - k r(lower - s) = F(d = 0)``; the contact damping dissipates
 ``d c sd^2``.
+
+On the compiled step a stop on a revolute's, cylindrical's or planar joint's angle
+(``atan2(y_P . x_Q, x_P . x_Q)``) or on a prismatic's, cylindrical's or planar joint's
+displacement (``a_k^P . (p_Q - p_P)``) is a row of kind ``ANGLE_STOP`` or ``SLIDE_STOP``
+of the spring kernel (:mod:`flexmbs.forces.spring_kernel`, :func:`~flexmbs.forces.
+spring_columns.stop_coordinate`), the law of :func:`stop_law` in compiled form; stops on
+other joint coordinates stay on the Python path.
 """
 from __future__ import annotations
 
