@@ -397,3 +397,37 @@ def test_bad_inputs_are_refused_in_one_line(monkeypatch):
         pack.residual(np.zeros(n + 1), q, qd, C, D)
     with pytest.raises(ValueError, match=r"out must be square"):
         pack.newton(np.zeros((n - 1, n - 1)), q, qd, C, D, 1.0, 1.0)
+
+
+def planar_cylindrical_stops():
+    """A box on a planar joint with stops on x, y and the angle, a second on a cylindrical
+    joint with stops on the angle and the displacement, all closed at the start (the
+    random states may open the narrowest)."""
+    a = fm.RigidBody.box("a", (0.1, 0.06, 0.04), 1000.0, r0=(0.1, 0.2, 0.0))
+    b = fm.RigidBody.box("b", (0.1, 0.06, 0.04), 1000.0, r0=(0.5, 0.0, 0.0))
+    pl = fm.Planar("pl", fm.ground, a, at=(0.1, 0.2, 0.0), axis="z")
+    cy = fm.Cylindrical("cy", fm.ground, b, at=(0.5, 0.0, 0.0), axis="y")
+    stop = lambda name, joint, c, lo, up: JointStop(  # noqa: E731
+        name, joint=joint, lower=lo, upper=up, k=300.0, d=2.0, coordinate=c)
+    return fm.System(gravity=(0.0, -9.81, 0.0)).add(
+        a, b, pl, cy, stop("x", pl, "x", 0.01, 0.5), stop("y", pl, "y", -0.5, -0.01),
+        stop("angle", pl, "angle", -1.0, -0.02), stop("c-angle", cy, "angle", 0.03, 1.0),
+        stop("c-disp", cy, "displacement", -1.0, -0.02))
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+def test_planar_and_cylindrical_stops_equal_their_elements(seed, monkeypatch):
+    """Stops on a planar joint's x, y, angle and a cylindrical joint's angle and
+    displacement: compiled, kernel = reference, = the elements' -Q and dQ/dqd."""
+    asm = planar_cylindrical_stops().assemble()
+    assert len(asm.affine_plan().springs) == 5
+    q, qd = state(asm, seed)
+    r_k, N_k = evaluate(asm, q, qd, 0.7, 1.3, "compiled", monkeypatch)
+    r_r, N_r = evaluate(asm, q, qd, 0.7, 1.3, "reference", monkeypatch)
+    np.testing.assert_allclose(r_k, r_r, rtol=1e-12, atol=1e-12 * np.abs(r_r).max())
+    np.testing.assert_allclose(N_k, N_r, rtol=1e-12, atol=1e-12 * np.abs(N_r).max())
+    r_el, _, C_el = elements(asm, q, qd)
+    _, NC = evaluate(asm, q, qd, 0.0, 1.0, "compiled", monkeypatch)
+    assert np.abs(r_el).max() > 1.0
+    np.testing.assert_allclose(r_k, r_el, rtol=1e-10, atol=1e-10 * np.abs(r_el).max())
+    np.testing.assert_allclose(NC, C_el, rtol=1e-10, atol=1e-10 * np.abs(C_el).max())
