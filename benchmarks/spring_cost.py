@@ -1,5 +1,5 @@
-"""Cost of spring-dampers, bushings and point forces per time step, compiled against
-Python (not a test; docs/performance.md).
+"""Cost of spring-dampers, bushings, point forces, stops and one-sided springs per time
+step, compiled against Python (not a test; docs/performance.md).
 
     .venv/bin/python benchmarks/spring_cost.py [--seconds 5]
 
@@ -11,7 +11,13 @@ from the ground to the slider and a constant force on the slider; it is simulate
 kept), with the elements in the compiled step (flexmbs.forces.spring_kernel: PETSc calls
 the C residual, the compiled loop runs the steps) and with them evaluated in Python at
 every Newton iteration (the kernel given no elements, as before it covered them), next
-to the slider-crank without them.  All rows are measured in one run.
+to the slider-crank without them.  Two more rows give the slider-crank with one-sided
+elements instead, compiled and in Python: a stop on the slider's prismatic displacement
+(closed below -0.15 m, k = 500 N/m, d = 1 N s/m, smoothed over 5 mm; closed for 17 % of
+the run), a rope (k = 200 N/m, d = 0.5 N s/m) from the ground to the rod's middle (slack
+at the start, taut for 11 %) and a compression spring (k = 100 N/m) from the ground
+beyond the slider (engaged near its far end, 31 %).  All rows are measured in one run
+(``PYTHONPATH=.`` from the repository root, so that this tree's flexmbs is measured).
 """
 from __future__ import annotations
 
@@ -44,6 +50,22 @@ def with_springs():
         ExternalForce("push", at=slider, force=(-0.5, 0.0, 0.0)))
 
 
+def with_stops():
+    import flexmbs as fm
+    from flexmbs.forces.one_sided import CompressionSpring, Rope
+    from flexmbs.forces.stops import JointStop
+    model = slider_crank(False)
+    by = {x.name: x for x in (*model.bodies, *model.joints)}
+    rod, slider, J4 = by["rod"], by["slider"], by["J4"]
+    return model.add(
+        JointStop("slide-stop", joint=J4, lower=-0.15, k=500.0, d=1.0, smoothing=0.005,
+                  coordinate="displacement"),
+        Rope("rope", first=(fm.ground, (0.3, 0.3, 0.0)), second=(rod, (0.3, 0.0, 0.0)),
+             k=200.0, d=0.5, l0=0.31),
+        CompressionSpring("buffer", first=(fm.ground, (0.6, 0.0, 0.0)), second=slider,
+                          k=100.0, l0=0.11))
+
+
 def measure(model, seconds: float, python: bool = False) -> tuple[float, float]:
     """Fastest cost per step [s] and Newton iterations per step (``python``: the
     elements evaluated in Python)."""
@@ -66,7 +88,10 @@ def main() -> None:
     args = ap.parse_args()
     rows = [("no force elements", measure(slider_crank(False), args.seconds)),
             ("5 elements, compiled", measure(with_springs(), args.seconds)),
-            ("5 elements, in Python", measure(with_springs(), args.seconds, python=True))]
+            ("5 elements, in Python", measure(with_springs(), args.seconds, python=True)),
+            ("stop, rope, buffer, compiled", measure(with_stops(), args.seconds)),
+            ("stop, rope, buffer, in Python", measure(with_stops(), args.seconds,
+                                                     python=True))]
     print_table(rows)
 
 

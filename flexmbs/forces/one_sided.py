@@ -31,6 +31,11 @@ The spring stores (``R = int r`` of :func:`flexmbs.forces.stops.ramp_integral`)
     rope: V = k R(l - l0),    compression spring: V = k R(l0 - l),    dV/dl = F(d = 0),
 
 and the damper dissipates ``d c ld^2``.
+
+On the compiled step both elements are rows of kind ``AXIAL_STOP`` of the spring kernel
+(:mod:`flexmbs.forces.spring_kernel`, :func:`~flexmbs.forces.spring_columns.kind_code`):
+the same law and smoothing (:meth:`Rope.limits`), its Newton matrix without the curvature
+of ``l``, like the two-sided spring-dampers.
 """
 from __future__ import annotations
 
@@ -63,10 +68,17 @@ class Rope(PointToPointSpringDamper):
                        f"got {self.smoothing}")
         return out
 
+    def limits(self) -> tuple[float, float]:
+        """``(lower, upper)`` of the free range of ``l`` [m] of
+        :func:`~flexmbs.forces.stops.stop_law`: ``(-inf, l0)`` for a rope, ``(l0, inf)``
+        for a compression spring (also the compiled kernel's,
+        :mod:`flexmbs.forces.spring_kernel`)."""
+        l0 = self.free_length()
+        return (-np.inf, l0) if self.tension_only else (l0, np.inf)
+
     def axial_law(self, length: float, ld: float) -> tuple[float, float, float]:
         """``(F, F_l, F_ld)`` of the module docstring."""
-        l0 = self.free_length()
-        lower, upper = (-np.inf, l0) if self.tension_only else (l0, np.inf)
+        lower, upper = self.limits()
         return stop_law(length, ld, lower, upper, self.k, self.d, self.smoothing)
 
     def engaged(self, length: float) -> bool:

@@ -1,6 +1,7 @@
 """Compiled (numba) force elements on stacked marker frames: point-to-point and torsion
-spring-dampers (linear, or with a tabulated force-deflection curve), bushings and
-point forces, for the compiled whole step (:mod:`flexmbs.integrate.step_kernel`).
+spring-dampers (linear, or with a tabulated force-deflection curve), bushings, point
+forces, and the one-sided springs and joint stops, for the compiled whole step
+(:mod:`flexmbs.integrate.step_kernel`).
 
 The frames are those of :func:`flexmbs.kinematics.frame_kernel.stacked_rows`: ``C``
 (M, 4, 3) rows ``p, x, y, z`` of every marker (rigid, or floating-frame elastic
@@ -20,8 +21,21 @@ PCHIP curve, linear beyond its ends, :class:`~flexmbs.forces.curves.TabulatedCur
     Q = -sum_i F_i grad s_i;
 
 a point force ``F`` (inertial, or ``F = sum_k F'_k a_k^P`` in P's axes) gives
-``Q = (dp_P/dq)^T F``.  :func:`spring_residual` adds ``r -= Q``; :func:`spring_newton`
-adds ``-(c_K dQ/dq + c_C dQ/dqd)`` with
+``Q = (dp_P/dq)^T F``.  The one-sided kinds take the measure itself, ``s = l``
+(``AXIAL_STOP``: rope, compression spring), ``s = phi`` unwrapped in (-pi, pi]
+(``ANGLE_STOP``) or ``s = a_k^P . (p_Q - p_P)`` (``SLIDE_STOP``), and the law of
+:func:`flexmbs.forces.stops.stop_law` with the ramp ``r`` and indicator ``c = r'`` of
+:func:`~flexmbs.forces.stops.ramp` (smoothed over ``w``),
+
+    F = k r(s - upper) + d c(s - upper) sd                        above the range,
+    F = -k r(lower - s) + d c(lower - s) sd                       below it, else 0,
+    F_s = k c +- d c' sd,    F_sd = d c                            (the same branches),
+
+statement for statement the Python elements' law (the measures equal theirs to
+round-off).
+
+:func:`spring_residual` adds ``r -= Q``; :func:`spring_newton` adds
+``-(c_K dQ/dq + c_C dQ/dqd)`` with
 
     dQ/dq ~ -sum_i F_s,i grad s_i grad s_i^T   (follower force: (dp/dq)^T dF/dq),
     dQ/dqd = -sum_i F_sd,i grad s_i grad s_i^T,
@@ -39,7 +53,9 @@ from numba import njit
 from flexmbs.forces.friction_kernel import angle_gradient, nonzero_columns
 from flexmbs.forces.spring_columns import (
     ANGLE,
+    ANGLE_STOP,
     AXIAL,
+    AXIAL_STOP,
     BUSHING,
     FORCE,
     I_KIND,
@@ -48,10 +64,15 @@ from flexmbs.forces.spring_columns import (
     I_TAB0,
     I_TAB1,
     N_PAR,
+    P_AXIS,
     P_D,
     P_FRAME,
     P_K,
+    P_LOWER,
     P_S0,
+    P_UPPER,
+    P_W,
+    SLIDE_STOP,
 )
 
 #: the bushing's rotation measures: theta_k = 1/2 (a_i^P . a_j^Q - a_j^P . a_i^Q)
@@ -96,12 +117,39 @@ def curve(s, tab, a, b):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def ramp(z, w):  # pragma: no cover - compiled
+    """``(r, r', r'')`` of the (smoothed) ramp of :func:`flexmbs.forces.stops.ramp`."""
+    if z <= 0.0:
+        return 0.0, 0.0, 0.0
+    if w > 0.0 and z < w:
+        return z * z / (2.0 * w), z / w, 1.0 / w
+    return z - (0.5 * w if w > 0.0 else 0.0), 1.0, 0.0
+
+
+@njit(cache=True)
+def stop_law(s, sd, lower, upper, k, d, w):  # pragma: no cover - compiled
+    """``(F, F_s, F_sd)`` of :func:`flexmbs.forces.stops.stop_law` (module docstring)."""
+    r, c, dc = ramp(s - upper, w)
+    if c > 0.0 or r > 0.0:
+        return k * r + d * c * sd, k * c + d * dc * sd, d * c
+    r, c, dc = ramp(lower - s, w)
+    return -k * r + d * c * sd, k * c - d * dc * sd, d * c
+
+
+@njit(cache=True)
 def measures(e, C, D, sp_int, sp_par):  # pragma: no cover - compiled
     """``(e, grad s)``: the deflections ``s - s0`` (k,) of element ``e`` (module
-    docstring; k = 1, or 6 for a bushing) and the gradients (k, n) of the measures."""
+    docstring; k = 1, or 6 for a bushing; the measure itself for the one-sided kinds)
+    and the gradients (k, n) of the measures."""
     row, par = sp_int[e], sp_par[e]
     kind, mP, mQ = row[I_KIND], row[I_MP], row[I_MQ]
     n = D.shape[3]
+    if kind == SLIDE_STOP:
+        s, G = np.empty(1), np.zeros((1, n))
+        a = 1 + int(par[P_AXIS])
+        s[0] = _dot_grad(C, D, mP, a, mQ, 0, 1.0, G[0]) \
+            + _dot_grad(C, D, mP, a, mP, 0, -1.0, G[0])
+        return s, G
     if kind == BUSHING:
         s, G = np.empty(6), np.zeros((6, n))
         for k in range(3):
@@ -112,7 +160,7 @@ def measures(e, C, D, sp_int, sp_par):  # pragma: no cover - compiled
                 + _dot_grad(C, D, mP, j, mQ, i, -0.5, G[3 + k]) - par[P_S0 + 3 + k]
         return s, G
     s, G = np.empty(1), np.zeros((1, n))
-    if kind == AXIAL:
+    if kind == AXIAL or kind == AXIAL_STOP:
         d = np.empty(3)
         for k in range(3):
             d[k] = C[mQ, 0, k] - C[mP, 0, k]
@@ -122,9 +170,12 @@ def measures(e, C, D, sp_int, sp_par):  # pragma: no cover - compiled
             for k in range(3):
                 acc += d[k] * (D[mQ, 0, k, j] - D[mP, 0, k, j])
             G[0, j] = acc / length
-        s[0] = length - par[P_S0]
+        s[0] = length if kind == AXIAL_STOP else length - par[P_S0]
         return s, G
-    sv, cv = angle_gradient(mP, mQ, C, D, 1.0, G[0])       # ANGLE
+    sv, cv = angle_gradient(mP, mQ, C, D, 1.0, G[0])       # ANGLE, ANGLE_STOP
+    if kind == ANGLE_STOP:
+        s[0] = np.arctan2(sv, cv)
+        return s, G
     dev = np.arctan2(sv, cv) - par[P_S0]
     s[0] = dev - 2.0 * np.pi * np.round(dev / (2.0 * np.pi))
     return s, G
@@ -137,10 +188,15 @@ def laws(e, s, G, qd, sp_int, sp_par, sp_tab):  # pragma: no cover - compiled
     par = sp_par[e]
     a, b = sp_int[e, I_TAB0], sp_int[e, I_TAB1]
     F, F_s, F_sd = np.empty(k), np.empty(k), np.empty(k)
+    kind = sp_int[e, I_KIND]
     for i in range(k):
         sd = 0.0
         for j in range(G.shape[1]):
             sd += G[i, j] * qd[j]
+        if kind == AXIAL_STOP or kind == ANGLE_STOP or kind == SLIDE_STOP:
+            F[i], F_s[i], F_sd[i] = stop_law(s[i], sd, par[P_LOWER], par[P_UPPER],
+                                             par[P_K], par[P_D], par[P_W])
+            continue
         Fc, dFc = curve(s[i], sp_tab, a, b)
         F[i] = par[P_K + i] * s[i] + par[P_D + i] * sd + Fc
         F_s[i] = par[P_K + i] + dFc

@@ -1,13 +1,16 @@
 """The numpy reference of :mod:`flexmbs.forces.spring_kernel` (same names, same
 arguments; ``FLEXMBS_KERNELS=reference`` runs it): spring-dampers, torsion springs,
-bushings and point forces on stacked marker frames, the formulas of that module's
-docstring (the curve by :class:`scipy.interpolate.CubicHermiteSpline`)."""
+bushings, point forces, one-sided springs and joint stops on stacked marker frames, the
+formulas of that module's docstring (the curve by :class:`scipy.interpolate.
+CubicHermiteSpline`, the one-sided law by the Python elements' own
+:func:`flexmbs.forces.stops.stop_law`)."""
 from __future__ import annotations
 
 import numpy as np
 from scipy.interpolate import CubicHermiteSpline
 
 from flexmbs.forces import spring_columns as col
+from flexmbs.forces.stops import stop_law
 
 _TH = ((3, 2), (1, 3), (2, 1))
 
@@ -45,20 +48,34 @@ def measures(e, C, D, sp_int, sp_par):
             vals.append((0.5 * (a - b), 0.5 * (ga - gb)))
         s = np.array([v for v, _ in vals]) - par[col.P_S0:col.P_S0 + 6]
         return s, np.array([g for _, g in vals])
-    if kind == col.AXIAL:
+    if kind == col.SLIDE_STOP:
+        a = 1 + int(par[col.P_AXIS])
+        s, g = _dot(C, D, mP, a, mQ, 0)
+        b, gb = _dot(C, D, mP, a, mP, 0)
+        return np.array([s - b]), (g - gb)[None]
+    if kind in (col.AXIAL, col.AXIAL_STOP):
         d = C[mQ, 0] - C[mP, 0]
         length = np.linalg.norm(d)
-        return np.array([length - par[col.P_S0]]), (d @ (D[mQ, 0] - D[mP, 0]) / length)[None]
+        s0 = 0.0 if kind == col.AXIAL_STOP else par[col.P_S0]
+        return np.array([length - s0]), (d @ (D[mQ, 0] - D[mP, 0]) / length)[None]
     sv, gs = _dot(C, D, mP, 2, mQ, 1)
     cv, gc = _dot(C, D, mP, 1, mQ, 1)
+    G = ((cv * gs - sv * gc) / (sv * sv + cv * cv))[None]
+    if kind == col.ANGLE_STOP:
+        return np.array([np.arctan2(sv, cv)]), G
     dev = np.arctan2(sv, cv) - par[col.P_S0]
     s = dev - 2.0 * np.pi * np.round(dev / (2.0 * np.pi))
-    return np.array([s]), ((cv * gs - sv * gc) / (sv * sv + cv * cv))[None]
+    return np.array([s]), G
 
 
 def laws(e, s, G, qd, sp_int, sp_par, sp_tab):
     """``(F, F_s, F_sd)`` of the kernel's function."""
     k = s.shape[0]
+    if sp_int[e, col.I_KIND] in col.STOPS:
+        p = sp_par[e]
+        out = stop_law(float(s[0]), float(G[0] @ qd), p[col.P_LOWER], p[col.P_UPPER],
+                       p[col.P_K], p[col.P_D], p[col.P_W])
+        return tuple(np.array([x]) for x in out)
     K = sp_par[e, col.P_K:col.P_K + k]
     Dm = sp_par[e, col.P_D:col.P_D + k]
     c = np.array([curve(x, sp_tab, sp_int[e, col.I_TAB0], sp_int[e, col.I_TAB1]) for x in s])

@@ -23,6 +23,13 @@ The spring part is the gradient of the potential (zero inside the play)
 
 ``dV/ds = k r(s - upper) - k r(lower - s) = F(d = 0)``; the contact damping dissipates
 ``d c sd^2``.
+
+On the compiled step a stop on a revolute's, cylindrical's or planar joint's angle
+(``atan2(y_P . x_Q, x_P . x_Q)``) or on a prismatic's, cylindrical's or planar joint's
+displacement (``a_k^P . (p_Q - p_P)``) is a row of kind ``ANGLE_STOP`` or ``SLIDE_STOP``
+of the spring kernel (:mod:`flexmbs.forces.spring_kernel`, :func:`~flexmbs.forces.
+spring_columns.stop_coordinate`), the law of :func:`stop_law` in compiled form; stops on
+other joint coordinates stay on the Python path.
 """
 from __future__ import annotations
 
@@ -82,7 +89,8 @@ class JointStop(ForceElement):
     def resolve(self):
         return self.joint.resolve()
 
-    def _index(self) -> int:
+    def coordinate_index(self) -> int:
+        """The index of the limited coordinate in the joint's ``coordinate_names``."""
         names = tuple(getattr(self.joint, "coordinate_names", ()))
         if isinstance(self.coordinate, str):
             return names.index(self.coordinate)
@@ -109,7 +117,7 @@ class JointStop(ForceElement):
 
     def contribution(self, ctx) -> ForceContribution:
         P, Q = ctx.frames[0], ctx.frames[1]
-        s = self.joint.coordinates(P, Q)[self._index()]
+        s = self.joint.coordinates(P, Q)[self.coordinate_index()]
         sd = float(J.rate(s, ctx.xd))
         F, F_s, F_sd = stop_law(float(s.v), sd, self.lower, self.upper, self.k, self.d,
                                 self.smoothing)
@@ -117,12 +125,12 @@ class JointStop(ForceElement):
 
     def potential(self, ctx) -> float:
         """Stop energy ``V = k R(s - upper) + k R(lower - s)`` [J] (module docstring)."""
-        s = float(self.joint.coordinates(ctx.frames[0], ctx.frames[1])[self._index()].v)
+        s = float(self.joint.coordinates(ctx.frames[0], ctx.frames[1])[self.coordinate_index()].v)
         w = self.smoothing
         return self.k * (ramp_integral(s - self.upper, w) + ramp_integral(self.lower - s, w))
 
     def energy_exchange(self) -> str | None:
         names = tuple(getattr(self.joint, "coordinate_names", ()))
-        angle = bool(names) and "angle" in names[self._index()]
+        angle = bool(names) and "angle" in names[self.coordinate_index()]
         out = damping_exchange(self.d, "N m s/rad" if angle else "N s/m")
         return None if out is None else "contact " + out

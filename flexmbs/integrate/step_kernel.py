@@ -14,7 +14,8 @@ normalisations (:class:`flexmbs.system.stacked.StackedRows`), one call gives
 ``C``, ``D`` that the Newton matrix reuses.  Internal states ``z = q[z_idx]`` of force
 elements (:mod:`flexmbs.forces.states`) have the rows ``r_z = zd - f``: ``zd`` here, and
 in the Newton matrix ``c_C I``; joint friction (``fr_*``, :mod:`flexmbs.forces.
-friction_kernel`), linear forces and spring-dampers, bushings and point forces (``sp_*``,
+friction_kernel`), linear forces and spring-dampers, bushings, point forces, one-sided
+springs and joint stops (``sp_*``,
 :mod:`flexmbs.forces.spring_kernel`, its torsion angle by the joint friction kernel's
 ``angle_gradient``) are added here, other force elements by the caller.
 

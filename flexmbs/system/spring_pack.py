@@ -3,7 +3,8 @@
 spring_reference`).
 
 A point-to-point or torsion spring-damper (linear, or a nonlinear one with a tabulated
-curve), a bushing or a point force (:func:`~flexmbs.forces.spring_columns.kind_code`)
+curve), a bushing, a point force, a rope, a compression spring or a stop on a joint
+angle or displacement (:func:`~flexmbs.forces.spring_columns.kind_code`)
 whose markers the stacked frames hold (:attr:`StackedRows.force_markers
 <flexmbs.system.stacked.StackedRows>`) is one row of ``sp_int`` and ``sp_par``
 (:mod:`flexmbs.forces.spring_columns`), its curve rows of ``sp_tab``.  A point force's
@@ -27,6 +28,15 @@ from flexmbs.system.stacked import check_frames
 def _parameters(el, kind: int) -> tuple[np.ndarray, tuple]:
     """``(sp_par row, curve table (s, F))`` of element ``el`` of ``kind``."""
     par = np.zeros(col.N_PAR)
+    if kind in col.STOPS:
+        par[col.P_K], par[col.P_D], par[col.P_W] = el.k, el.d, el.smoothing
+        if kind == col.AXIAL_STOP:
+            lower, upper = el.limits()
+        else:
+            lower, upper = el.lower, el.upper
+            par[col.P_AXIS] = col.stop_coordinate(el)[1]
+        par[col.P_LOWER], par[col.P_UPPER] = lower, upper
+        return par, ((), ())
     if kind == col.BUSHING:
         par[col.P_K:col.P_K + 6] = np.asarray(el.K, float)
         par[col.P_D:col.P_D + 6] = np.asarray(el.D, float)

@@ -1,7 +1,9 @@
-"""The compiled spring-dampers, torsion springs, bushings and point forces of the whole
-step (flexmbs.forces.spring_kernel) against their numpy reference, against the elements'
-own formulation (frame jets, flexmbs.forces.*) and finite differences, on rigid and
-floating-frame elastic markers; over a simulation against the Python path; a mass on a
+"""The compiled spring-dampers, torsion springs, bushings, point forces, ropes,
+compression springs and joint stops of the whole step (flexmbs.forces.spring_kernel)
+against their numpy reference, against the elements' own formulation (frame jets,
+flexmbs.forces.*) and finite differences, on rigid and floating-frame elastic markers;
+the one-sided laws open, exactly at contact and closed, and against the two-sided
+elements where engaged; over a simulation against the Python path; a mass on a
 spring-damper against the closed-form damped oscillation; bad inputs refused in one
 line."""
 from __future__ import annotations
@@ -17,9 +19,11 @@ import flexmbs.compiled
 from flexmbs.forces.bushing import Bushing
 from flexmbs.forces.external import ExternalForce
 from flexmbs.forces.nonlinear_spring import NonlinearRotationalSpring, NonlinearSpring
+from flexmbs.forces.one_sided import CompressionSpring, Rope
 from flexmbs.forces.rotational_spring import RotationalSpringDamper
-from flexmbs.forces.spring_columns import FORCE
+from flexmbs.forces.spring_columns import ANGLE_STOP, AXIAL_STOP, FORCE, SLIDE_STOP, kind_code
 from flexmbs.forces.spring_damper import PointToPointSpringDamper
+from flexmbs.forces.stops import JointStop
 from flexmbs.integrate.affine_step import AffineStep
 from flexmbs.kinematics.time_functions import Sine
 from flexmbs.system import spring_pack
@@ -70,7 +74,35 @@ def flexible_model():
         ExternalForce("follow", at=beam["tip"], force=(0.0, -20.0, 4.0), frame="body"))
 
 
-MODELS = {"rigid": rigid_model, "flexible": flexible_model}
+def stops_model(pin_upper=-0.05, slide_lower=0.02):
+    """A crank on a revolute with a stop on its angle (closed above ``pin_upper``; 0 at
+    the start), a slider on a prismatic along x with a smoothed stop on its displacement
+    (closed below ``slide_lower``), the crank's tip on a taut rope and a slack one, the
+    slider pushed by a compression spring, a flexible cantilever's tip on a rope."""
+    crank = fm.RigidBody.box("crank", (0.3, 0.02, 0.02), 7850.0, com=(0.15, 0, 0))
+    slider = fm.RigidBody.box("slider", (0.05, 0.04, 0.03), 2700.0, r0=(0.5, 0.2, 0.0))
+    beam = fm.FlexibleBody("beam", beam_cb(3))
+    pin = fm.Revolute("pin", fm.ground, crank, at=(0, 0, 0), axis="z")
+    guide = fm.Prismatic("guide", fm.ground, slider, at=(0.5, 0.2, 0.0), axis="x")
+    clamp = fm.Revolute("clamp", fm.ground, beam["clamp"], axis="z")
+    tip = (crank, (0.3, 0.0, 0.0))
+    return fm.System(gravity=(0.0, -9.81, 0.0)).add(
+        crank, slider, beam, pin, guide, clamp,
+        JointStop("pin-stop", joint=pin, lower=-1.0, upper=pin_upper, k=40.0, d=0.3,
+                  coordinate="angle"),
+        JointStop("slide-stop", joint=guide, lower=slide_lower, upper=0.3, k=2e3, d=5.0,
+                  smoothing=0.05, coordinate="displacement"),
+        Rope("rope", first=(fm.ground, (0.3, 0.4, 0.0)), second=tip, k=800.0, d=3.0,
+             l0=0.37),
+        Rope("slack", first=(fm.ground, (0.0, 0.3, 0.1)), second=tip, k=800.0, d=3.0,
+             l0=1.0),
+        CompressionSpring("buffer", first=(fm.ground, (0.8, 0.2, 0.0)), second=slider,
+                          k=500.0, d=2.0, l0=0.33, smoothing=0.01),
+        Rope("beam-rope", first=(fm.ground, (1.0, 0.6, 0.0)), second=beam["tip"],
+             k=2e3, d=5.0, l0=0.55))
+
+
+MODELS = {"rigid": rigid_model, "flexible": flexible_model, "stops": stops_model}
 
 
 def state(asm, seed, scale=1e-2):
@@ -178,7 +210,8 @@ def no_pack(monkeypatch):
         lambda cls, layout, stacked: empty((), (), (), (), (), layout.n_q)))
 
 
-@pytest.mark.parametrize("name, t_end, dt", [("rigid", 0.1, 1e-3), ("flexible", 0.01, 1e-4)])
+@pytest.mark.parametrize("name, t_end, dt", [("rigid", 0.1, 1e-3), ("flexible", 0.01, 1e-4),
+                                             ("stops", 0.01, 1e-4)])
 def test_step_equals_the_python_elements_and_the_reference_kernels(name, t_end, dt,
                                                                    monkeypatch):
     """The compiled step (the elements in the kernel, PETSc calls it directly, the
@@ -198,6 +231,100 @@ def test_step_equals_the_python_elements_and_the_reference_kernels(name, t_end, 
     assert np.abs(q_f[-1] - q_f[0]).max() > 1e-4                 # it moves
     for other in (slow, ref):
         np.testing.assert_allclose(q_f, np.asarray(other.q), rtol=0, atol=1e-7)
+
+
+def stop_measures(asm, q, monkeypatch):
+    """``{name: s}`` of the one-sided elements at ``q`` by the compiled kernel."""
+    from flexmbs.forces import spring_kernel
+    monkeypatch.setattr(flexmbs.compiled, "KERNELS", "compiled")
+    st = asm.constraint_rows.stacked()
+    st.dense(q, 0.0)
+    C, D = st.last
+    pack = asm.affine_plan().springs
+    return {name: float(spring_kernel.measures(e, C, D, pack.sp_int, pack.sp_par)[0][0])
+            for e, name in enumerate(pack.names)}
+
+
+def test_the_stops_kinds():
+    """Ropes and compression springs, stops on a revolute's angle and on a prismatic's
+    displacement are compiled; a stop on a universal joint's angle stays in Python."""
+    codes = {el.name: kind_code(el) for el in stops_model().forces}
+    assert codes == {"pin-stop": ANGLE_STOP, "slide-stop": SLIDE_STOP, "rope": AXIAL_STOP,
+                     "slack": AXIAL_STOP, "buffer": AXIAL_STOP, "beam-rope": AXIAL_STOP}
+    a = fm.RigidBody.box("a", (0.1, 0.1, 0.1), 1000.0)
+    uj = fm.Universal("uj", fm.ground, a, at=(0, 0, 0), axis="z")
+    assert kind_code(JointStop("s", joint=uj, upper=0.1, k=1.0, coordinate="alpha")) is None
+
+
+@pytest.mark.parametrize("where", ["open", "at contact", "closed"])
+def test_stops_open_at_contact_and_closed(where, monkeypatch):
+    """At the initial configuration, the crank's stop and the slider's stop put open
+    (limits beyond the coordinates), exactly at contact (a limit equal to the kernel's
+    own measure, so ``s - upper = 0`` in floating point) or closed: kernel, reference
+    and the elements' own formulation agree (residual, ``dQ/dqd``); open or at contact
+    (at rest) they give nothing, closed they give what a torsion spring-damper at
+    ``angle0 = upper`` and a linear spring at the limit give (second formulation)."""
+    probe = stops_model().assemble()
+    q0 = probe.initial_q()
+    s = stop_measures(probe, q0, monkeypatch)
+    limits = {"open": (0.2, -0.3), "at contact": (s["pin-stop"], s["slide-stop"]),
+              "closed": (-0.05, 0.02)}[where]
+    model = stops_model(*limits)
+    asm = model.assemble()
+    for qd in (np.zeros(asm.n_q), state(asm, 5)[1]):
+        r_k, N_k = evaluate(asm, q0, qd, 0.7, 1.3, "compiled", monkeypatch)
+        r_r, N_r = evaluate(asm, q0, qd, 0.7, 1.3, "reference", monkeypatch)
+        np.testing.assert_allclose(r_k, r_r, rtol=1e-12, atol=1e-12 * np.abs(r_r).max())
+        np.testing.assert_allclose(N_k, N_r, rtol=1e-12, atol=1e-12 * np.abs(N_r).max())
+        r_el, _, C_el = elements(asm, q0, qd)
+        _, NC = evaluate(asm, q0, qd, 0.0, 1.0, "compiled", monkeypatch)
+        np.testing.assert_allclose(r_k, r_el, rtol=1e-10, atol=1e-10 * np.abs(r_el).max())
+        np.testing.assert_allclose(NC, C_el, rtol=1e-10, atol=1e-10 * np.abs(C_el).max())
+    # the stops alone, against their two-sided equivalents (or nothing)
+    stops = [el for el in model.forces if isinstance(el, JointStop)]
+    others = [el for el in model.forces if not isinstance(el, JointStop)]
+    pin = next(j for j in model.joints if j.name == "pin")
+    qd = state(asm, 6)[1]
+    only = lambda *els: fm.System(gravity=(0.0, -9.81, 0.0)).add(  # noqa: E731
+        *model.bodies, *model.joints, *others, *els).assemble()
+    base = evaluate(only(), q0, qd, 0.7, 1.3, "compiled", monkeypatch)
+    got = evaluate(only(*stops), q0, qd, 0.7, 1.3, "compiled", monkeypatch)
+    if where == "closed":           # (the slider's smoothed stop: by its elements above)
+        want = evaluate(only(RotationalSpringDamper("t", joint=pin, k=40.0, d=0.3,
+                                                    angle0=-0.05)),
+                        q0, qd, 0.7, 1.3, "compiled", monkeypatch)
+        slide = evaluate(only(stops[1]), q0, qd, 0.7, 1.3, "compiled", monkeypatch)
+        for a, b, c, d in zip(got, want, slide, base):
+            np.testing.assert_allclose(a - d, (b - d) + (c - d), rtol=1e-12,
+                                       atol=1e-12 * np.abs(a - d).max())
+        assert np.abs(got[0] - base[0]).max() > 1.0
+    elif where == "at contact":
+        np.testing.assert_array_equal(got[0], base[0])        # F = 0 exactly
+    else:
+        np.testing.assert_array_equal(got[0], base[0])
+        np.testing.assert_array_equal(got[1], base[1])
+
+
+def test_engaged_rope_is_a_linear_spring_and_slack_rope_nothing(monkeypatch):
+    """A taut unsmoothed rope gives exactly the terms of a linear spring-damper of the
+    same ``k``, ``d``, ``l0`` (second formulation); the slack rope none at all."""
+    model = stops_model()
+    asm0 = model.assemble()
+    q, qd = state(asm0, 7, scale=1e-3)
+    bodies, joints = model.bodies, model.joints
+    rope = next(el for el in model.forces if el.name == "rope")
+    slack = next(el for el in model.forces if el.name == "slack")
+    sys_ = lambda *els: fm.System(gravity=(0.0, -9.81, 0.0)).add(  # noqa: E731
+        *bodies, *joints, *els).assemble()
+    lin = PointToPointSpringDamper("lin", first=rope.first, second=rope.second, k=rope.k,
+                                   d=rope.d, l0=rope.l0)
+    a = evaluate(sys_(rope), q, qd, 0.7, 1.3, "compiled", monkeypatch)
+    b = evaluate(sys_(lin), q, qd, 0.7, 1.3, "compiled", monkeypatch)
+    c = evaluate(sys_(slack), q, qd, 0.7, 1.3, "compiled", monkeypatch)
+    assert np.abs(a[0]).max() > 1.0
+    for x, y, z in zip(a, b, c):
+        np.testing.assert_allclose(x, y, rtol=1e-13, atol=1e-13 * np.abs(y).max())
+        assert not z.any()
 
 
 def pinned_box(*forces):
@@ -270,3 +397,37 @@ def test_bad_inputs_are_refused_in_one_line(monkeypatch):
         pack.residual(np.zeros(n + 1), q, qd, C, D)
     with pytest.raises(ValueError, match=r"out must be square"):
         pack.newton(np.zeros((n - 1, n - 1)), q, qd, C, D, 1.0, 1.0)
+
+
+def planar_cylindrical_stops():
+    """A box on a planar joint with stops on x, y and the angle, a second on a cylindrical
+    joint with stops on the angle and the displacement, all closed at the start (the
+    random states may open the narrowest)."""
+    a = fm.RigidBody.box("a", (0.1, 0.06, 0.04), 1000.0, r0=(0.1, 0.2, 0.0))
+    b = fm.RigidBody.box("b", (0.1, 0.06, 0.04), 1000.0, r0=(0.5, 0.0, 0.0))
+    pl = fm.Planar("pl", fm.ground, a, at=(0.1, 0.2, 0.0), axis="z")
+    cy = fm.Cylindrical("cy", fm.ground, b, at=(0.5, 0.0, 0.0), axis="y")
+    stop = lambda name, joint, c, lo, up: JointStop(  # noqa: E731
+        name, joint=joint, lower=lo, upper=up, k=300.0, d=2.0, coordinate=c)
+    return fm.System(gravity=(0.0, -9.81, 0.0)).add(
+        a, b, pl, cy, stop("x", pl, "x", 0.01, 0.5), stop("y", pl, "y", -0.5, -0.01),
+        stop("angle", pl, "angle", -1.0, -0.02), stop("c-angle", cy, "angle", 0.03, 1.0),
+        stop("c-disp", cy, "displacement", -1.0, -0.02))
+
+
+@pytest.mark.parametrize("seed", [8, 9])
+def test_planar_and_cylindrical_stops_equal_their_elements(seed, monkeypatch):
+    """Stops on a planar joint's x, y, angle and a cylindrical joint's angle and
+    displacement: compiled, kernel = reference, = the elements' -Q and dQ/dqd."""
+    asm = planar_cylindrical_stops().assemble()
+    assert len(asm.affine_plan().springs) == 5
+    q, qd = state(asm, seed)
+    r_k, N_k = evaluate(asm, q, qd, 0.7, 1.3, "compiled", monkeypatch)
+    r_r, N_r = evaluate(asm, q, qd, 0.7, 1.3, "reference", monkeypatch)
+    np.testing.assert_allclose(r_k, r_r, rtol=1e-12, atol=1e-12 * np.abs(r_r).max())
+    np.testing.assert_allclose(N_k, N_r, rtol=1e-12, atol=1e-12 * np.abs(N_r).max())
+    r_el, _, C_el = elements(asm, q, qd)
+    _, NC = evaluate(asm, q, qd, 0.0, 1.0, "compiled", monkeypatch)
+    assert np.abs(r_el).max() > 1.0
+    np.testing.assert_allclose(r_k, r_el, rtol=1e-10, atol=1e-10 * np.abs(r_el).max())
+    np.testing.assert_allclose(NC, C_el, rtol=1e-10, atol=1e-10 * np.abs(C_el).max())
