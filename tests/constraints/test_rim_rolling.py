@@ -172,7 +172,8 @@ def test_contact_row_derivatives_equal_central_differences(plane):
     for j in idx:
         dq = np.zeros(len(q))
         dq[j] = h
-        plus, minus = rows.block_rows(bi, q + dq, 0.0, 1, {}), rows.block_rows(bi, q - dq, 0.0, 1, {})
+        plus = rows.block_rows(bi, q + dq, 0.0, 1, {})
+        minus = rows.block_rows(bi, q - dq, 0.0, 1, {})
         fd_g.append((plus[0][0] - minus[0][0]) / (2 * h))
         fd_G.append((plus[1][0, :-1] - minus[1][0, :-1]) / (2 * h))
     fd_g, fd_G = np.array(fd_g), np.array(fd_G)
