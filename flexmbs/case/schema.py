@@ -647,7 +647,8 @@ CONSTRAINT = _per_kind(kinds.CONSTRAINTS, {
         _PLANE,
         Key("wheel", "ref", default=REQUIRED, doc="the elastic wheel: \"BODY\", a flexible "
             "body; the material point of its deformed rim lowest along the plane's normal "
-            "has no velocity relative to the plane (three rows: friction and normal force)"),
+            "has no velocity relative to the plane (two rows: the friction force) and "
+            "touches it (a normal-contact joint NAME.contact is added)"),
         Key("rim", "str", default="rim", doc="the rim: an interface or face of the wheel's "
             "body file whose nodes form a ring about `axis`, evenly spaced in angle"),
         Key("axis", "vec3", "-", (0.0, 0.0, 1.0), "the wheel's axis in its body frame"),

@@ -59,6 +59,11 @@ class Joint:
     kind = None  # the case-file ``type`` of a subclass; None: not in case files
     labels = ()  # one label per scalar equation, for redundancy reports
     coordinate_names = ()  # joint coordinates (e.g. ("angle",)), for sensors
+    #: True: the rows read the markers' bodies' whole coordinates, not only the marker
+    #: frames; ``equations`` then takes ``coordinates=(q_P, q_Q)``, the bodies'
+    #: coordinates as jets on the local vector (None for the ground;
+    #: :func:`flexmbs.system.layout.coordinate_jets`)
+    reads_coordinates = False
 
     @property
     def n_eq(self) -> int:

@@ -11,20 +11,23 @@ is the rim point lowest along the normal, ``psi*`` with
     h(psi*) = n_b . u'(psi*) = 0,     n_b . u''(psi*) > 0,      n_b = A^T n,
 
 found by Newton's method from the lowest rim node (so the contact moves around the
-deformed rim and the rolling radius is the deformed one).  Rolling without slip is the
-material point of the rim at ``psi*`` having no velocity relative to the plane's
-material point there, in all three directions:
+deformed rim and the rolling radius is the deformed one).  Two constraints keep it there:
 
-    c = [x_P, y_P, z_P]^T (v_C - v_P(C)) = 0,
-    v_C = rd + omega x (A u*) + A Phi(psi*) qd_e,    u* = u(psi*).
+* the normal contact, holonomic (:class:`~flexmbs.constraints.rim_contact.RimContact`,
+  a joint ``NAME.contact`` added with the rolling): ``g = n . (p(psi*) - p_P) = 0``,
+  held at position level; its multiplier ``lam`` gives the normal force ``-lam n``;
+* rolling without slip, nonholonomic (two velocity rows): the material point of the rim
+  at ``psi*`` has no velocity relative to the plane's material point there, in the
+  plane's tangent directions,
 
-The third row is the time derivative of the normal contact ``g = n . (p(psi*) - p_P) = 0``
-(by the envelope theorem ``dg/dt = n . (v_C - v_P(C))`` since ``h(psi*) = 0``): the
-contact is held at velocity level, so ``g`` drifts by the integrator's error (second
-order in the step) from its initial zero; :meth:`RimRolling.gap` reports it.  The
-multipliers give the contact force on the wheel at ``C``,
-``F = -(mu_1 x_P + mu_2 y_P + mu_3 z_P)`` [N] (friction in the plane, normal force);
-``C`` has no velocity, so none of them does work.
+      c = [x_P, y_P]^T (v_C - v_P(C)) = 0,
+      v_C = rd + omega x (A u*) + A Phi(psi*) qd_e,    u* = u(psi*).
+
+  The multipliers give the friction force on the wheel at ``C``,
+  ``F = -(mu_1 x_P + mu_2 y_P)`` [N]; ``C`` has no velocity, so it does no work.
+
+(The normal row at velocity level, ``n . (v_C - v_P(C)) = dg/dt`` by the envelope
+theorem since ``h(psi*) = 0``, would let ``g`` drift by the integrator's error.)
 
 ``psi*`` is a function of the state only (the Newton start is the lowest node); for the
 complex-step derivatives its imaginary part comes from one Newton step in complex
@@ -37,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexmbs.bodies.attach import initial_state
+from flexmbs.constraints.rim_contact import RimContact
 from flexmbs.constraints.rim_curve import RimCurve, rim_curve
 from flexmbs.constraints.velocity import (VelocityConstraint, angular_velocity, as_marker,
                                           cross, fixed_motion, marker_motion,
@@ -89,11 +93,15 @@ class RimRolling(VelocityConstraint):
     rim: str = "rim"
     axis: tuple = (0.0, 0.0, 1.0)
     kind = "rim_rolling"
-    labels = ("x_P.v_C", "y_P.v_C", "z_P.v_C")
+    labels = ("x_P.v_C", "y_P.v_C")
 
     def markers(self) -> tuple:
         return (as_marker(self.plane, self.title, "plane"),
                 as_marker(self.wheel, self.title, "wheel"))
+
+    def holonomic_joints(self) -> tuple:
+        P, W = self.markers()
+        return (RimContact(f"{self.name}.contact", P, W, rolling=self),)
 
     def curve(self) -> RimCurve:
         cached = self.__dict__.get("_curve")
@@ -139,14 +147,7 @@ class RimRolling(VelocityConstraint):
         A = rotation(qw[3:7])
         n = plane_motion.R[:, 2]
         U = curve.coefficients(qw[7:])
-        n_b = A.T @ n
-        key = (U.tobytes(), n_b.tobytes())          # the rows of A repeat q (memo)
-        memo = self.__dict__.get("_psi_memo")
-        if memo is not None and memo[0] == key:
-            psi = memo[1]
-        else:
-            psi = contact_angle(curve, U, n_b, self.title)
-            self.__dict__["_psi_memo"] = (key, psi)
+        psi = self.contact_angle_at(U, A.T @ n)
         arm = A @ curve.point(U, psi)
         C = qw[:3] + arm
         if qdw is None:
@@ -155,9 +156,21 @@ class RimRolling(VelocityConstraint):
         v = qdw[:3] + cross(omega, arm) + A @ (curve.point(curve.Phi_c @ qdw[7:], psi))
         return C, v, psi
 
+    def contact_angle_at(self, U, n_b):
+        """:func:`contact_angle` of the rim coefficients ``U`` and the body-frame normal
+        ``n_b``, memoised on the last arguments (the rows and the contact joint repeat
+        them)."""
+        key = (U.tobytes(), n_b.tobytes())
+        memo = self.__dict__.get("_psi_memo")
+        if memo is not None and memo[0] == key:
+            return memo[1]
+        psi = contact_angle(self.curve(), U, n_b, self.title)
+        self.__dict__["_psi_memo"] = (key, psi)
+        return psi
+
     def gap(self, plane_motion, qw) -> float:
-        """``g = n . (C - p_P)`` [m]: the normal contact (zero at the start, held at
-        velocity level)."""
+        """``g = n . (C - p_P)`` [m]: the normal contact (zero at the start, held by the
+        joint ``NAME.contact``)."""
         C, _, _ = self.contact(plane_motion, qw)
         return float(np.real(plane_motion.R[:, 2] @ (C - plane_motion.p)))
 
@@ -167,8 +180,7 @@ class RimRolling(VelocityConstraint):
         plane = marker_motion(P, None if sp is None else x[sp], None if sp is None else xd[sp])
         C, v_C, _ = self.contact(plane, x[sw], xd[sw])
         v_rel = v_C - plane.point_velocity(C)
-        return np.array([plane.R[:, 0] @ v_rel, plane.R[:, 1] @ v_rel,
-                         plane.R[:, 2] @ v_rel])
+        return np.array([plane.R[:, 0] @ v_rel, plane.R[:, 1] @ v_rel])
 
     def local_reaction_point(self, x, xd, slices, markers):
         P, _ = markers

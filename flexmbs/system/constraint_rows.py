@@ -6,7 +6,8 @@ Rows are evaluated block by block on the blocks' local vectors ``x = [q_i; q_j; 
 * Euler-parameter normalisation ``e.e - 1`` (gradient ``2 e``, Hessian ``2 E``),
 * label rows (:class:`flexmbs.constraints.rows.LabelRows`, drives of them) on the stacked
   marker frames of the block (:class:`flexmbs.kinematics.frames.PairFrames`),
-* other joints and drives through the jets of their ``equations``;
+* other joints and drives through the jets of their ``equations`` (a joint that reads
+  its bodies' whole coordinates, ``reads_coordinates``, gets them as jets too);
 
 or, for systems the compiled :class:`~flexmbs.system.stacked.StackedRows` covers, all
 first-order label rows in one pass (and, when it covers every row, ``g`` and a dense
@@ -26,6 +27,7 @@ from flexmbs.compiled import use_compiled
 from flexmbs.errors import ModelError
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics.jet import Jet
+from flexmbs.system.layout import coordinate_jets
 from flexmbs.system.local_rows import LocalRows
 from flexmbs.system.output_rows import RowsAt, rows_at
 from flexmbs.system.sparse import coo
@@ -130,7 +132,12 @@ class ConstraintRows:
         if rows is not None:
             return rows.evaluate(C, Dc, Hc, t)
         P, Q, *sensor_frames = pf.frame_jets(C, Dc, Hc)    # a fed drive: its sensor's
-        jets = blk.owner.equations(P, Q, self.time_jet(t, pf.n, order), *sensor_frames)
+        kw = {}
+        if getattr(blk.owner, "reads_coordinates", False):  # the bodies' coordinates too
+            kw["coordinates"] = coordinate_jets(
+                blk.offsets, [None if s is None else q[s] for s in self.qslices[bi]],
+                pf.n, order)
+        jets = blk.owner.equations(P, Q, self.time_jet(t, pf.n, order), *sensor_frames, **kw)
         if len(jets) != len(blk.labels):
             raise ModelError(f"{blk.kind} '{blk.name}': returned {len(jets)} equations, "
                              f"expected {len(blk.labels)}")

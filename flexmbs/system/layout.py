@@ -71,6 +71,25 @@ def local_indices(offsets_global, markers) -> tuple[np.ndarray, tuple]:
     return np.array(idx, dtype=int), tuple(local_off)
 
 
+def coordinate_jets(offsets, q_bodies, n: int, order: int) -> tuple:
+    """The coordinates ``q_b`` of each marker's body as a jet on a block's local vector
+    ``x`` (length ``n`` with time): ``v = q_b``, ``d = dq_b/dx`` (the identity in the
+    body's columns ``offset ... offset + n_b``), ``h = 0`` at order 2; None for a ground
+    marker (``offsets[k]`` None).  For a joint whose rows read its bodies' whole
+    coordinates (``Joint.reads_coordinates``, e.g. all the modes of an elastic rim)."""
+    out = []
+    for off, q_b in zip(offsets, q_bodies):
+        if off is None or q_b is None:
+            out.append(None)
+            continue
+        nb = len(q_b)
+        d = np.zeros((nb, n))
+        d[np.arange(nb), off + np.arange(nb)] = 1.0
+        out.append(J.Jet(np.asarray(q_b, dtype=float), d,
+                         np.zeros((nb, n, n)) if order == 2 else None))
+    return tuple(out)
+
+
 def frame_jets(markers, offsets, q, idx, n, order, rot=None) -> list:
     """Frame jets of ``markers`` on the local vector of ``idx`` (size ``n`` with time);
     ``rot`` ({body id: (A, Te)}) shares the rotation data of a body between the markers

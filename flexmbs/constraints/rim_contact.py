@@ -1,0 +1,105 @@
+"""The normal contact of an elastic wheel's deformed rim with a plane, held at position
+level (THEORY §2.1, §4, §5.5): the joint that comes with
+:class:`~flexmbs.constraints.rim_rolling.RimRolling`.
+
+With the rim ``p(psi) = r + A(e) u(psi)``, ``u(psi) = X(psi) + Phi(psi) q_e``
+(:mod:`flexmbs.constraints.rim_curve`) and the plane of marker ``P`` (normal
+``n = z_P``), the lowest rim point ``psi*`` makes ``f_psi = 0`` of
+
+    f(x, psi) = n . (p(psi) - p_P),        g(x) = f(x, psi*(x)) = 0,
+
+over the joint's local vector ``x`` (the plane's and the wheel's whole coordinates
+``[r, e, q_e]``, :func:`flexmbs.system.layout.coordinate_jets`).  As ``psi*`` is
+stationary (envelope theorem), with ``dpsi*/dx = -f_x,psi / f_psi,psi``,
+
+    dg/dx = f_x (at fixed psi = psi*),
+    d2g/dx2 = f_xx - f_x,psi f_x,psi^T / f_psi,psi,
+
+``f_psi = n . A(e) u'(psi)``, ``f_psi,psi = n . A(e) u''(psi*) > 0``.  At fixed ``psi``
+the rim point is a material point of the elastic body, ``p = r + A(e) u``, with
+(``Te`` of :func:`flexmbs.kinematics.frames.rotation_data`, ``Q`` of
+:func:`flexmbs.kinematics.rotation.Q_of`)
+
+    dp/d[r, e, q_e] = [E, Te . u, A Phi],   d2p/de2 = 2 Q(u),   d2p/de dq_e = Te . Phi,
+
+and the same without ``r`` for ``A u'``; the plane's frame enters through its jets.
+All derivatives are exact.  The multiplier ``lam`` of ``g`` is the normal contact
+force: ``-lam n`` [N] on the wheel at the contact point.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from flexmbs.constraints.base import Joint
+from flexmbs.constraints.rim_curve import trig_basis
+from flexmbs.kinematics import jet as J
+from flexmbs.kinematics.frames import rotation_data
+from flexmbs.kinematics.rotation import Q_of
+
+
+def body_point_jet(rot, u, Phi, with_r: bool, order: int):
+    """``(v, d, h)`` of ``[r +] A(e) u`` over the body coordinates ``[r, e, q_e]`` with
+    ``du/dq_e = Phi`` (3, n_q) (module docstring; ``h`` None below order 2)."""
+    A, Te, _ = rot
+    nq = Phi.shape[1]
+    nb = 7 + nq
+    v = A @ u
+    d = np.zeros((3, nb))
+    if with_r:
+        d[:, :3] = np.eye(3)
+    d[:, 3:7] = np.einsum("kla,l->ka", Te, u)
+    d[:, 7:] = A @ Phi
+    if order < 2:
+        return v, d, None
+    h = np.zeros((3, nb, nb))
+    h[:, 3:7, 3:7] = 2.0 * Q_of(u)
+    mixed = np.einsum("kla,lj->kaj", Te, Phi)
+    h[:, 3:7, 7:] = mixed
+    h[:, 7:, 3:7] = mixed.transpose(0, 2, 1)
+    return v, d, h
+
+
+def on_local(v, d, h, S: J.Jet) -> J.Jet:
+    """The 3-vector jet over the local vector of ``(v, d, h)`` over the body coordinates,
+    whose jet on it is ``S`` (its gradient ``S.d`` (n_b, n); chain rule, ``S.h = 0``)."""
+    dl = d @ S.d
+    hl = None if (h is None or S.h is None) else np.einsum("ai,kab,bj->kij", S.d, h, S.d)
+    return J.Jet(v, dl, hl)
+
+
+@dataclass(frozen=True, eq=False)
+class RimContact(Joint):
+    """``g = n . (p(psi*) - p_P) = 0``: the deformed rim of ``rolling`` (a
+    :class:`~flexmbs.constraints.rim_rolling.RimRolling`) touches the plane of ``P``;
+    ``Q`` is the wheel's frame marker (its local coordinates are the wheel's)."""
+
+    rolling: object = None
+    kind = None
+    labels = ("n.(p(psi*) - p_P)",)
+    reads_coordinates = True
+
+    def equations(self, P, Q, t, coordinates=None):
+        _, qw = coordinates
+        roll = self.rolling
+        curve = roll.curve()
+        qb = np.asarray(qw.v, dtype=float)
+        order = 1 if (qw.h is None or P.z.h is None) else 2
+        rot = rotation_data(qb[3:7])
+        A = rot[0]
+        n = np.asarray(P.z.v, dtype=float)
+        U = curve.coefficients(qb[7:])
+        psi = roll.contact_angle_at(U, A.T @ n)
+        b0, b1 = trig_basis(psi, curve.n, 0), trig_basis(psi, curve.n, 1)
+        u, u1 = b0 @ U, b1 @ U
+        Phi0 = np.tensordot(b0, curve.Phi_c, axes=1)
+        v, d, h = body_point_jet(rot, u, Phi0, True, order)
+        p = on_local(v + qb[:3], d, h, qw)
+        g = J.dot(P.z, p - P.p)
+        if order < 2:
+            return [g]
+        Phi1 = np.tensordot(b1, curve.Phi_c, axes=1)
+        f_psi = J.dot(P.z, on_local(*body_point_jet(rot, u1, Phi1, False, order), qw))
+        f_pp = n @ (A @ (trig_basis(psi, curve.n, 2) @ U))
+        return [J.Jet(g.v, g.d, g.h - np.outer(f_psi.d, f_psi.d) / f_pp)]
