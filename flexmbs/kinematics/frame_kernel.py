@@ -13,7 +13,9 @@ derivatives written into ``D = dV/dx`` (4, 3, n) at the body offset ``off``:
 The same numbers as :func:`flexmbs.kinematics.frames._fill_flexible` and ``_fill_rigid``
 at order 1 (a rigid marker is the case ``n_q = 0``).  Also here: the label rows of the
 constraints (:func:`label_rows`), their Hessian sums (:func:`label_hessian_sum`) and both
-for all markers of a system at once (:func:`stacked_rows`, :func:`stacked_hessian_sum`).
+for all markers of a system at once (:func:`stacked_rows`, :func:`stacked_hessian_sum`;
+the same sums, their terms with a zero selection weight and the columns outside each
+marker's body left out, :func:`_span`).
 The numpy reference beside it is :mod:`flexmbs.kinematics.frame_reference` (same names,
 same arguments; ``tests/bodies/test_compiled_kernels.py`` compares them).
 """
@@ -168,6 +170,116 @@ def _hessian_X_W(Sa, Sb, kc, C, D, mu):  # pragma: no cover - compiled
     return out, Wm
 
 
+@njit(cache=True, inline="always")
+def _span(v, start, nq):  # pragma: no cover - compiled
+    """``[lo, hi)``: the columns where the derivatives ``D[v]`` of stacked frame vector
+    ``v`` (marker ``v // 4``, vector ``v % 4``) can be nonzero: its body's coordinates
+    ``q[s:s + 7 + n_q]``, a point mass's origin ``q[o:o + 3]`` (``start = -(o + 2)``, the
+    other vectors constant), none on the ground (``start = -1``)."""
+    s = start[v // 4]
+    if s >= 0:
+        return s, s + 7 + nq[v // 4]
+    if s <= -2 and v % 4 == 0:
+        return -s - 2, -s + 1
+    return 0, 0
+
+
+@njit(cache=True)
+def _stacked_label_rows(Sa, Sb, kc, C, D, start, nq):  # pragma: no cover - compiled
+    """:func:`label_rows` of the stacked frames (:func:`stacked_rows`): the same sums in
+    the same order, their terms with a zero weight ``S`` and the columns outside each
+    vector's :func:`_span` (where ``D`` is zero) left out."""
+    R, nv, n = Sa.shape[0], Sa.shape[1], D.shape[2]
+    g = np.zeros(R)
+    dg = np.zeros((R, n))
+    for r in range(R):
+        a0, a1, a2 = kc[r, 0], kc[r, 1], kc[r, 2]
+        b0, b1, b2 = 0.0, 0.0, 0.0
+        for v in range(nv):
+            wa, wb = Sa[r, v], Sb[r, v]
+            if wa != 0.0:
+                a0 += wa * C[v, 0]
+                a1 += wa * C[v, 1]
+                a2 += wa * C[v, 2]
+            if wb != 0.0:
+                b0 += wb * C[v, 0]
+                b1 += wb * C[v, 1]
+                b2 += wb * C[v, 2]
+        g[r] = a0 * b0 + a1 * b1 + a2 * b2
+        for v in range(nv):
+            wa, wb = Sa[r, v], Sb[r, v]
+            if wa == 0.0 and wb == 0.0:
+                continue
+            lo, hi = _span(v, start, nq)
+            for i in range(3):
+                f = wa * (b0 if i == 0 else b1 if i == 1 else b2) + \
+                    wb * (a0 if i == 0 else a1 if i == 1 else a2)
+                if f != 0.0:
+                    for j in range(lo, hi):
+                        dg[r, j] += f * D[v, i, j]
+    return g, dg
+
+
+@njit(cache=True)
+def _stacked_X_W(Sa, Sb, kc, C, D, mu, start, nq):  # pragma: no cover - compiled
+    """:func:`_hessian_X_W` of the stacked frames: the same sums in the same order, the
+    terms with a zero weight and the columns outside the :func:`_span` of the row's
+    vectors (where ``dalpha``, ``dbeta`` are zero) left out."""
+    R, nv, n = Sa.shape[0], Sa.shape[1], D.shape[2]
+    out = np.zeros((n, n))
+    Wm = np.zeros((nv, 3))
+    dal = np.zeros((3, n))
+    dbe = np.zeros((3, n))
+    for r in range(R):
+        if mu[r] == 0.0:
+            continue
+        for i in range(3):
+            al = kc[r, i]
+            be = 0.0
+            for v in range(nv):
+                if Sa[r, v] != 0.0:
+                    al += Sa[r, v] * C[v, i]
+                if Sb[r, v] != 0.0:
+                    be += Sb[r, v] * C[v, i]
+            for v in range(nv):
+                if Sb[r, v] != 0.0 or Sa[r, v] != 0.0:
+                    Wm[v, i] += mu[r] * (Sb[r, v] * al + Sa[r, v] * be)
+        a_lo, a_hi, b_lo, b_hi = n, 0, n, 0
+        for v in range(nv):
+            wa, wb = Sa[r, v], Sb[r, v]
+            if wa != 0.0 or wb != 0.0:
+                lo, hi = _span(v, start, nq)
+                if hi > lo:
+                    if wa != 0.0:
+                        a_lo, a_hi = min(a_lo, lo), max(a_hi, hi)
+                    if wb != 0.0:
+                        b_lo, b_hi = min(b_lo, lo), max(b_hi, hi)
+        for i in range(3):
+            for j in range(a_lo, a_hi):
+                dal[i, j] = 0.0
+            for j in range(b_lo, b_hi):
+                dbe[i, j] = 0.0
+        for v in range(nv):
+            wa, wb = Sa[r, v], Sb[r, v]
+            if wa != 0.0 or wb != 0.0:
+                lo, hi = _span(v, start, nq)
+                for i in range(3):
+                    for j in range(lo, hi):
+                        if wa != 0.0:
+                            dal[i, j] += wa * D[v, i, j]
+                        if wb != 0.0:
+                            dbe[i, j] += wb * D[v, i, j]
+        for i in range(3):
+            for a in range(a_lo, a_hi):
+                x = mu[r] * dal[i, a]
+                if x != 0.0:
+                    for b in range(b_lo, b_hi):
+                        y = x * dbe[i, b]
+                        out[a, b] += y
+                        out[b, a] += y
+    return out, Wm
+
+
 @njit(cache=True)
 def label_hessian_sum(Sa, Sb, kc, C, D, mu, TA, U0T_P, W12_P, q_P, eo_P, U0T_Q, W12_Q,
                       q_Q, eo_Q):  # pragma: no cover - compiled
@@ -192,7 +304,8 @@ def stacked_hessian_sum(q, C, D, start, nq, U0T, W12, wptr, Sa, Sb, kc, mu, TA, 
     whose frame is affine in ``q``: no second derivatives), and
     ``2 mu E`` on the ``e`` block of each normalisation ``e.e - 1``."""
     M, N = C.shape[0], q.shape[0]
-    out, Wm = _hessian_X_W(Sa, Sb, kc, C.reshape(4 * M, 3), D.reshape(4 * M, 3, N), mu)
+    out, Wm = _stacked_X_W(Sa, Sb, kc, C.reshape(4 * M, 3), D.reshape(4 * M, 3, N), mu,
+                           start, nq)
     for m in range(M):
         s = start[m]
         if s >= 0:
@@ -231,7 +344,8 @@ def stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst
         n = nq[m]
         fill_frame(q[s:s + 7 + n], U0T[m], W12[wptr[m] * 12:wptr[m + 1] * 12].reshape(12, n),
                    W_r[wptr[m] * 12:wptr[m + 1] * 12].reshape(3, 4 * n), s, C[m], D[m])
-    p, dp = label_rows(Sa, Sb, kc, C.reshape(4 * M, 3), D.reshape(4 * M, 3, N))
+    p, dp = _stacked_label_rows(Sa, Sb, kc, C.reshape(4 * M, 3), D.reshape(4 * M, 3, N),
+                                start, nq)
     g = np.zeros(n_rows)
     G = np.zeros((n_rows, N))
     for i in range(src.shape[0]):
