@@ -49,9 +49,10 @@ COST = {
 #: the cost of an entry point missing from :data:`COST`
 DEFAULT_COST = 1.0
 #: entry points compiled in the same process, in this order (the later ones link the
-#: kernels the first compiled: in another process they would compile them again)
-TOGETHER = (("flexmbs.integrate.step_kernel:affine_residual_c",
-             "flexmbs.integrate.step_kernel:table_residual_c"),)
+#: kernels the first compiled: in another process they would compile them again); none
+#: now: the callbacks call each other by address (``affine_residual_c`` calls
+#: ``table_residual_c``, the Newton matrix ``ffrf_kernel.bodies_newton_values_c``)
+TOGETHER: tuple[tuple[str, ...], ...] = ()
 
 
 def kernel_modules() -> list[Path]:
