@@ -36,13 +36,14 @@ PACKAGE = Path(__file__).resolve().parent
 #: CPU seconds of each entry point's compile from an empty cache, one after the other
 #: in one process (``docs/performance.md``, "Cold start"): what :func:`partition` balances
 COST = {
-    "flexmbs.integrate.step_kernel:affine_residual_c": 35.8,
-    "flexmbs.integrate.step_kernel:table_residual_c": 4.2,
-    "flexmbs.integrate.step_kernel:body_values_c": 36.7,
-    "flexmbs.integrate.step_kernel:newton_dense_c": 19.3,
+    "flexmbs.integrate.step_kernel:table_residual_c": 30.0,
+    "flexmbs.bodies.ffrf_kernel:bodies_newton_values_c": 28.0,
+    "flexmbs.integrate.step_kernel:newton_dense_c": 14.0,
     "flexmbs.system.local_rows_kernel:warm": 10.1,
     "flexmbs.integrate.steps_kernel:warm": 7.1,
+    "flexmbs.forces.spring_kernel:warm": 5.7,
     "flexmbs.integrate.increments_kernel:increment_test_c": 1.6,
+    "flexmbs.integrate.step_kernel:affine_residual_c": 1.5,
     "flexmbs.integrate.genalpha_kernel:warm": 0.9,
     "flexmbs.integrate.jacobian_kernel:dense_jacobian_c": 0.4,
 }
