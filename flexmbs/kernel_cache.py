@@ -34,24 +34,27 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent
 
 #: CPU seconds of each entry point's compile from an empty cache, one after the other
-#: in one process (``docs/performance.md``, "Cold start"): what :func:`partition` balances
+#: in one process in this order (``docs/performance.md``, "Cold start"; load ~10): what
+#: :func:`partition` balances
 COST = {
-    "flexmbs.integrate.step_kernel:affine_residual_c": 35.8,
-    "flexmbs.integrate.step_kernel:table_residual_c": 4.2,
-    "flexmbs.integrate.step_kernel:body_values_c": 36.7,
-    "flexmbs.integrate.step_kernel:newton_dense_c": 19.3,
-    "flexmbs.system.local_rows_kernel:warm": 10.1,
-    "flexmbs.integrate.steps_kernel:warm": 7.1,
-    "flexmbs.integrate.increments_kernel:increment_test_c": 1.6,
-    "flexmbs.integrate.genalpha_kernel:warm": 0.9,
+    "flexmbs.bodies.ffrf_kernel:bodies_newton_values_c": 44.4,
+    "flexmbs.integrate.step_kernel:table_residual_c": 29.3,
+    "flexmbs.integrate.step_kernel:newton_dense_c": 17.8,
+    "flexmbs.system.local_rows_kernel:warm": 10.2,
+    "flexmbs.integrate.steps_kernel:warm": 6.5,
+    "flexmbs.forces.spring_kernel:warm": 5.3,
+    "flexmbs.integrate.increments_kernel:increment_test_c": 1.5,
+    "flexmbs.integrate.genalpha_kernel:warm": 0.6,
     "flexmbs.integrate.jacobian_kernel:dense_jacobian_c": 0.4,
+    "flexmbs.integrate.step_kernel:affine_residual_c": 0.1,
 }
 #: the cost of an entry point missing from :data:`COST`
 DEFAULT_COST = 1.0
 #: entry points compiled in the same process, in this order (the later ones link the
-#: kernels the first compiled: in another process they would compile them again)
-TOGETHER = (("flexmbs.integrate.step_kernel:affine_residual_c",
-             "flexmbs.integrate.step_kernel:table_residual_c"),)
+#: kernels the first compiled: in another process they would compile them again); none
+#: now: the callbacks call each other by address (``affine_residual_c`` calls
+#: ``table_residual_c``, the Newton matrix ``ffrf_kernel.bodies_newton_values_c``)
+TOGETHER: tuple[tuple[str, ...], ...] = ()
 
 
 def kernel_modules() -> list[Path]:
@@ -172,7 +175,7 @@ class ColdStart:
             self.stream.write(
                 f"flexmbs: compiling the numerical kernels once for this installation "
                 f"({len(self.cold)} modules have no compiled code yet; {self.processes} "
-                f"processes, about 70 s on 2 idle cores; later imports load them in "
+                f"processes, about 60 s on 2 idle cores; later imports load them in "
                 f"about 2 s) ...\n")
             self.stream.flush()
             own, *others = partition(entry_points(), self.processes)

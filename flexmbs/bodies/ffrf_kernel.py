@@ -24,11 +24,12 @@ comes from :mod:`flexmbs.kinematics.rotation_kernel`.  The numpy reference besid
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import carray, njit, types
 
 from flexmbs.bodies.rigid_kernel import (
     RIGID_WORK, centripetal_derivative_into, mm_into, rigid_residual, rigid_tangent,
 )
+from flexmbs.compiled import f1, f8_pointer, i1, i2, i8_pointer, native
 from flexmbs.kinematics.rotation_kernel import (
     L_matrix, LT_matrix, cross, rotation_and_derivative, rotation_matrix, tilde, two_L,
 )
@@ -414,14 +415,17 @@ def bodies_residual(q, qd, qdd, g, off, nq, m, stiff, ptr, lin0, lin_q, I2, lin_
     return out
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def bodies_newton_values(q, qd, qdd, g, cK, cC, cM, off, nq, m, stiff, ptr, lin0, lin_q, I2,
                          lin_qd, lin_qdd, tptr, C_t, M_e, D_e, I1, I2s_l, G2_m, C_r1_kl,
                          C_r1_k, O_e1_kl, K_e, K2s, H_p):  # pragma: no cover - compiled
     """``c_K K + c_C C + c_M M`` (:func:`ffrf_tangent`) of every body, each block row-major,
     concatenated in body order; the residual's arrays as in :func:`bodies_residual`, the
     tangent's own flattened from ``tptr[b, k]`` (``k`` the array, in argument order); a
-    rigid body (``nq[b] = 0``) by :func:`~flexmbs.bodies.rigid_kernel.rigid_tangent`."""
+    rigid body (``nq[b] = 0``) by :func:`~flexmbs.bodies.rigid_kernel.rigid_tangent`.
+    Inlined (numba IR) into :func:`bodies_newton_values_c`, through which every compiled
+    caller calls it: compiled on its own, its code (the longest compile of the package)
+    would be optimised and emitted once more."""
     B = off.shape[0]
     total, n_work = 0, 0
     for b in range(B):
@@ -466,3 +470,33 @@ def bodies_newton_values(q, qd, qdd, g, cK, cC, cM, off, nq, m, stiff, ptr, lin0
                 out[pos] = cK * K[i, j] + cC * Cm[i, j] + cM * M[i, j]
                 pos += 1
     return out
+
+
+#: rows of a body pack's table (:meth:`flexmbs.bodies.pack.BodyPack.table`): the number
+#: ``n_b`` of coordinates the bodies span (a value), then the arguments of
+#: :func:`bodies_newton_values` after ``cM`` in order (``off`` ... ``lin_qdd``, ``tptr``
+#: and the tangents' twelve flattened arrays)
+N_PACK_TABLE = 24
+
+
+@native(types.int32(types.intp, types.intp, types.intp))
+def bodies_newton_values_c(vals, s, ctx):  # pragma: no cover - compiled
+    """:func:`bodies_newton_values` as a C function ``int (double *vals, const double *s,
+    void *ctx)``: ``s = [q; qd; qdd; g; c_K; c_C; c_M]`` (``q``... the first ``n_b``
+    coordinates), ``ctx`` the pack's table (:data:`N_PACK_TABLE`); the values into
+    ``vals``.  The compiled Newton matrix calls it by its address, so that its compile
+    does not link in (and optimise again) the bodies' tangents; Python calls it too
+    (:meth:`flexmbs.bodies.pack.BodyPack.newton_values`)."""
+    t = carray(i8_pointer(ctx), (N_PACK_TABLE, 5))
+    nb = t[0, 0]
+    sv = carray(f8_pointer(s), 3 * nb + 6)
+    k = 3 * nb
+    out = bodies_newton_values(
+        sv[:nb], sv[nb:2 * nb], sv[2 * nb:k], sv[k:k + 3], sv[k + 3], sv[k + 4], sv[k + 5],
+        i1(t, 1), i1(t, 2), f1(t, 3), i1(t, 4), i2(t, 5), f1(t, 6), f1(t, 7), f1(t, 8),
+        f1(t, 9), f1(t, 10), i2(t, 11), f1(t, 12), f1(t, 13), f1(t, 14), f1(t, 15),
+        f1(t, 16), f1(t, 17), f1(t, 18), f1(t, 19), f1(t, 20), f1(t, 21), f1(t, 22),
+        f1(t, 23))
+    vals_out = carray(f8_pointer(vals), out.shape[0])
+    vals_out[:] = out
+    return 0

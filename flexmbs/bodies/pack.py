@@ -4,7 +4,9 @@
 call (a rigid body is the floating frame with ``n_q = 0``), instead of one Python call
 per body.  The constant arrays of each body's :func:`~flexmbs.bodies.ffrf_kernel.
 ffrf_residual` are flattened and concatenated; ``ptr[b]`` holds where body ``b``'s nine
-arrays start.
+arrays start.  The tangents of all bodies come the same way, through the C function
+:func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values_c` and the pack's table
+(:meth:`BodyPack.table`), which the compiled Newton matrix calls by its address too.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import numpy as np
 from typing import Protocol, runtime_checkable
 
 from flexmbs.bodies import ffrf_kernel, ffrf_reference
-from flexmbs.compiled import arg, backend
+from flexmbs.compiled import Table, arg, backend, use_compiled
 
 
 @runtime_checkable
@@ -58,6 +60,11 @@ class BodyPack:
         self.args = (self.off, self.nq, self.m, self.stiff, self.ptr, *self.flats)
         self._bodies = list(bodies)
         self._targs = None
+        self._table: Table | None = None
+        #: the number of coordinates the bodies span (``q[:n_b]``)
+        self.n_b = int(max((o + 7 + n for o, n in zip(self.off, self.nq)), default=0))
+        #: the number of values of :meth:`newton_values` (each body's block)
+        self.n_values = int(sum((7 + n) ** 2 for n in self.nq))
 
     def tangent_pack(self) -> tuple:
         """``(tptr, 12 flats)`` of the tangents' own arrays (made on first use)."""
@@ -71,13 +78,39 @@ class BodyPack:
             self._targs = (tptr, *(_cat(f) for f in flats))
         return self._targs
 
+    def table(self) -> Table:
+        """The context of :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values_c`
+        (rows :data:`~flexmbs.bodies.ffrf_kernel.N_PACK_TABLE`; made on first use)."""
+        if self._table is None:
+            tab = Table()
+            tab.add_value(self.n_b)
+            for a in (*self.args[:5], *self.flats[:5], *self.tangent_pack()):
+                tab.add(a)
+            self._table = tab
+        return self._table
+
     def newton_values(self, q, qd, qdd, gravity, c_K, c_C, c_M) -> np.ndarray:
         """``c_K K + c_C C + c_M M`` of every body's tangent, blocks row-major, in body
-        order (:func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values`)."""
-        k = backend(ffrf_kernel, ffrf_reference)
-        return k.bodies_newton_values(arg(q), arg(qd), arg(qdd), arg(gravity), float(c_K),
-                                      float(c_C), float(c_M), *self.args[:5],
-                                      *self.flats[:5], *self.tangent_pack())
+        order (:func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values`; compiled: by its
+        C function :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values_c`)."""
+        q, qd, qdd, gravity = (arg(x) for x in (q, qd, qdd, gravity))
+        if not use_compiled():
+            return ffrf_reference.bodies_newton_values(
+                q, qd, qdd, gravity, float(c_K), float(c_C), float(c_M), *self.args[:5],
+                *self.flats[:5], *self.tangent_pack())
+        nb = self.n_b
+        for name, x in (("q", q), ("qd", qd), ("qdd", qdd)):
+            if x.ndim != 1 or x.shape[0] < nb:
+                raise ValueError(f"BodyPack.newton_values: {name} must have at least {nb} "
+                                 f"entries, got shape {x.shape}")
+        if gravity.shape != (3,):
+            raise ValueError(f"BodyPack.newton_values: gravity must have shape (3,), got "
+                             f"{gravity.shape}")
+        s = np.concatenate((q[:nb], qd[:nb], qdd[:nb], gravity, (c_K, c_C, c_M)))
+        vals = np.empty(self.n_values)
+        ffrf_kernel.bodies_newton_values_c.compile().ctypes(
+            vals.ctypes.data, s.ctypes.data, self.table().address)
+        return vals
 
     @staticmethod
     def supports(bodies) -> bool:

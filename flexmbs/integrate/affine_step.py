@@ -33,16 +33,16 @@ import math
 
 import numpy as np
 
-from flexmbs.compiled import Table
+from flexmbs.bodies.ffrf_kernel import bodies_newton_values_c
+from flexmbs.compiled import Table, arg
 from flexmbs.kinematics.frames import T_A_KERNEL
 from flexmbs.integrate.step_kernel import (
     N_NEWTON_TABLE,
     N_TABLE,
     affine_residual,
     affine_residual_c,
-    body_values_c,
-    newton_dense,
     newton_dense_c,
+    table_residual_c,
 )
 
 __all__ = ["AffineStep"]
@@ -175,6 +175,7 @@ class AffineStep:
                 tab.add(a.astype(np.int64) if a.dtype == bool else a)
             for a in (self._wd_w, self._wd_f, *self._lf, *self._bufs, self._z, *self._fr):
                 tab.add(a)
+            tab.add_value(table_residual_c.address)
             if len(tab) != N_TABLE:          # pragma: no cover - a layout change
                 raise RuntimeError(f"AffineStep: table of {len(tab)} rows, the C function "
                                    f"expects {N_TABLE}")
@@ -185,13 +186,17 @@ class AffineStep:
     def newton_dense(self, x: np.ndarray) -> np.ndarray:
         """The Newton matrix of this step at ``x`` (generalized-α's: ``c_K = 1/bp``,
         ``c_C = gp/bp``, ``c_M = 1``), dense (N, N), by one compiled call
-        (:func:`~flexmbs.integrate.step_kernel.newton_dense`; systems whose force
+        (:func:`~flexmbs.integrate.step_kernel.newton_dense_c` by ctypes; systems whose force
         elements are all linear, joint friction or compiled springs, bushings and point
         forces)."""
-        ntab = self._newton_table()
+        self._newton_table()
         N = self.n + self.m
         out = np.empty((N, N))
-        newton_dense(out, x, self._table.array, ntab.array)
+        x = arg(x)
+        if x.shape != (N,):
+            raise ValueError(f"AffineStep.newton_dense: x must have shape ({N},), got "
+                             f"{x.shape}")
+        newton_dense_c.compile().ctypes(out.ctypes.data, x.ctypes.data, self._nctx_address)
         return out
 
     def _newton_table(self) -> Table:
@@ -199,10 +204,10 @@ class AffineStep:
         self.c_context()                    # the residual's table exists from here on
         if self._ntable is None:
             tab = Table()
-            tptr, *flats = self.plan.pack.tangent_pack()
-            for a in (tptr, *flats, T_A_KERNEL, np.zeros(2, dtype=np.int64)):
-                tab.add(a)
-            tab.add_value(body_values_c.address)
+            tab.add_value(self.plan.pack.table().address)
+            tab.add(T_A_KERNEL)
+            tab.add(np.zeros(2, dtype=np.int64))
+            tab.add_value(bodies_newton_values_c.address)
             if len(tab) != N_NEWTON_TABLE:   # pragma: no cover - a layout change
                 raise RuntimeError(f"AffineStep: Newton table of {len(tab)} rows, the "
                                    f"kernel expects {N_NEWTON_TABLE}")

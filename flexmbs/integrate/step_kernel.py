@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from numba import carray, njit, types
 
-from flexmbs.bodies.ffrf_kernel import bodies_newton_values, bodies_residual
+from flexmbs.bodies.ffrf_kernel import N_PACK_TABLE, bodies_residual
 from flexmbs.compiled import (call_c2, call_c3, f1, f2, f3, f4, f8_pointer, i1, i2,
                               i8_pointer, native)
 from flexmbs.forces.friction_kernel import friction_newton, friction_residual
@@ -132,16 +132,19 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
 #: affine_step.AffineStep`): PETSc's ``VecGetArrayRead``, ``VecRestoreArrayRead``,
 #: ``VecGetArray``, ``VecRestoreArray``; a slot for two pointers; ``status``; ``q_last``;
 #: ``scal = [gp, bp]``; then every argument of :func:`affine_residual` after ``F, x`` in
-#: order (``gp, bp`` in ``scal``, ``n_rows`` as a value)
-N_TABLE = 62
+#: order (``gp, bp`` in ``scal``, ``n_rows`` as a value); last the address of
+#: :func:`table_residual_c`
+N_TABLE = 63
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def table_residual(F, X, t):  # pragma: no cover - compiled
     """:func:`affine_residual` at ``X`` into ``F`` with every other argument read from
     the table ``t`` of :func:`affine_residual_c`; records ``q = X[:n]`` in ``q_last``,
     whether ``F`` is finite in ``status[0]`` and counts the calls in ``status[1]``;
-    returns whether ``F`` is finite."""
+    returns whether ``F`` is finite.  Inlined (numba IR) into :func:`table_residual_c`,
+    its one caller: a separately compiled kernel would be optimised and emitted once on
+    its own and once more linked into the callback."""
     q0 = f1(t, 8)
     n = q0.shape[0]
     scal = f1(t, 7)
@@ -168,7 +171,9 @@ def affine_residual_c(snes, x, f, ctx):  # pragma: no cover - compiled
     """:func:`affine_residual` as PETSc's ``SNESFunction(SNES, Vec x, Vec f, void *ctx)``
     (arrays by ``VecGetArrayRead``/``VecGetArray``); records ``q = x[:n]`` in ``q_last``,
     whether ``F`` is finite in ``status[0]`` (the caller names the source afterwards) and
-    counts the calls in ``status[1]`` (:func:`table_residual`)."""
+    counts the calls in ``status[1]`` (:func:`table_residual`), by the address of
+    :func:`table_residual_c` (the table's last row), so that this callback's compile does
+    not link in (and optimise again) the residual's code."""
     t = carray(i8_pointer(ctx), (N_TABLE, 5))
     slot = t[4, 0]
     err = call_c2(t[0, 0], x, slot)
@@ -178,8 +183,7 @@ def affine_residual_c(snes, x, f, ctx):  # pragma: no cover - compiled
     if err:
         return err
     sl = carray(i8_pointer(slot), 2)
-    N = f1(t, 8).shape[0] + i1(t, 12).shape[0]
-    table_residual(carray(f8_pointer(sl[1]), N), carray(f8_pointer(sl[0]), N), t)
+    call_c3(t[N_TABLE - 1, 0], sl[1], sl[0], ctx)
     err = call_c2(t[1, 0], x, slot)
     if err:
         return err
@@ -198,56 +202,36 @@ def table_residual_c(F, x, ctx):  # pragma: no cover - compiled
 
 
 #: rows of the Newton table of :func:`newton_dense` (made by :class:`flexmbs.integrate.
-#: affine_step.AffineStep`): the body pack's tangent arrays (``tptr`` and the twelve
-#: flattened arrays of :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values`), the
-#: frame-derivative tensor ``T_A``, a status row ``[non-finite flag, evaluations]`` and
-#: the address of :func:`body_values_c`
-N_NEWTON_TABLE = 16
-
-
-@native(types.int32(types.intp, types.intp, types.intp))
-def body_values_c(vals, s, ctx):  # pragma: no cover - compiled
-    """:func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values` as a C function ``int
-    (double *vals, const double *s, void *ctx)``: ``s = [q; qd; qdd; c_K; c_C]``
-    (``c_M = 1``), ``ctx`` the addresses of the two tables (as :func:`newton_dense_c`);
-    the values into ``vals``.  :func:`newton_dense` calls it by its address, so that the
-    compile of the Newton matrix does not link in (and optimise again) the bodies'
-    tangents, the longest compile of the package."""
-    c = carray(i8_pointer(ctx), 2)
-    t = carray(i8_pointer(c[0]), (N_TABLE, 5))
-    nt = carray(i8_pointer(c[1]), (N_NEWTON_TABLE, 5))
-    n = f1(t, 8).shape[0]
-    sv = carray(f8_pointer(s), 3 * n + 2)
-    out = bodies_newton_values(
-        sv[:n], sv[n:2 * n], sv[2 * n:3 * n], f1(t, 11), sv[3 * n], sv[3 * n + 1], 1.0,
-        i1(t, 14), i1(t, 15), f1(t, 16), i1(t, 17), i2(t, 18), f1(t, 19), f1(t, 20),
-        f1(t, 21), f1(t, 22), f1(t, 23), i2(nt, 0), f1(nt, 1), f1(nt, 2), f1(nt, 3),
-        f1(nt, 4), f1(nt, 5), f1(nt, 6), f1(nt, 7), f1(nt, 8), f1(nt, 9), f1(nt, 10),
-        f1(nt, 11), f1(nt, 12))
-    vals_out = carray(f8_pointer(vals), out.shape[0])
-    vals_out[:] = out
-    return 0
+#: affine_step.AffineStep`): the address of the body pack's table (:meth:`flexmbs.bodies.
+#: pack.BodyPack.table`), the frame-derivative tensor ``T_A``, a status row
+#: ``[non-finite flag, evaluations]`` and the address of
+#: :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values_c`
+N_NEWTON_TABLE = 4
 
 
 @njit(cache=True)
-def body_values(q, qd, qdd, cK, cC, off, nq, t, nt):  # pragma: no cover - compiled
-    """The values of :func:`body_values_c` (each body's block ``(7 + nq)^2``, in body
-    order), called by its address (row 15 of the Newton table ``nt``)."""
-    n = q.shape[0]
+def body_values(q, qd, qdd, g, cK, cC, nt):  # pragma: no cover - compiled
+    """The bodies' values ``c_K K + c_C C + M`` (each body's block ``(7 + nq)^2``, in body
+    order) by :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values_c`, called by its
+    address (row 3 of the Newton table ``nt``) with the pack's table (row 0), so that the
+    compile of the Newton matrix does not link in (and optimise again) the bodies'
+    tangents, the longest compile of the package."""
+    bt = carray(i8_pointer(nt[0, 0]), (N_PACK_TABLE, 5))
+    nb = bt[0, 0]
+    nq = i1(bt, 2)
     total = 0
-    for b in range(off.shape[0]):
+    for b in range(nq.shape[0]):
         total += (7 + nq[b]) ** 2
     vals = np.empty(total)
-    s = np.empty(3 * n + 2)
-    s[:n], s[n:2 * n], s[2 * n:3 * n] = q, qd, qdd
-    s[3 * n], s[3 * n + 1] = cK, cC
-    ctx = np.empty(2, dtype=np.int64)
-    ctx[0], ctx[1] = t.ctypes.data, nt.ctypes.data
-    call_c3(nt[15, 0], vals.ctypes.data, s.ctypes.data, ctx.ctypes.data)
+    s = np.empty(3 * nb + 6)
+    s[:nb], s[nb:2 * nb], s[2 * nb:3 * nb] = q[:nb], qd[:nb], qdd[:nb]
+    s[3 * nb:3 * nb + 3] = g
+    s[3 * nb + 3], s[3 * nb + 4], s[3 * nb + 5] = cK, cC, 1.0
+    call_c3(nt[3, 0], vals.ctypes.data, s.ctypes.data, nt[0, 0])
     return vals
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
     """The Newton matrix of the step at ``x`` (``AssembledSystem.newton_matrix`` with
     ``c_K = 1/bp``, ``c_C = gp/bp``, ``c_M = 1``), dense row-major into ``out`` (N, N):
@@ -255,14 +239,16 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
         [[c_K (K + d(G^T lam)/dq) + c_C C + c_M M,  G^T],
          [G,                                        0  ]],
 
-    bodies by :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values`, the constraint
+    bodies by :func:`body_values`, the constraint
     Hessian by :func:`~flexmbs.kinematics.frame_kernel.stacked_hessian_sum`, ``G`` from the
     rows at ``q`` (the residual's buffers when it was last evaluated at this ``q``), the
     linear forces of :func:`affine_residual` as ``-c_K K_k``, the states' ``c_C I`` and
     the joint friction's terms (:func:`~flexmbs.forces.friction_kernel.friction_newton`)
     and the springs' (:func:`~flexmbs.forces.spring_kernel.spring_newton`).
     ``t``: the table of :func:`affine_residual_c`; ``nt``: the Newton table.  Returns
-    whether every entry is finite."""
+    whether every entry is finite.  Inlined (numba IR) into :func:`newton_dense_c`, its
+    one caller (Python calls that callback too): compiled on its own, its code would be
+    optimised and emitted twice."""
     q0, v0, w0, scal = f1(t, 8), f1(t, 9), f1(t, 10), f1(t, 7)
     n = q0.shape[0]
     act = i1(t, 12)
@@ -287,7 +273,7 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
             i2(t, 42), n_rows)
         drive_rows(g_, G, p_, dp_, i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47))
     off, nq = i1(t, 14), i1(t, 15)
-    vals = body_values(q, qd, qdd, cK, cC, off, nq, t, nt)
+    vals = body_values(q, qd, qdd, f1(t, 11), cK, cC, nt)
     N = n + m
     for i in range(N):
         for j in range(N):
@@ -313,7 +299,7 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
         mu_st, mu_norm = stacked_mu(lam, act, n_rows, Sa.shape[0], i1(t, 39), i1(t, 40),
                                     i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), i1(t, 41))
         H = stacked_hessian_sum(q, C, D, i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33),
-                                i1(t, 35), Sa, f2(t, 37), f2(t, 38), mu_st, f4(nt, 13),
+                                i1(t, 35), Sa, f2(t, 37), f2(t, 38), mu_st, f4(nt, 1),
                                 i2(t, 42), mu_norm)
         for i in range(n):
             for j in range(n):

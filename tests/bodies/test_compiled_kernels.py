@@ -9,7 +9,8 @@ beside it (same function names, same arguments; :func:`flexmbs.compiled.backend`
   ``ffrf_tangent`` at ``n_q = 0``;
 * ``bodies/ffrf_*``: ``ffrf_residual``, ``ffrf_tangent`` (flexible bodies with and without
   geometric stiffening, with damping; rigid bodies, ``n_q = 0``), ``bodies_residual``,
-  ``bodies_newton_values`` (rigid, flexible and point-mass bodies in one pack);
+  ``bodies_newton_values`` (rigid, flexible and point-mass bodies in one pack, through
+  its C function ``bodies_newton_values_c`` and the pack's table);
 * ``kinematics/frame_*``: ``fill_frame``, ``label_rows``, ``label_hessian_sum``, and
   ``stacked_rows``, ``stacked_hessian_sum`` of an assembled system (ground, rigid,
   flexible and point-mass markers, normalisations).
@@ -134,7 +135,7 @@ def test_bodies_kernels_equal_reference(stiffening):
            ffrf_reference.bodies_residual(q, qd, qdd, G, *pack.args), 1e-13)
     nargs = (q, qd, qdd, G, 0.7, 0.3, 1.1, *pack.args[:5], *pack.flats[:5],
              *pack.tangent_pack())
-    _close(ffrf_kernel.bodies_newton_values(*nargs),
+    _close(pack.newton_values(q, qd, qdd, G, 0.7, 0.3, 1.1),  # bodies_newton_values_c
            ffrf_reference.bodies_newton_values(*nargs), 1e-13)
 
 
