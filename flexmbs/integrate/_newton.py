@@ -84,6 +84,13 @@ NEWTON_DEFAULTS = {
 #: faster than a sparse LU (``benchmarks/step_cost.py``, docs/performance.md round 4).
 #: ``-<prefix>newton_mat_type aij|dense`` chooses explicitly.
 DENSE_MAX = 64
+#: ... and up to this size when the compiled loop of steps (:mod:`.steps_kernel`) takes
+#: them (:attr:`NewtonSolver.dense_max`, set by :mod:`genalpha`): it fills and factors the
+#: dense matrix itself (no Python per iteration), where PETSc's dense LU goes to the
+#: multi-threaded BLAS, several times slower than a sparse LU above ~100 unknowns on a busy
+#: machine.  Chain of 4-6 flexible links (84-126 unknowns): 0.07-0.10 against 0.13 ms per
+#: body and step sparse; 8 links (168): dense 15 % slower than sparse.
+LOOP_DENSE_MAX = 128
 
 _EPS64 = 64.0 * np.finfo(float).eps
 _IGNORE_ALL = {"divide": "ignore", "over": "ignore", "under": "ignore", "invalid": "ignore"}
@@ -190,6 +197,9 @@ class NewtonSolver:
         self._abort: str | None = None
         self._snes.setFunction(self._function, self._f)
         self._configured = False
+        #: the largest Newton matrix stored dense (:data:`DENSE_MAX`; read at the first
+        #: solve or :meth:`prepare`)
+        self.dense_max = DENSE_MAX
         # start-of-solve Jacobian policy (see ``solve``): iterations of the last solve that
         # started with the previous Jacobian, running mean of those started with a fresh one
         self._jac_cost = jacobian_cost
@@ -393,7 +403,8 @@ class NewtonSolver:
         self._info.jacobian_evaluations += 1
 
     def _dense(self, N: int) -> bool:
-        """Whether the Newton matrix is stored dense (see :data:`DENSE_MAX`)."""
+        """Whether the Newton matrix is stored dense (see :data:`DENSE_MAX`,
+        :data:`LOOP_DENSE_MAX`)."""
         o = self._options
         kind = (o.value("newton_mat_type") or "auto").lower()
         if kind not in ("auto", "dense", "aij"):
@@ -401,7 +412,7 @@ class NewtonSolver:
                              f"or aij, got {kind!r}")
         if kind != "auto":
             return kind == "dense"
-        return N <= DENSE_MAX and all(o.is_default(k) for k in (
+        return N <= self.dense_max and all(o.is_default(k) for k in (
             "ksp_type", "pc_type", "pc_factor_mat_solver_type"))
 
     def _setup(self, A0) -> None:

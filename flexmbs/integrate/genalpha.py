@@ -65,7 +65,7 @@ from flexmbs.compiled import use_compiled
 from flexmbs.errors import ConvergenceError
 
 from . import genalpha_kernel, genalpha_reference, steps_kernel
-from ._newton import NewtonFailure, NewtonSolver, NewtonState
+from ._newton import LOOP_DENSE_MAX, NewtonFailure, NewtonSolver, NewtonState
 from ._petsc import block_csr, saddle
 from .affine_step import AffineStep
 from .compiled_steps import CompiledSteps
@@ -344,6 +344,9 @@ class GeneralizedAlpha:
             self._affine = False
         elif f_step.q0 is not q0:
             self._predicted = (f_step.q0, f_step.v0, f_step.w0, x0)
+        if prepare and f_step is not None and f_step.native and f_step.time_free:
+            # the compiled loop will take the steps: it factors dense matrices itself
+            self._newton.dense_max = LOOP_DENSE_MAX
 
         n_h = self._m - self._n_mu              # holonomic rows
 

@@ -34,7 +34,12 @@ from flexmbs.forces.spring_columns import kind_code
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics import frame_kernel, frame_reference
 
-MAX_N = 400
+#: The stacked rows' ``D`` and ``G`` are dense in ``q``: their work grows as (markers x
+#: coordinates), the sparse :class:`~flexmbs.system.local_rows.LocalRows`' as the markers.
+#: Measured per body and step (``benchmarks/scaling.py`` chain, same session): at 120
+#: coordinates (8 links) the two are even, at 240 (16 links) the sparse rows are 20-35 %
+#: cheaper, at 189 (``spatial_linkage_7x20``) the stacked rows 15 % cheaper.
+MAX_N = 200
 
 
 def _on_point_mass(marker) -> bool:

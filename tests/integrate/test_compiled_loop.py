@@ -13,8 +13,9 @@ import pytest
 import flexmbs as fm
 from flexmbs.compiled import use_compiled
 from flexmbs.errors import ConvergenceError
-from flexmbs.integrate import compiled_steps
+from flexmbs.integrate import _newton, compiled_steps
 from flexmbs.integrate.settings import DEFAULTS
+from flexmbs.system.assembly import AssembledSystem
 
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE / "system"))
@@ -42,6 +43,14 @@ def flexible_pendulum():
         fm.Revolute("pin", fm.ground, beam["pin"], axis="z"))
 
 
+def flexible_chain_6():
+    """Six flexible rods pinned end to end: 90 unknowns, between ``DENSE_MAX`` and
+    ``LOOP_DENSE_MAX`` (dense only when the compiled loop takes the steps)."""
+    sys.path.insert(0, str(HERE / "system"))
+    from test_local_rows import flexible_chain
+    return flexible_chain(6)
+
+
 @pytest.fixture
 def loop_steps(monkeypatch):
     """The number of steps the compiled loop took (a counter around its entry point)."""
@@ -63,8 +72,12 @@ def run(build, loop: bool, t_end: float, dt: float, **kw):
 
 @pytest.mark.parametrize("build, t_end, dt", [(rigid_pendulum, 0.5, 1e-3),
                                               (rigid_fourbar, 0.3, 1e-3),
-                                              (flexible_pendulum, 0.02, 1e-4)])
+                                              (flexible_pendulum, 0.02, 1e-4),
+                                              (flexible_chain_6, 0.05, 1e-3)])
 def test_the_compiled_loop_repeats_the_snes_loop(build, t_end, dt, loop_steps):
+    if build is flexible_chain_6:   # the SNES loop's matrix sparse, the compiled loop's dense
+        asm = AssembledSystem(build())
+        assert _newton.DENSE_MAX < asm.n_q + asm.n_lam <= _newton.LOOP_DENSE_MAX
     ref = run(build, False, t_end, dt)
     assert loop_steps[0] == 0
     new = run(build, True, t_end, dt)
