@@ -30,7 +30,7 @@ from flexmbs.bodies.rigid_kernel import (
     RIGID_WORK, centripetal_derivative_into, mm_into, rigid_residual, rigid_tangent,
 )
 from flexmbs.kinematics.rotation_kernel import (
-    L_matrix, rotation_and_derivative, rotation_matrix, tilde, two_L,
+    rotation_and_derivative, rotation_matrix, tilde, two_L,
 )
 
 
@@ -40,6 +40,15 @@ def _cross_to(a, b, v):  # pragma: no cover - compiled
     v[0] = a[1] * b[2] - a[2] * b[1]
     v[1] = a[2] * b[0] - a[0] * b[2]
     v[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(cache=True, inline="always")
+def _L_into(e0, x, y, z, s, L):  # pragma: no cover - compiled
+    """``L = s L(e)`` in place: ``s`` times each entry of
+    :func:`~flexmbs.kinematics.rotation_kernel.L_matrix`."""
+    L[0, 0], L[0, 1], L[0, 2], L[0, 3] = s * -x, s * e0, s * z, s * -y
+    L[1, 0], L[1, 1], L[1, 2], L[1, 3] = s * -y, s * -z, s * e0, s * x
+    L[2, 0], L[2, 1], L[2, 2], L[2, 3] = s * -z, s * y, s * -x, s * e0
 
 
 @njit(cache=True)
@@ -373,20 +382,14 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
             f_qdd[3 + j, k] = lin[o + 12 * k + j]         # C_r^T
     f_qdd[6:] = M_e
     # derivatives of the body-frame variables by e
-    L2 = L_matrix(e0, x, y, z)
-    for i in range(3):
-        for a in range(4):
-            L2[i, a] *= 2.0
-    dd_de = np.zeros((3, 4))                              # d(A^T w)/de
-    for j in range(3):
+    L4 = np.empty((4, 3, 4))
+    L2, dd_de, dal_de, dom_de = L4[0], L4[1], L4[2], L4[3]
+    _L_into(e0, x, y, z, 2.0, L2)
+    for j in range(3):                                    # d(A^T w)/de
         for a in range(4):
             dd_de[j, a] = Te[0, j, a] * w[0] + Te[1, j, a] * w[1] + Te[2, j, a] * w[2]
-    dal_de = L_matrix(qdd[3], qdd[4], qdd[5], qdd[6])
-    dom_de = L_matrix(qd[3], qd[4], qd[5], qd[6])
-    for i in range(3):
-        for a in range(4):
-            dal_de[i, a] *= -2.0
-            dom_de[i, a] *= -2.0
+    _L_into(qdd[3], qdd[4], qdd[5], qdd[6], -2.0, dal_de)
+    _L_into(qd[3], qd[4], qd[5], qd[6], -2.0, dom_de)
     # one projection blockdiag(A, 2 L^T, E) of all column blocks
     nc = 7 + n
     X = np.empty((N, 3 + 4 + n + 4 + n + 4 + n))     # (the products written in place)
@@ -409,9 +412,8 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     mm_into(A, X[0:3], Y[0:3])
     mm_into(L2.T, X[3:6], Y[3:7])
     Y[7:] = X[6:]
-    M = np.zeros((nc, nc))
-    Cm = np.zeros((nc, nc))
-    K = np.zeros((nc, nc))
+    MCK = np.zeros((3, nc, nc))
+    M, Cm, K = MCK[0], MCK[1], MCK[2]
     M[:, 0:3] = Y[:, 0:3]
     for i in range(3):
         M[i, i] += m
