@@ -31,8 +31,25 @@ from flexmbs.bodies.rigid_kernel import (
 )
 from flexmbs.compiled import f1, f8_pointer, i1, i2, i8_pointer, native
 from flexmbs.kinematics.rotation_kernel import (
-    L_matrix, LT_matrix, cross, rotation_and_derivative, rotation_matrix, tilde, two_L,
+    rotation_and_derivative, rotation_matrix, tilde, two_L,
 )
+
+
+@njit(cache=True, inline="always")
+def _cross_to(a, b, v):  # pragma: no cover - compiled
+    """``v = a x b`` in place (the sums of :func:`~flexmbs.kinematics.rotation_kernel.cross`)."""
+    v[0] = a[1] * b[2] - a[2] * b[1]
+    v[1] = a[2] * b[0] - a[0] * b[2]
+    v[2] = a[0] * b[1] - a[1] * b[0]
+
+
+@njit(cache=True, inline="always")
+def _L_into(e0, x, y, z, s, L):  # pragma: no cover - compiled
+    """``L = s L(e)`` in place: ``s`` times each entry of
+    :func:`~flexmbs.kinematics.rotation_kernel.L_matrix`."""
+    L[0, 0], L[0, 1], L[0, 2], L[0, 3] = s * -x, s * e0, s * z, s * -y
+    L[1, 0], L[1, 1], L[1, 2], L[1, 3] = s * -y, s * -z, s * e0, s * x
+    L[2, 0], L[2, 1], L[2, 2], L[2, 3] = s * -z, s * y, s * -x, s * e0
 
 
 @njit(cache=True)
@@ -50,8 +67,11 @@ def _state(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd):  # pragma: no co
     om = two_L(e0, x, y, z, qd[3], qd[4], qd[5], qd[6])
     al = two_L(e0, x, y, z, qdd[3], qdd[4], qdd[5], qdd[6])
 
-    lin = lin0 + _vm(q[7:], lin_q)                     # lin0 + q_e lin_q
-    c = np.empty(3)
+    lin = _vm(q[7:], lin_q)                            # lin0 + q_e lin_q
+    for i in range(lin.shape[0]):
+        lin[i] = lin0[i] + lin[i]
+    V = np.empty((13, 3))       # the 3-vectors below, one allocation (the kernel's cost
+    c = V[0]                    # is mostly the count of its allocations)
     for i in range(3):
         c[i] = lin[i] / m
     I9 = np.empty(9)                                   # I(q_e) = lin[3:12] + q I2 q
@@ -74,28 +94,30 @@ def _state(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd):  # pragma: no co
     lqd = _vm(qd[7:], lin_qd)                          # [C_t^T qd, C_r1 qd, D qd]
     lqdd = _vm(qdd[7:], lin_qdd)                       # [C_t^T qdd, M_e qdd]
 
-    Iw = np.empty(3)
-    Ia = np.empty(3)
-    Go = np.empty(3)
+    Iw, Ia, Go = V[1], V[2], V[3]
     for i in range(3):
         Iw[i] = I9[3 * i] * om[0] + I9[3 * i + 1] * om[1] + I9[3 * i + 2] * om[2]
         Ia[i] = I9[3 * i] * al[0] + I9[3 * i + 1] * al[1] + I9[3 * i + 2] * al[2]
         Go[i] = Gr[3 * i] * om[0] + Gr[3 * i + 1] * om[1] + Gr[3 * i + 2] * om[2]
     vt = lqd[0:3]
-    occ = cross(om, c)
-    a_ = cross(al, c)
-    b_ = cross(om, occ)
-    v_ = cross(om, vt)
-    f_t = np.empty(3)
+    occ, a_, b_, v_ = V[4], V[5], V[6], V[7]
+    _cross_to(om, c, occ)
+    _cross_to(al, c, a_)
+    _cross_to(om, occ, b_)
+    _cross_to(om, vt, v_)
+    f_t = V[8]
     for i in range(3):
         f_t[i] = m * (a_[i] + b_[i]) + lqdd[i] + 2.0 * v_[i]
-    x_ = cross(c, d)
-    y_ = cross(om, Iw)
-    Crq = np.zeros(3)
+    x_, y_ = V[9], V[10]
+    _cross_to(c, d, x_)
+    _cross_to(om, Iw, y_)
+    Crq = V[11]
+    for j in range(3):
+        Crq[j] = 0.0
     for k in range(n):
         for j in range(3):
             Crq[j] += qdd[7 + k] * lin[o + 12 * k + j]
-    f_r = np.empty(3)
+    f_r = V[12]
     for i in range(3):
         f_r[i] = m * x_[i] + y_[i] + Ia[i] + Crq[i] + Go[i]
     return A, w, d, om, al, lin, c, I9, Gr, lqd, lqdd, Iw, f_t, f_r
@@ -272,19 +294,26 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     ct, ot = tilde(c), tilde(om)
     C_tT = np.ascontiguousarray(C_t.T)
     # partial derivatives of f by (d, alpha', omega', qd_e, q_e) and by qdd_e
-    f_d = np.zeros((N, 3))
-    f_al = np.zeros((N, 3))
-    f_om = np.zeros((N, 3))
-    f_qd = np.zeros((N, n))
-    f_q = np.zeros((N, n))
-    f_qdd = np.zeros((N, n))
-    f_d[3:6] = m * ct
+    f3 = np.zeros((3, N, 3))                          # (few allocations: the kernel's
+    fn = np.zeros((3, N, n))                          # cost is mostly their count)
+    f_d, f_al, f_om = f3[0], f3[1], f3[2]
+    f_qd, f_q, f_qdd = fn[0], fn[1], fn[2]
+    for i in range(3):
+        for j in range(3):
+            f_d[3 + i, j] = m * ct[i, j]
+            f_al[i, j] = -m * ct[i, j]
     f_d[6:] = C_t
-    f_al[0:3] = -m * ct
     f_al[3:6] = Iq
     centripetal_derivative_into(m, om, c, f_om)       # d(w x (w x c))/dw
-    f_om[0:3] -= 2.0 * tilde(lqd[0:3])
-    f_om[3:6] = _mm(ot, Iq) - tilde(Iw) + Gr
+    T = tilde(lqd[0:3])
+    for i in range(3):
+        for j in range(3):
+            f_om[i, j] -= 2.0 * T[i, j]
+    oI = _mm(ot, Iq)
+    T = tilde(Iw)
+    for i in range(3):
+        for j in range(3):
+            f_om[3 + i, j] = oI[i, j] - T[i, j] + Gr[i, j]
     for k in range(n):
         for j in range(3):
             f_al[6 + k, j] = lin[o + 12 * k + j]          # C_r
@@ -292,7 +321,10 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
             for i in range(3):
                 s += (lin[o + 12 * k + 3 + 3 * j + i] + lin[o + 12 * k + 3 + 3 * i + j]) * om[i]
             f_om[6 + k, j] = s
-    f_qd[0:3] = 2.0 * _mm(ot, C_tT)
+    mm_into(ot, C_tT, f_qd[0:3])
+    for i in range(3):
+        for j in range(n):
+            f_qd[i, j] *= 2.0
     for mm in range(n):
         for i in range(3):
             s = 0.0
@@ -303,20 +335,33 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     for k in range(n):
         for l in range(n):
             f_qd[6 + k, l] = 2.0 * Cw[k * n + l] + D_e[k, l]
-    f_q[0:3] = _mm(tilde(al) + _mm(ot, ot), C_tT)
-    dI = I1 + _vm(qe, I2s_l).reshape(n, 9)                # dI/dq_j (j, ab)
+    S = tilde(al)
+    oo = _mm(ot, ot)
+    for i in range(3):
+        for j in range(3):
+            S[i, j] += oo[i, j]
+    mm_into(S, C_tT, f_q[0:3])
+    dI = _vm(qe, I2s_l).reshape(n, 9)                     # dI/dq_j (j, ab)
+    for j in range(n):
+        for ab in range(9):
+            dI[j, ab] = I1[j, ab] + dI[j, ab]
     G2qd = _vm(qed, G2_m)                                  # (l, ij)
     Cq = _vm(qedd, C_r1_k)                                 # (l, j)
-    tdC = -_mm(tilde(d), C_tT)
+    tdC = _mm(tilde(d), C_tT)
+    for i in range(3):
+        for j in range(n):
+            tdC[i, j] = -tdC[i, j]
+    dIal = np.empty(3)
+    dIom = np.empty(3)
+    G2o = np.empty(3)
     for j in range(n):
-        dIal = np.zeros(3)
-        dIom = np.zeros(3)
-        G2o = np.zeros(3)
         for a in range(3):
+            sa, so, sg = 0.0, 0.0, 0.0
             for b in range(3):
-                dIal[a] += dI[j, 3 * a + b] * al[b]
-                dIom[a] += dI[j, 3 * a + b] * om[b]
-                G2o[a] += G2qd[9 * j + 3 * a + b] * om[b]
+                sa += dI[j, 3 * a + b] * al[b]
+                so += dI[j, 3 * a + b] * om[b]
+                sg += G2qd[9 * j + 3 * a + b] * om[b]
+            dIal[a], dIom[a], G2o[a] = sa, so, sg
         for i in range(3):
             f_q[3 + i, j] = (tdC[i, j] + dIal[i] + ot[i, 0] * dIom[0] + ot[i, 1] * dIom[1]
                              + ot[i, 2] * dIom[2] + Cq[3 * j + i] - 2.0 * G2o[i])
@@ -338,32 +383,38 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
             f_qdd[3 + j, k] = lin[o + 12 * k + j]         # C_r^T
     f_qdd[6:] = M_e
     # derivatives of the body-frame variables by e
-    L2 = 2.0 * L_matrix(e0, x, y, z)
-    dd_de = np.zeros((3, 4))                              # d(A^T w)/de
-    for j in range(3):
+    L4 = np.empty((4, 3, 4))
+    L2, dd_de, dal_de, dom_de = L4[0], L4[1], L4[2], L4[3]
+    _L_into(e0, x, y, z, 2.0, L2)
+    for j in range(3):                                    # d(A^T w)/de
         for a in range(4):
             dd_de[j, a] = Te[0, j, a] * w[0] + Te[1, j, a] * w[1] + Te[2, j, a] * w[2]
-    dal_de = -2.0 * L_matrix(qdd[3], qdd[4], qdd[5], qdd[6])
-    dom_de = -2.0 * L_matrix(qd[3], qd[4], qd[5], qd[6])
+    _L_into(qdd[3], qdd[4], qdd[5], qdd[6], -2.0, dal_de)
+    _L_into(qd[3], qd[4], qd[5], qd[6], -2.0, dom_de)
     # one projection blockdiag(A, 2 L^T, E) of all column blocks
     nc = 7 + n
-    X = np.empty((N, 3 + 4 + n + 4 + n + 4 + n))
-    X[:, 0:3] = _mm(f_d, A.T)
-    X[:, 3:7] = _mm(f_al, L2)
+    X = np.empty((N, 3 + 4 + n + 4 + n + 4 + n))     # (the products written in place)
+    mm_into(f_d, A.T, X[:, 0:3])
+    mm_into(f_al, L2, X[:, 3:7])
     X[:, 7:7 + n] = f_qdd
     o1 = 7 + n
-    X[:, o1:o1 + 4] = _mm(f_om, L2)
+    mm_into(f_om, L2, X[:, o1:o1 + 4])
     X[:, o1 + 4:o1 + 4 + n] = f_qd
     o2 = o1 + 4 + n
-    X[:, o2:o2 + 4] = _mm(f_d, dd_de) + _mm(f_al, dal_de) + _mm(f_om, dom_de)
+    P = np.empty((3, N, 4))
+    mm_into(f_d, dd_de, P[0])
+    mm_into(f_al, dal_de, P[1])
+    mm_into(f_om, dom_de, P[2])
+    for i in range(N):
+        for a in range(4):
+            X[i, o2 + a] = P[0, i, a] + P[1, i, a] + P[2, i, a]
     X[:, o2 + 4:] = f_q
     Y = np.empty((nc, X.shape[1]))
-    Y[0:3] = _mm(A, X[0:3])
-    Y[3:7] = _mm(L2.T, X[3:6])
+    mm_into(A, X[0:3], Y[0:3])
+    mm_into(L2.T, X[3:6], Y[3:7])
     Y[7:] = X[6:]
-    M = np.zeros((nc, nc))
-    Cm = np.zeros((nc, nc))
-    K = np.zeros((nc, nc))
+    MCK = np.zeros((3, nc, nc))
+    M, Cm, K = MCK[0], MCK[1], MCK[2]
     M[:, 0:3] = Y[:, 0:3]
     for i in range(3):
         M[i, i] += m
@@ -376,8 +427,11 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     for k in range(3):                                    # d(A f_t)/de at fixed f_t
         for a in range(4):
             K[k, 3 + a] += Te[k, 0, a] * f_t[0] + Te[k, 1, a] * f_t[1] + Te[k, 2, a] * f_t[2]
-    R = LT_matrix(f_r[0], f_r[1], f_r[2])                # 2 R_L(f_r), L^T v = R_L(v) e
-    K[3:7, 3:7] += 2.0 * R
+    a_, b_, c_ = f_r[0], f_r[1], f_r[2]                  # 2 R_L(f_r), L^T v = R_L(v) e
+    R = ((0.0, -a_, -b_, -c_), (a_, 0.0, c_, -b_), (b_, -c_, 0.0, a_), (c_, b_, -a_, 0.0))
+    for i in range(4):
+        for j in range(4):
+            K[3 + i, 3 + j] += 2.0 * R[i][j]
     return K, Cm, M
 
 

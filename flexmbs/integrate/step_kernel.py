@@ -26,10 +26,11 @@ The numpy references: :func:`affine_residual` is ``[r / beta'; g_A]`` of the sys
 ``FLEXMBS_KERNELS=reference`` (:func:`flexmbs.compiled.use_compiled`) runs those instead.
 The body arrays pass through as :func:`flexmbs.bodies.ffrf_kernel.bodies_residual` takes
 them (``H_p``: the pair Gram matrix of the geometric stiffening; a rigid body's
-residual and Newton matrix by :mod:`flexmbs.bodies.rigid_kernel`, no allocation).  Numba's cache of this
-module does not notice edits of ``ffrf_kernel`` (or of the stacked rows of
-``frame_kernel``) that it compiles in: a change of those kernels (arguments or code) must
-edit this file too, or warm installations keep the old code.
+residual and Newton matrix by :mod:`flexmbs.bodies.rigid_kernel`, no allocation; a
+flexible body's by :mod:`flexmbs.bodies.ffrf_kernel`, a few grouped work arrays per
+call).  Numba's cache of this module does not notice edits of ``ffrf_kernel`` (or of
+the stacked rows of ``frame_kernel``) that it compiles in: a change of those kernels
+(arguments or code) must edit this file too, or warm installations keep the old code.
 """
 from __future__ import annotations
 
