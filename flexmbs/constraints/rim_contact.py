@@ -34,6 +34,7 @@ import numpy as np
 
 from flexmbs.constraints.base import Joint
 from flexmbs.constraints.rim_curve import trig_basis
+from flexmbs.errors import ModelError
 from flexmbs.kinematics import jet as J
 from flexmbs.kinematics.frames import rotation_data
 from flexmbs.kinematics.rotation import Q_of
@@ -81,6 +82,10 @@ class RimContact(Joint):
     reads_coordinates = True
 
     def equations(self, P, Q, t, coordinates=None):
+        if coordinates is None:            # a caller that does not pass the coordinates
+            raise ModelError(f"joint '{self.name}' reads its wheel's coordinates: it "
+                             f"cannot be driven, carry joint friction or feed a sensor "
+                             f"drive (got no coordinates)")
         _, qw = coordinates
         roll = self.rolling
         curve = roll.curve()

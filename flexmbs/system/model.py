@@ -210,7 +210,8 @@ def formulation_problem(model, formulation: str) -> str | None:
 
     The joint-coordinate formulations (docs/relative.md) take rigid and flexible bodies,
     joints, drives, sensors, gravity and force elements without
-    internal states; other bodies and force elements with states are refused by name."""
+    internal states; other bodies, velocity (nonholonomic) constraints and force elements
+    with states are refused by name."""
     if formulation not in FORMULATIONS:
         return (f"System '{model.name}': formulation must be one of "
                 f"{', '.join(FORMULATIONS)}, got {formulation!r}")
@@ -222,6 +223,10 @@ def formulation_problem(model, formulation: str) -> str | None:
             return (f"body '{b.name}': formulation '{formulation}' takes "
                     f"{' and '.join(takes)} bodies only, got a {type(b).__name__} "
                     f"(use formulation = 'absolute')")
+    for c in model.constraints:
+        return (f"velocity constraint '{c.name}': formulation '{formulation}' takes "
+                f"position (holonomic) joints only, got a {type(c).__name__} "
+                f"(use formulation = 'absolute')")
     for f in model.forces:
         if len(getattr(f, "state_names", ())):
             return (f"force element '{f.name}': formulation '{formulation}' takes force "

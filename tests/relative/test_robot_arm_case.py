@@ -48,3 +48,17 @@ def test_a_point_mass_is_refused_in_one_line(tmp_path, capsys):
     assert len(err) == 1, err                    # one line, no traceback
     assert "body 'ballast'" in err[0] and "formulation 'recursive'" in err[0]
     assert "Traceback" not in err[0]
+
+
+def test_a_velocity_constraint_is_refused_in_one_line(tmp_path, capsys):
+    """The joint-coordinate formulations have no velocity rows: a rolling constraint is
+    refused by name rather than dropped (the disc would slide freely)."""
+    rolling = CASE.parents[1] / "rolling_disc" / "case.toml"
+    case = tmp_path / "case.toml"
+    case.write_text(rolling.read_text().replace(
+        'gravity = [0.0, 0.0, -9.81]', 'gravity = [0.0, 0.0, -9.81]\nformulation = "relative"', 1))
+    assert 'formulation = "relative"' in case.read_text()
+    assert main(["run", str(case), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    err = [ln for ln in capsys.readouterr().err.splitlines() if "error" in ln]
+    assert len(err) == 1, err                    # one line, no traceback
+    assert "velocity constraint 'roll'" in err[0] and "formulation 'relative'" in err[0]
