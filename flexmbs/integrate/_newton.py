@@ -61,7 +61,8 @@ from flexmbs.compiled import Table, use_compiled
 from .settings import DEFAULTS
 from .increments_kernel import N_TEST_TABLE, block_maxima, increment_test_c
 from .jacobian_kernel import N_JAC_TABLE, dense_jacobian_c
-from ._petsc import CSR, DenseFill, FixedPatternFill, aij_from_csr, csr_parts, reason_name
+from ._petsc import (CSR, DenseFill, FixedPatternFill, aij_from_csr, csr_of_dense, csr_parts,
+                     reason_name)
 from .options import OptionsManager, default_direct_lu
 from .protocol import NativeNewton, NativeResidual
 
@@ -521,7 +522,7 @@ class NewtonSolver:
             with np.errstate(all="ignore"):
                 A0 = J(np.asarray(x0, dtype=float))
             if isinstance(A0, np.ndarray):      # a dense Jacobian: its nonzeros as pattern
-                A0 = sp.csr_matrix(A0)
+                A0 = csr_of_dense(A0)
             ip, ix, data, shape = csr_parts(A0)
             if not np.all(np.isfinite(data)):   # the pattern only; values come later
                 A0 = CSR(ip, ix, np.zeros_like(data), shape)

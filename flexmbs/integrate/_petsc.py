@@ -55,6 +55,16 @@ def csr_parts(A) -> tuple[np.ndarray, np.ndarray, np.ndarray, tuple]:
     return A.indptr, A.indices, A.data, tuple(A.shape)
 
 
+def csr_of_dense(A: np.ndarray) -> CSR:
+    """The nonzeros of the dense matrix ``A`` in sorted CSR form (those of
+    ``scipy.sparse.csr_matrix(A)``, without its checks: a few numpy calls)."""
+    A = np.asarray(A, dtype=float)
+    nz = A != 0.0
+    indptr = np.zeros(A.shape[0] + 1, dtype=np.int32)
+    np.cumsum(np.count_nonzero(nz, axis=1), out=indptr[1:])
+    return CSR(indptr, np.nonzero(nz)[1].astype(np.int32), A[nz], A.shape)
+
+
 def aij_from_csr(A, comm=None) -> PETSc.Mat:
     """A new sequential PETSc AIJ matrix with the values and pattern of ``A``."""
     comm = PETSc.COMM_SELF if comm is None else comm

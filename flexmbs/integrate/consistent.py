@@ -223,7 +223,8 @@ def _saddle(dae, q, qd, t, M, f) -> tuple[np.ndarray, np.ndarray]:
     if n + m <= _DENSE_MAX:
         Md = M.toarray() if sp.issparse(M) else np.asarray(M, dtype=float)
         Gd = G.toarray() if sp.issparse(G) else np.asarray(G, dtype=float)
-        A = np.block([[Md, Gd.T], [Gd, np.zeros((m, m))]])
+        A = np.zeros((n + m, n + m))
+        A[:n, :n], A[:n, n:], A[n:, :n] = Md, Gd.T, Gd
         try:  # LU first (fast); SVD least squares if singular (redundant constraints)
             x = _lu_solve(A, b)
             if np.all(np.isfinite(x)) and np.linalg.cond(A) < 1e12:

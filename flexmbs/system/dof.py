@@ -13,6 +13,7 @@
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,21 +55,29 @@ def grubler(model) -> int:
 
 
 def independent_rows(G: np.ndarray, tol: float = 1e-9) -> np.ndarray:
-    """Boolean mask of the rows of ``G`` kept by ordered Gram–Schmidt (see module doc)."""
+    """Boolean mask of the rows of ``G`` kept by ordered Gram–Schmidt (see module doc).
+
+    Row ``g_i`` of norm ``|g_i|``: ``v = g_i / |g_i|`` minus its projection on the rows
+    kept so far, ``v <- v - B^T (B v)`` with ``B`` their orthonormal basis (twice, for
+    stability: classical Gram–Schmidt with re-orthogonalisation, one matrix product per
+    row instead of one per basis vector); kept when ``|v| > tol``."""
     G = np.asarray(G, dtype=float)
     keep = np.zeros(G.shape[0], dtype=bool)
-    basis: list[np.ndarray] = []
+    B = np.empty_like(G)                         # the orthonormal basis, rows 0..k-1
+    k = 0
     for i, row in enumerate(G):
-        nrm = np.linalg.norm(row)
+        nrm = math.sqrt(row.dot(row))
         if nrm == 0.0:
             continue
         v = row / nrm
-        for _ in range(2):                       # re-orthogonalise once for stability
-            for b in basis:
-                v = v - (b @ v) * b
-        rem = np.linalg.norm(v)
+        if k:
+            Bk = B[:k]
+            for _ in range(2):                   # re-orthogonalise once for stability
+                v = v - Bk.T @ (Bk @ v)
+        rem = math.sqrt(v.dot(v))
         if rem > tol:
-            basis.append(v / rem)
+            B[k] = v / rem
+            k += 1
             keep[i] = True
     return keep
 
