@@ -149,53 +149,90 @@ class LocalKinematics:
     C: list
 
 
-def local_kinematics(tree: Tree, beta: np.ndarray) -> LocalKinematics:
-    """The :class:`LocalKinematics` at ``beta`` (module doc), O(n)."""
+def _local_joint(tj, A_p, r_p, q_p, beta) -> tuple:
+    """``(A_i, r_i, rho_i, X_e[i], C_i)`` of tree joint ``tj`` (module doc) from its
+    parent's pose ``A_p``, ``r_p`` and modal coordinates ``q_p``."""
+    b = beta[tj.s]
+    u_P, D_P, W_P, Phi_P = elastic_marker(tj.P, q_p, tj.swapped)
+    u_Q, D_Q, W_Q, Phi_Q = elastic_marker(tj.Q, beta[tj.qe], not tj.swapped)
+    A_rel, d = tj.motion.pose(b)
+    S_w, S_v = tj.motion.subspace(b)
+    A_PR = A_p @ D_P @ tj.P.R
+    r_P = r_p + A_p @ u_P
+    r_Q = r_P + A_PR @ d
+    A_i = A_PR @ A_rel @ tj.Q.R.T @ D_Q.T
+    r_i = r_Q - A_i @ u_Q
+    C_i = np.zeros((6, tj.qe.stop - tj.s.start))
+    C_i[:, :tj.s.stop - tj.s.start] = _motion(A_PR @ S_w, A_PR @ S_v, r_i - r_Q)
+    if W_Q is not None:
+        C_i[:, tj.s.stop - tj.s.start:] = _motion(-A_i @ W_Q, -A_i @ Phi_Q, r_i - r_Q)
+    X_e = None if W_P is None else _motion(A_p @ W_P, A_p @ Phi_P, r_i - r_P)
+    return A_i, r_i, r_i - r_p, X_e, C_i
+
+
+def _sweep(tree: Tree, beta: np.ndarray, moved, base) -> tuple[list, list, list, list, list]:
+    """The local quantities of the joints ``i`` with ``moved[i]`` (all if ``moved`` is
+    None), the others' ``(A, r)`` taken from ``base`` and their ``rho, X_e, C`` None."""
     A, r, rho, X_e, C = [], [], [], [], []
-    for tj in tree.joints:
+    for i, tj in enumerate(tree.joints):
+        if moved is not None and not moved[i]:
+            A.append(base[0][i])
+            r.append(base[1][i])
+            rho.append(None)
+            X_e.append(None)
+            C.append(None)
+            continue
         p = tj.parent
         if p < 0:
             A_p, r_p, q_p = E3, np.zeros(3), ()
         else:
             A_p, r_p, q_p = A[p], r[p], beta[tree.joints[p].qe]
-        b = beta[tj.s]
-        u_P, D_P, W_P, Phi_P = elastic_marker(tj.P, q_p, tj.swapped)
-        u_Q, D_Q, W_Q, Phi_Q = elastic_marker(tj.Q, beta[tj.qe], not tj.swapped)
-        A_rel, d = tj.motion.pose(b)
-        S_w, S_v = tj.motion.subspace(b)
-        A_PR = A_p @ D_P @ tj.P.R
-        r_P = r_p + A_p @ u_P
-        r_Q = r_P + A_PR @ d
-        A_i = A_PR @ A_rel @ tj.Q.R.T @ D_Q.T
-        r_i = r_Q - A_i @ u_Q
-        C_i = np.zeros((6, tj.qe.stop - tj.s.start))
-        C_i[:, :tj.s.stop - tj.s.start] = _motion(A_PR @ S_w, A_PR @ S_v, r_i - r_Q)
-        if W_Q is not None:
-            C_i[:, tj.s.stop - tj.s.start:] = _motion(-A_i @ W_Q, -A_i @ Phi_Q, r_i - r_Q)
-        A.append(A_i)
-        r.append(r_i)
-        rho.append(r_i - r_p)
-        X_e.append(None if W_P is None else _motion(A_p @ W_P, A_p @ Phi_P, r_i - r_P))
-        C.append(C_i)
-    return LocalKinematics(A, r, rho, X_e, C)
+        for out, x in zip((A, r, rho, X_e, C), _local_joint(tj, A_p, r_p, q_p, beta),
+                          strict=True):
+            out.append(x)
+    return A, r, rho, X_e, C
 
 
-def poses_and_jacobians(tree: Tree, beta: np.ndarray) -> tuple[list, list, list]:
+def local_kinematics(tree: Tree, beta: np.ndarray) -> LocalKinematics:
+    """The :class:`LocalKinematics` at ``beta`` (module doc), O(n)."""
+    return LocalKinematics(*_sweep(tree, beta, None, None))
+
+
+def moved_bodies(tree: Tree, k: int) -> list:
+    """Whether each body's pose depends on ``beta[k]``: the body whose joint (or modal)
+    coordinates hold ``k`` and its descendants (the markers of a body's children move
+    with its deformation)."""
+    moved = []
+    for tj in tree.joints:
+        moved.append(tj.s.start <= k < tj.qe.stop
+                     or (tj.parent >= 0 and moved[tj.parent]))
+    return moved
+
+
+def poses_and_jacobians(tree: Tree, beta: np.ndarray, moved=None, base=None
+                        ) -> tuple[list, list, list]:
     """``(A, r, J)`` of every body at ``beta`` (module doc): ``J_i = B_{p,i} J_p`` plus
-    the local columns of :func:`local_kinematics`."""
-    loc = local_kinematics(tree, beta)
+    the local columns of :func:`local_kinematics`.  With ``moved`` (per body, e.g.
+    :func:`moved_bodies`) and ``base`` (the ``(A, r, J)`` at a ``beta`` that differs
+    only in coordinates that do not move the other bodies), only the moved bodies are
+    swept and the others' entries are those of ``base`` (the same numbers: their sweep
+    does not read the changed coordinates)."""
+    A, r, rho, X_e, C = _sweep(tree, beta, moved, base)
     J = []
     for i, tj in enumerate(tree.joints):
+        if C[i] is None:
+            J.append(base[2][i])
+            continue
         p = tj.parent
-        J_i = np.zeros((6, tree.n_beta)) if p < 0 else transfer(loc.rho[i], J[p])
-        if loc.X_e[i] is not None:
-            J_i[:, tree.joints[p].qe] += loc.X_e[i]
+        J_i = np.zeros((6, tree.n_beta)) if p < 0 else transfer(rho[i], J[p])
+        if X_e[i] is not None:
+            J_i[:, tree.joints[p].qe] += X_e[i]
         n_b = tj.s.stop - tj.s.start
-        J_i[:, tj.s] += loc.C[i][:, :n_b]
-        if np.any(loc.C[i][:, n_b:]):
-            J_i[:, tj.qe] += loc.C[i][:, n_b:]
+        J_i[:, tj.s] += C[i][:, :n_b]
+        if np.any(C[i][:, n_b:]):
+            J_i[:, tj.qe] += C[i][:, n_b:]
         J.append(J_i)
-    return loc.A, loc.r, J
+    return A, r, J
 
 
 def twists(tree: Tree, loc: LocalKinematics, betad: np.ndarray) -> list:
