@@ -199,14 +199,24 @@ def local_kinematics(tree: Tree, beta: np.ndarray) -> LocalKinematics:
 
 
 def moved_bodies(tree: Tree, k: int) -> list:
-    """Whether each body's pose depends on ``beta[k]``: the body whose joint (or modal)
-    coordinates hold ``k`` and its descendants (the markers of a body's children move
-    with its deformation)."""
+    """Whether each body's pose or ``J`` row depends on ``beta[k]``: the body whose joint
+    coordinates hold ``k``, the body whose modal coordinates hold it if its joint's Q
+    deforms, the children whose P deforms with their parent's modal coordinate ``k``, and
+    the descendants of all these."""
     moved = []
     for tj in tree.joints:
-        moved.append(tj.s.start <= k < tj.qe.stop
-                     or (tj.parent >= 0 and moved[tj.parent]))
+        p = tj.parent
+        moved.append(tj.s.start <= k < tj.s.stop
+                     or (tj.qe.start <= k < tj.qe.stop and _elastic(tj.Q))
+                     or (p >= 0 and (moved[p] or (tree.joints[p].qe.start <= k
+                                                   < tree.joints[p].qe.stop
+                                                   and _elastic(tj.P)))))
     return moved
+
+
+def _elastic(marker) -> bool:
+    """Whether :func:`elastic_marker` reads the modal coordinates of the marker's body."""
+    return marker.Phi is not None and _deforms(marker)
 
 
 def poses_and_jacobians(tree: Tree, beta: np.ndarray, moved=None, base=None
