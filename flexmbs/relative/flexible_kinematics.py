@@ -28,6 +28,7 @@ The velocity-product accelerations ``ahat_i = Jd_i betad`` (the twists' rates at
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,9 +84,73 @@ def _unit(p: np.ndarray, dp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return u, (dp - np.outer(u, u @ dp)) / n
 
 
+def _qmul(e, f) -> list:
+    """Hamilton product ``e * f`` of two Euler-parameter 4-lists."""
+    return [e[0] * f[0] - e[1] * f[1] - e[2] * f[2] - e[3] * f[3],
+            e[0] * f[1] + f[0] * e[1] + e[2] * f[3] - e[3] * f[2],
+            e[0] * f[2] + f[0] * e[2] + e[3] * f[1] - e[1] * f[3],
+            e[0] * f[3] + f[0] * e[3] + e[1] * f[2] - e[2] * f[1]]
+
+
+def _unit_list(p: list, dp: list) -> tuple[list, list]:
+    """:func:`_unit` on lists: ``p / |p|`` and ``(dp - u (u^T dp)) / |p|`` (rows of
+    ``dp``, 3 columns)."""
+    n = math.sqrt(sum(x * x for x in p))
+    u = [x / n for x in p]
+    udp = [sum(u[i] * dp[i][j] for i in range(len(p))) for j in range(3)]
+    return u, [[(dp[i][j] - u[i] * udp[j]) / n for j in range(3)] for i in range(len(p))]
+
+
 def elastic_rotation(a: np.ndarray, theta: np.ndarray, second: bool = False
                      ) -> tuple[np.ndarray, np.ndarray]:
-    """Euler parameters ``e_D`` of the elastic rotation and ``de_D/dtheta`` (4, 3).
+    """Euler parameters ``e_D`` of the elastic rotation and ``de_D/dtheta`` (4, 3), in
+    scalar arithmetic (the sweeps call it once per deforming marker;
+    :func:`elastic_rotation_reference` is the same by matrix products).
+
+    ``D = tilt(a -> n) spin(a, a.theta)``: the spin about the joint axis ``a`` (the
+    marker's z axis in the body frame) by the linearised angle ``a.theta``, then the
+    smallest rotation taking ``a`` to the direction ``n`` of the joint axis that the
+    descriptor rows of a revolute or cylindrical joint see with the linearised axes of
+    :mod:`flexmbs.kinematics.frames`: on the joint's first marker (rows use ``z_P``)
+    ``n ~ a + theta x a``; on its second (rows use ``x_Q``, ``y_Q``, so the axis is
+    ``x_Q x y_Q``) ``n ~ a + theta x a + (theta.a) theta``.  Such joints see the same
+    axis in both forms; the other axes agree to first order in ``theta``."""
+    ax, ay, az = a.tolist()
+    t = theta.tolist()
+    tx, ty, tz = t
+    phi = ax * tx + ay * ty + az * tz
+    m = [ax + (ty * az - tz * ay), ay + (tz * ax - tx * az), az + (tx * ay - ty * ax)]
+    dm = [[0.0, az, -ay], [-az, 0.0, ax], [ay, -ax, 0.0]]          # -a~
+    if second:
+        av = (ax, ay, az)
+        m = [m[i] + phi * t[i] for i in range(3)]
+        dm = [[dm[i][j] + t[i] * av[j] + (phi if i == j else 0.0) for j in range(3)]
+              for i in range(3)]
+    n, dn = _unit_list(m, dm)
+    nx, ny, nz = n
+    # [1 + a.n; a x n] and its derivative [a^T dn; a~ dn]
+    tilt = [1.0 + ax * nx + ay * ny + az * nz, ay * nz - az * ny, az * nx - ax * nz,
+            ax * ny - ay * nx]
+    dtilt = [[ax * dn[0][j] + ay * dn[1][j] + az * dn[2][j] for j in range(3)],
+             [ay * dn[2][j] - az * dn[1][j] for j in range(3)],
+             [az * dn[0][j] - ax * dn[2][j] for j in range(3)],
+             [ax * dn[1][j] - ay * dn[0][j] for j in range(3)]]
+    e_t, de_t = _unit_list(tilt, dtilt)
+    c, s = math.cos(0.5 * phi), math.sin(0.5 * phi)
+    e_s = [c, s * ax, s * ay, s * az]
+    ds = [-s, c * ax, c * ay, c * az]
+    half_a = (0.5 * ax, 0.5 * ay, 0.5 * az)
+    de = [_qmul([de_t[i][j] for i in range(4)], e_s)
+          for j in range(3)]
+    de = [[x + y for x, y in zip(de[j], _qmul(e_t, [d * half_a[j] for d in ds]), strict=True)]
+          for j in range(3)]
+    return np.array(_qmul(e_t, e_s)), np.array(de).T
+
+
+def elastic_rotation_reference(a: np.ndarray, theta: np.ndarray, second: bool = False
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`elastic_rotation` by matrix products (the reference of its scalar form):
+    Euler parameters ``e_D`` of the elastic rotation and ``de_D/dtheta`` (4, 3).
 
     ``D = tilt(a -> n) spin(a, a.theta)``: the spin about the joint axis ``a`` (the
     marker's z axis in the body frame) by the linearised angle ``a.theta``, then the
