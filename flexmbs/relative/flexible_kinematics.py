@@ -29,6 +29,7 @@ The velocity-product accelerations ``ahat_i = Jd_i betad`` (the twists' rates at
 from __future__ import annotations
 
 import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -178,13 +179,27 @@ def _deforms(marker) -> bool:
     return bool(np.any(marker.Phi) or np.any(marker.Psi))
 
 
+#: per marker (weakly held): 0 rigid (or rows all zero), 1 translation only, 2 rotating
+_KIND: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _marker_kind(marker) -> int:
+    """The kind of :data:`_KIND` of a marker (its rows are read-only once built)."""
+    kind = _KIND.get(marker)
+    if kind is None:
+        kind = _KIND[marker] = (0 if marker.Phi is None or not _deforms(marker)
+                                else 1 if not np.any(marker.Psi) else 2)
+    return kind
+
+
 def elastic_marker(marker, qe, second: bool) -> tuple:
     """``(u, D, W, Phi)`` of a marker at the modal coordinates ``qe`` (module doc;
     ``second``: the marker is its joint's second); ``(s, E, None, None)`` on a rigid body
     or the ground."""
-    if marker.Phi is None or not len(qe) or not _deforms(marker):
+    kind = _marker_kind(marker)
+    if kind == 0 or not len(qe):
         return marker.s, E3, None, None
-    if not np.any(marker.Psi):                 # translation only: D = E
+    if kind == 1:                              # translation only: D = E
         return marker.s + marker.Phi @ qe, E3, np.zeros_like(marker.Psi), marker.Phi
     e_D, de = elastic_rotation(marker.R[:, 2], marker.Psi @ qe, second)
     return (marker.s + marker.Phi @ qe, A_of(e_D), 2.0 * G_of(e_D) @ de @ marker.Psi,
@@ -222,10 +237,14 @@ def _local_joint(tj, A_p, r_p, q_p, beta) -> tuple:
     u_Q, D_Q, W_Q, Phi_Q = elastic_marker(tj.Q, beta[tj.qe], not tj.swapped)
     A_rel, d = tj.motion.pose(b)
     S_w, S_v = tj.motion.subspace(b)
-    A_PR = A_p @ D_P @ tj.P.R
-    r_P = r_p + A_p @ u_P
+    # products with E (the ground's axes, a marker that does not deform) are skipped:
+    # they return their other factor exactly
+    A_PR = (A_p if D_P is E3 else A_p @ D_P) @ tj.P.R
+    r_P = r_p + (u_P if A_p is E3 else A_p @ u_P)
     r_Q = r_P + A_PR @ d
-    A_i = A_PR @ A_rel @ tj.Q.R.T @ D_Q.T
+    A_i = A_PR @ A_rel @ tj.Q.R.T
+    if D_Q is not E3:
+        A_i = A_i @ D_Q.T
     r_i = r_Q - A_i @ u_Q
     C_i = np.zeros((6, tj.qe.stop - tj.s.start))
     C_i[:, :tj.s.stop - tj.s.start] = _motion(A_PR @ S_w, A_PR @ S_v, r_i - r_Q)
@@ -281,7 +300,7 @@ def moved_bodies(tree: Tree, k: int) -> list:
 
 def _elastic(marker) -> bool:
     """Whether :func:`elastic_marker` reads the modal coordinates of the marker's body."""
-    return marker.Phi is not None and _deforms(marker)
+    return _marker_kind(marker) > 0
 
 
 def poses_and_jacobians(tree: Tree, beta: np.ndarray, moved=None, base=None
