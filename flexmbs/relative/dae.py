@@ -116,11 +116,14 @@ class RelativeDAE:
     # -- kinematics -----------------------------------------------------------------------
     def absolute_coordinates(self, beta, betad=None):
         """``(q_b, qd_b, T, Td betad)`` of the descriptor form at ``(beta, betad)``."""
+        # one memo for the calls at rest (rows, their Jacobian, Mbar) and one for those in
+        # motion, so that a Newton iteration's alternating calls do not evict each other
+        slot = "absolute" if betad is None else "absolute_moving"
         betad = np.zeros(self.n_q) if betad is None else np.asarray(betad, float)
         key = (np.asarray(beta, float).tobytes(), betad.tobytes())
-        if self._memo.get("absolute", (None,))[0] != key:
-            self._memo["absolute"] = (key, self._absolute(beta, betad))
-        return self._memo["absolute"][1]
+        if self._memo.get(slot, (None,))[0] != key:
+            self._memo[slot] = (key, self._absolute(beta, betad))
+        return self._memo[slot][1]
 
     def _absolute(self, beta, betad):
         beta = np.asarray(beta, float)

@@ -206,6 +206,12 @@ def elastic_marker(marker, qe, second: bool) -> tuple:
             marker.Phi)
 
 
+def _motion_into(out, w, v, lever) -> None:
+    """:func:`_motion` written into ``out`` (6, n)."""
+    out[:3] = w
+    out[3:] = v - tilde(lever) @ w
+
+
 def _motion(w, v, lever) -> np.ndarray:
     """Twist columns ``[w; v + w x lever]`` of an angular velocity ``w`` about a point
     moving with ``v`` (``lever = r_i - c``)."""
@@ -246,10 +252,13 @@ def _local_joint(tj, A_p, r_p, q_p, beta) -> tuple:
     if D_Q is not E3:
         A_i = A_i @ D_Q.T
     r_i = r_Q - A_i @ u_Q
-    C_i = np.zeros((6, tj.qe.stop - tj.s.start))
-    C_i[:, :tj.s.stop - tj.s.start] = _motion(A_PR @ S_w, A_PR @ S_v, r_i - r_Q)
+    C_i = np.empty((6, tj.qe.stop - tj.s.start))
+    n_b = tj.s.stop - tj.s.start
+    _motion_into(C_i[:, :n_b], A_PR @ S_w, A_PR @ S_v, r_i - r_Q)
     if W_Q is not None:
-        C_i[:, tj.s.stop - tj.s.start:] = _motion(-A_i @ W_Q, -A_i @ Phi_Q, r_i - r_Q)
+        _motion_into(C_i[:, n_b:], -A_i @ W_Q, -A_i @ Phi_Q, r_i - r_Q)
+    else:
+        C_i[:, n_b:] = 0.0
     X_e = None if W_P is None else _motion(A_p @ W_P, A_p @ Phi_P, r_i - r_P)
     return A_i, r_i, r_i - r_p, X_e, C_i
 

@@ -27,9 +27,9 @@ is column ``k`` of the second difference of ``T`` along the motion:
 with ``h`` and ``s |betad|`` scaled by the size of ``T``'s columns (``h = 1e-5``,
 ``s |betad| = 1e-4`` rad or m; truncation and round-off about 1e-10 relative in
 ``dT_k``, 1e-8 in the others), so a tangent costs ``2 n_beta + 2`` sweeps and one
-descriptor tangent (those of ``dT_k`` only over the bodies that ``beta_k`` moves, the
-others' rows of ``T`` being the same at ``beta +- h e_k``), against ``12 n_beta`` sweeps and ``4 n_beta`` descriptor residuals
-of central differences of ``r``.
+descriptor tangent, against ``12 n_beta`` sweeps and ``4 n_beta`` descriptor residuals
+of central differences of ``r``; those of ``dT_k`` sweep only the bodies that
+``beta_k`` moves (the others' rows of ``T`` are the same at ``beta +- h e_k``).
 """
 from __future__ import annotations
 
