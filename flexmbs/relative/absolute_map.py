@@ -56,20 +56,26 @@ def body_acceleration(e: np.ndarray, v: np.ndarray, a: np.ndarray) -> np.ndarray
     return np.concatenate([a[3:], 0.5 * G_of(ed).T @ omega + 0.5 * G.T @ a[:3]])
 
 
-def body_quaternions(A: list, e_ref: list | None = None) -> list:
+def body_quaternions(A: list, e_ref: list | None = None, moved: list | None = None) -> list:
     """Unit Euler parameters ``e_i`` of the bodies' rotations ``A[i]``, each with the sign
-    of ``e_ref[i]`` if given (so that ``e`` is continuous about a reference pose)."""
-    es = [e_from_matrix(a) for a in A]
+    of ``e_ref[i]`` if given (so that ``e`` is continuous about a reference pose); with
+    ``moved`` (per body) only those of the moved bodies, None for the others."""
+    es = [e_from_matrix(a) if moved is None or moved[i] else None for i, a in enumerate(A)]
     if e_ref is not None:
-        es = [-e if e @ f < 0.0 else e for e, f in zip(es, e_ref, strict=True)]
+        es = [-e if e is not None and e @ f < 0.0 else e
+              for e, f in zip(es, e_ref, strict=True)]
     return es
 
 
-def velocity_map(tree: Tree, es: list, J: list, body_slices: dict, n_q: int) -> np.ndarray:
+def velocity_map(tree: Tree, es: list, J: list, body_slices: dict, n_q: int,
+                 moved: list | None = None) -> np.ndarray:
     """``T = dq_b/dbeta`` (n_q, n_beta) from the bodies' Euler parameters ``es`` and twist
-    Jacobians ``J`` (module doc)."""
+    Jacobians ``J`` (module doc); with ``moved`` (per body) only the rows of the moved
+    bodies, zero elsewhere."""
     T = np.zeros((n_q, tree.n_beta))
     for i, body in enumerate(tree.bodies):
+        if moved is not None and not moved[i]:
+            continue
         s = body_slices[body.name]
         T[s.start:s.start + 3] = J[i][3:]
         T[s.start + 3:s.start + 7] = 0.5 * G_of(es[i]).T @ J[i][:3]

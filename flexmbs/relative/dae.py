@@ -44,7 +44,11 @@ from flexmbs.relative.absolute_map import (
     body_wrenches,
     velocity_map,
 )
-from flexmbs.relative.flexible_kinematics import forward_flexible, poses_and_jacobians
+from flexmbs.relative.flexible_kinematics import (
+    forward_flexible,
+    moved_bodies,
+    poses_and_jacobians,
+)
 from flexmbs.relative.flexible_tangent import T_derivatives, T_gradients, projected_tangent
 from flexmbs.relative.kinematics import forward
 from flexmbs.relative.tree import build_tree
@@ -112,11 +116,14 @@ class RelativeDAE:
     # -- kinematics -----------------------------------------------------------------------
     def absolute_coordinates(self, beta, betad=None):
         """``(q_b, qd_b, T, Td betad)`` of the descriptor form at ``(beta, betad)``."""
+        # one memo for the calls at rest (rows, their Jacobian, Mbar) and one for those in
+        # motion, so that a Newton iteration's alternating calls do not evict each other
+        slot = "absolute" if betad is None else "absolute_moving"
         betad = np.zeros(self.n_q) if betad is None else np.asarray(betad, float)
         key = (np.asarray(beta, float).tobytes(), betad.tobytes())
-        if self._memo.get("absolute", (None,))[0] != key:
-            self._memo["absolute"] = (key, self._absolute(beta, betad))
-        return self._memo["absolute"][1]
+        if self._memo.get(slot, (None,))[0] != key:
+            self._memo[slot] = (key, self._absolute(beta, betad))
+        return self._memo[slot][1]
 
     def _absolute(self, beta, betad):
         beta = np.asarray(beta, float)
@@ -137,12 +144,14 @@ class RelativeDAE:
             self._memo["pose"] = (key, poses_and_jacobians(self.tree, beta))
         return self._memo["pose"][1]
 
-    def velocity_map_at(self, beta, e_ref=None) -> np.ndarray:
+    def velocity_map_at(self, beta, e_ref=None, moved=None, base=None) -> np.ndarray:
         """``T(beta)`` of a flexible tree (one sweep), its Euler parameters with the
-        signs of ``e_ref`` (one per body) if given."""
-        A, _, J = poses_and_jacobians(self.tree, np.asarray(beta, float))
-        return velocity_map(self.tree, body_quaternions(A, e_ref), J,
-                            self.absolute.body_slices, self.absolute.n_q)
+        signs of ``e_ref`` (one per body) if given; with ``moved`` (per body) and
+        ``base`` (``(A, r, J)`` at a ``beta`` that differs only in coordinates that move
+        no other body) only the moved bodies' rows, zero elsewhere."""
+        A, _, J = poses_and_jacobians(self.tree, np.asarray(beta, float), moved, base)
+        return velocity_map(self.tree, body_quaternions(A, e_ref, moved), J,
+                            self.absolute.body_slices, self.absolute.n_q, moved)
 
     def initial_q(self) -> np.ndarray:
         return self.tree.beta0()
@@ -380,13 +389,20 @@ class RelativeDAE:
 
     def _gradients(self, q, q_b, T):
         """``(T_at, [dT/dbeta_k])`` of a flexible tree at ``q`` (``T_at``: ``T`` with the
-        Euler parameters of ``q_b``'s signs), memoised on ``q``: the tangent and the two
+        Euler parameters of ``q_b``'s signs; at ``q`` moved in ``q_k`` alone, ``T_at(x, k)``
+        sweeps only the bodies that ``q_k`` moves), memoised on ``q``: the tangent and the two
         constraint derivatives of one Newton matrix share them."""
         key = q.tobytes()
         memo = self._memo.get("dT")
         if memo is None or memo[0] != key:
             e_ref = [q_b[self.absolute.body_slices[b.name]][3:7] for b in self.tree.bodies]
-            T_at = lambda x: self.velocity_map_at(x, e_ref)     # noqa: E731
+            base = self._pose(q)
+            moved = [moved_bodies(self.tree, k) for k in range(self.n_q)]
+
+            def T_at(x, k=None):
+                if k is None:
+                    return self.velocity_map_at(x, e_ref)
+                return self.velocity_map_at(x, e_ref, moved[k], base)
             memo = self._memo["dT"] = (key, T_at, T_gradients(T_at, q, T))
         return memo[1], memo[2]
 

@@ -28,6 +28,8 @@ The velocity-product accelerations ``ahat_i = Jd_i betad`` (the twists' rates at
 """
 from __future__ import annotations
 
+import math
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -83,9 +85,73 @@ def _unit(p: np.ndarray, dp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return u, (dp - np.outer(u, u @ dp)) / n
 
 
+def _qmul(e, f) -> list:
+    """Hamilton product ``e * f`` of two Euler-parameter 4-lists."""
+    return [e[0] * f[0] - e[1] * f[1] - e[2] * f[2] - e[3] * f[3],
+            e[0] * f[1] + f[0] * e[1] + e[2] * f[3] - e[3] * f[2],
+            e[0] * f[2] + f[0] * e[2] + e[3] * f[1] - e[1] * f[3],
+            e[0] * f[3] + f[0] * e[3] + e[1] * f[2] - e[2] * f[1]]
+
+
+def _unit_list(p: list, dp: list) -> tuple[list, list]:
+    """:func:`_unit` on lists: ``p / |p|`` and ``(dp - u (u^T dp)) / |p|`` (rows of
+    ``dp``, 3 columns)."""
+    n = math.sqrt(sum(x * x for x in p))
+    u = [x / n for x in p]
+    udp = [sum(u[i] * dp[i][j] for i in range(len(p))) for j in range(3)]
+    return u, [[(dp[i][j] - u[i] * udp[j]) / n for j in range(3)] for i in range(len(p))]
+
+
 def elastic_rotation(a: np.ndarray, theta: np.ndarray, second: bool = False
                      ) -> tuple[np.ndarray, np.ndarray]:
-    """Euler parameters ``e_D`` of the elastic rotation and ``de_D/dtheta`` (4, 3).
+    """Euler parameters ``e_D`` of the elastic rotation and ``de_D/dtheta`` (4, 3), in
+    scalar arithmetic (the sweeps call it once per deforming marker;
+    :func:`elastic_rotation_reference` is the same by matrix products).
+
+    ``D = tilt(a -> n) spin(a, a.theta)``: the spin about the joint axis ``a`` (the
+    marker's z axis in the body frame) by the linearised angle ``a.theta``, then the
+    smallest rotation taking ``a`` to the direction ``n`` of the joint axis that the
+    descriptor rows of a revolute or cylindrical joint see with the linearised axes of
+    :mod:`flexmbs.kinematics.frames`: on the joint's first marker (rows use ``z_P``)
+    ``n ~ a + theta x a``; on its second (rows use ``x_Q``, ``y_Q``, so the axis is
+    ``x_Q x y_Q``) ``n ~ a + theta x a + (theta.a) theta``.  Such joints see the same
+    axis in both forms; the other axes agree to first order in ``theta``."""
+    ax, ay, az = a.tolist()
+    t = theta.tolist()
+    tx, ty, tz = t
+    phi = ax * tx + ay * ty + az * tz
+    m = [ax + (ty * az - tz * ay), ay + (tz * ax - tx * az), az + (tx * ay - ty * ax)]
+    dm = [[0.0, az, -ay], [-az, 0.0, ax], [ay, -ax, 0.0]]          # -a~
+    if second:
+        av = (ax, ay, az)
+        m = [m[i] + phi * t[i] for i in range(3)]
+        dm = [[dm[i][j] + t[i] * av[j] + (phi if i == j else 0.0) for j in range(3)]
+              for i in range(3)]
+    n, dn = _unit_list(m, dm)
+    nx, ny, nz = n
+    # [1 + a.n; a x n] and its derivative [a^T dn; a~ dn]
+    tilt = [1.0 + ax * nx + ay * ny + az * nz, ay * nz - az * ny, az * nx - ax * nz,
+            ax * ny - ay * nx]
+    dtilt = [[ax * dn[0][j] + ay * dn[1][j] + az * dn[2][j] for j in range(3)],
+             [ay * dn[2][j] - az * dn[1][j] for j in range(3)],
+             [az * dn[0][j] - ax * dn[2][j] for j in range(3)],
+             [ax * dn[1][j] - ay * dn[0][j] for j in range(3)]]
+    e_t, de_t = _unit_list(tilt, dtilt)
+    c, s = math.cos(0.5 * phi), math.sin(0.5 * phi)
+    e_s = [c, s * ax, s * ay, s * az]
+    ds = [-s, c * ax, c * ay, c * az]
+    half_a = (0.5 * ax, 0.5 * ay, 0.5 * az)
+    de = [_qmul([de_t[i][j] for i in range(4)], e_s)
+          for j in range(3)]
+    de = [[x + y for x, y in zip(de[j], _qmul(e_t, [d * half_a[j] for d in ds]), strict=True)]
+          for j in range(3)]
+    return np.array(_qmul(e_t, e_s)), np.array(de).T
+
+
+def elastic_rotation_reference(a: np.ndarray, theta: np.ndarray, second: bool = False
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`elastic_rotation` by matrix products (the reference of its scalar form):
+    Euler parameters ``e_D`` of the elastic rotation and ``de_D/dtheta`` (4, 3).
 
     ``D = tilt(a -> n) spin(a, a.theta)``: the spin about the joint axis ``a`` (the
     marker's z axis in the body frame) by the linearised angle ``a.theta``, then the
@@ -113,17 +179,37 @@ def _deforms(marker) -> bool:
     return bool(np.any(marker.Phi) or np.any(marker.Psi))
 
 
+#: per marker (weakly held): 0 rigid (or rows all zero), 1 translation only, 2 rotating
+_KIND: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _marker_kind(marker) -> int:
+    """The kind of :data:`_KIND` of a marker (its rows are read-only once built)."""
+    kind = _KIND.get(marker)
+    if kind is None:
+        kind = _KIND[marker] = (0 if marker.Phi is None or not _deforms(marker)
+                                else 1 if not np.any(marker.Psi) else 2)
+    return kind
+
+
 def elastic_marker(marker, qe, second: bool) -> tuple:
     """``(u, D, W, Phi)`` of a marker at the modal coordinates ``qe`` (module doc;
     ``second``: the marker is its joint's second); ``(s, E, None, None)`` on a rigid body
     or the ground."""
-    if marker.Phi is None or not len(qe) or not _deforms(marker):
+    kind = _marker_kind(marker)
+    if kind == 0 or not len(qe):
         return marker.s, E3, None, None
-    if not np.any(marker.Psi):                 # translation only: D = E
+    if kind == 1:                              # translation only: D = E
         return marker.s + marker.Phi @ qe, E3, np.zeros_like(marker.Psi), marker.Phi
     e_D, de = elastic_rotation(marker.R[:, 2], marker.Psi @ qe, second)
     return (marker.s + marker.Phi @ qe, A_of(e_D), 2.0 * G_of(e_D) @ de @ marker.Psi,
             marker.Phi)
+
+
+def _motion_into(out, w, v, lever) -> None:
+    """:func:`_motion` written into ``out`` (6, n)."""
+    out[:3] = w
+    out[3:] = v - tilde(lever) @ w
 
 
 def _motion(w, v, lever) -> np.ndarray:
@@ -149,53 +235,107 @@ class LocalKinematics:
     C: list
 
 
-def local_kinematics(tree: Tree, beta: np.ndarray) -> LocalKinematics:
-    """The :class:`LocalKinematics` at ``beta`` (module doc), O(n)."""
+def _local_joint(tj, A_p, r_p, q_p, beta) -> tuple:
+    """``(A_i, r_i, rho_i, X_e[i], C_i)`` of tree joint ``tj`` (module doc) from its
+    parent's pose ``A_p``, ``r_p`` and modal coordinates ``q_p``."""
+    b = beta[tj.s]
+    u_P, D_P, W_P, Phi_P = elastic_marker(tj.P, q_p, tj.swapped)
+    u_Q, D_Q, W_Q, Phi_Q = elastic_marker(tj.Q, beta[tj.qe], not tj.swapped)
+    A_rel, d = tj.motion.pose(b)
+    S_w, S_v = tj.motion.subspace(b)
+    # products with E (the ground's axes, a marker that does not deform) are skipped:
+    # they return their other factor exactly
+    A_PR = (A_p if D_P is E3 else A_p @ D_P) @ tj.P.R
+    r_P = r_p + (u_P if A_p is E3 else A_p @ u_P)
+    r_Q = r_P + A_PR @ d
+    A_i = A_PR @ A_rel @ tj.Q.R.T
+    if D_Q is not E3:
+        A_i = A_i @ D_Q.T
+    r_i = r_Q - A_i @ u_Q
+    C_i = np.empty((6, tj.qe.stop - tj.s.start))
+    n_b = tj.s.stop - tj.s.start
+    _motion_into(C_i[:, :n_b], A_PR @ S_w, A_PR @ S_v, r_i - r_Q)
+    if W_Q is not None:
+        _motion_into(C_i[:, n_b:], -A_i @ W_Q, -A_i @ Phi_Q, r_i - r_Q)
+    else:
+        C_i[:, n_b:] = 0.0
+    X_e = None if W_P is None else _motion(A_p @ W_P, A_p @ Phi_P, r_i - r_P)
+    return A_i, r_i, r_i - r_p, X_e, C_i
+
+
+def _sweep(tree: Tree, beta: np.ndarray, moved, base) -> tuple[list, list, list, list, list]:
+    """The local quantities of the joints ``i`` with ``moved[i]`` (all if ``moved`` is
+    None), the others' ``(A, r)`` taken from ``base`` and their ``rho, X_e, C`` None."""
     A, r, rho, X_e, C = [], [], [], [], []
-    for tj in tree.joints:
+    for i, tj in enumerate(tree.joints):
+        if moved is not None and not moved[i]:
+            A.append(base[0][i])
+            r.append(base[1][i])
+            rho.append(None)
+            X_e.append(None)
+            C.append(None)
+            continue
         p = tj.parent
         if p < 0:
             A_p, r_p, q_p = E3, np.zeros(3), ()
         else:
             A_p, r_p, q_p = A[p], r[p], beta[tree.joints[p].qe]
-        b = beta[tj.s]
-        u_P, D_P, W_P, Phi_P = elastic_marker(tj.P, q_p, tj.swapped)
-        u_Q, D_Q, W_Q, Phi_Q = elastic_marker(tj.Q, beta[tj.qe], not tj.swapped)
-        A_rel, d = tj.motion.pose(b)
-        S_w, S_v = tj.motion.subspace(b)
-        A_PR = A_p @ D_P @ tj.P.R
-        r_P = r_p + A_p @ u_P
-        r_Q = r_P + A_PR @ d
-        A_i = A_PR @ A_rel @ tj.Q.R.T @ D_Q.T
-        r_i = r_Q - A_i @ u_Q
-        C_i = np.zeros((6, tj.qe.stop - tj.s.start))
-        C_i[:, :tj.s.stop - tj.s.start] = _motion(A_PR @ S_w, A_PR @ S_v, r_i - r_Q)
-        if W_Q is not None:
-            C_i[:, tj.s.stop - tj.s.start:] = _motion(-A_i @ W_Q, -A_i @ Phi_Q, r_i - r_Q)
-        A.append(A_i)
-        r.append(r_i)
-        rho.append(r_i - r_p)
-        X_e.append(None if W_P is None else _motion(A_p @ W_P, A_p @ Phi_P, r_i - r_P))
-        C.append(C_i)
-    return LocalKinematics(A, r, rho, X_e, C)
+        for out, x in zip((A, r, rho, X_e, C), _local_joint(tj, A_p, r_p, q_p, beta),
+                          strict=True):
+            out.append(x)
+    return A, r, rho, X_e, C
 
 
-def poses_and_jacobians(tree: Tree, beta: np.ndarray) -> tuple[list, list, list]:
+def local_kinematics(tree: Tree, beta: np.ndarray) -> LocalKinematics:
+    """The :class:`LocalKinematics` at ``beta`` (module doc), O(n)."""
+    return LocalKinematics(*_sweep(tree, beta, None, None))
+
+
+def moved_bodies(tree: Tree, k: int) -> list:
+    """Whether each body's pose or ``J`` row depends on ``beta[k]``: the body whose joint
+    coordinates hold ``k``, the body whose modal coordinates hold it if its joint's Q
+    deforms, the children whose P deforms with their parent's modal coordinate ``k``, and
+    the descendants of all these."""
+    moved = []
+    for tj in tree.joints:
+        p = tj.parent
+        moved.append(tj.s.start <= k < tj.s.stop
+                     or (tj.qe.start <= k < tj.qe.stop and _elastic(tj.Q))
+                     or (p >= 0 and (moved[p] or (tree.joints[p].qe.start <= k
+                                                   < tree.joints[p].qe.stop
+                                                   and _elastic(tj.P)))))
+    return moved
+
+
+def _elastic(marker) -> bool:
+    """Whether :func:`elastic_marker` reads the modal coordinates of the marker's body."""
+    return _marker_kind(marker) > 0
+
+
+def poses_and_jacobians(tree: Tree, beta: np.ndarray, moved=None, base=None
+                        ) -> tuple[list, list, list]:
     """``(A, r, J)`` of every body at ``beta`` (module doc): ``J_i = B_{p,i} J_p`` plus
-    the local columns of :func:`local_kinematics`."""
-    loc = local_kinematics(tree, beta)
+    the local columns of :func:`local_kinematics`.  With ``moved`` (per body, e.g.
+    :func:`moved_bodies`) and ``base`` (the ``(A, r, J)`` at a ``beta`` that differs
+    only in coordinates that do not move the other bodies), only the moved bodies are
+    swept and the others' entries are those of ``base`` (the same numbers: their sweep
+    does not read the changed coordinates)."""
+    A, r, rho, X_e, C = _sweep(tree, beta, moved, base)
     J = []
     for i, tj in enumerate(tree.joints):
+        if C[i] is None:
+            J.append(base[2][i])
+            continue
         p = tj.parent
-        J_i = np.zeros((6, tree.n_beta)) if p < 0 else transfer(loc.rho[i], J[p])
-        if loc.X_e[i] is not None:
-            J_i[:, tree.joints[p].qe] += loc.X_e[i]
+        J_i = np.zeros((6, tree.n_beta)) if p < 0 else transfer(rho[i], J[p])
+        if X_e[i] is not None:
+            J_i[:, tree.joints[p].qe] += X_e[i]
         n_b = tj.s.stop - tj.s.start
-        J_i[:, tj.s] += loc.C[i][:, :n_b]
-        if np.any(loc.C[i][:, n_b:]):
-            J_i[:, tj.qe] += loc.C[i][:, n_b:]
+        J_i[:, tj.s] += C[i][:, :n_b]
+        if np.any(C[i][:, n_b:]):
+            J_i[:, tj.qe] += C[i][:, n_b:]
         J.append(J_i)
-    return loc.A, loc.r, J
+    return A, r, J
 
 
 def twists(tree: Tree, loc: LocalKinematics, betad: np.ndarray) -> list:

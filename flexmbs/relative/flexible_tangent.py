@@ -28,7 +28,8 @@ with ``h`` and ``s |betad|`` scaled by the size of ``T``'s columns (``h = 1e-5``
 ``s |betad| = 1e-4`` rad or m; truncation and round-off about 1e-10 relative in
 ``dT_k``, 1e-8 in the others), so a tangent costs ``2 n_beta + 2`` sweeps and one
 descriptor tangent, against ``12 n_beta`` sweeps and ``4 n_beta`` descriptor residuals
-of central differences of ``r``.
+of central differences of ``r``; those of ``dT_k`` sweep only the bodies that
+``beta_k`` moves (the others' rows of ``T`` are the same at ``beta +- h e_k``).
 """
 from __future__ import annotations
 
@@ -40,17 +41,20 @@ import numpy as np
 STEP, MOTION_STEP = 1e-5, 1e-4
 
 
-def T_gradients(T_at: Callable[[np.ndarray], np.ndarray], beta: np.ndarray,
+def T_gradients(T_at: Callable[..., np.ndarray], beta: np.ndarray,
                 T: np.ndarray) -> list:
     """``dT_k = dT/dbeta_k`` for each k (module doc) at ``beta`` with ``T = T_at(beta)``;
-    ``T_at`` gives Euler parameters of one sign about ``beta``."""
+    ``T_at`` gives Euler parameters of one sign about ``beta``, and ``T_at(x, k)`` at an
+    ``x`` that differs from ``beta`` in ``x_k`` alone may leave zero (or equal to those of
+    ``T``) the rows that do not depend on ``beta_k``: their differences are zero either
+    way."""
     n = beta.size
     scale = np.maximum(np.abs(T).max(axis=0), 1.0)
     dT = []
     for k in range(n):
         e_k = np.zeros(n)
         e_k[k] = h = STEP / scale[k]
-        dT.append((T_at(beta + e_k) - T_at(beta - e_k)) / (2.0 * h))
+        dT.append((T_at(beta + e_k, k) - T_at(beta - e_k, k)) / (2.0 * h))
     return dT
 
 
