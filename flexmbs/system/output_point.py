@@ -12,8 +12,9 @@ for all joints in one ``bincount``.  Then, per joint (all joints at once),
     m_Q = m_O - (p_Q - r) x f,     reaction = (R_Q^T f, R_Q^T m_Q)   [N, N m],
 
 negated (``sign = -1``) when ``Q`` is on the ground and the wrench is taken on ``P``'s
-body.  Joint coordinates are the joints' ``coordinates`` of the marker frames ``(p, R)``
-as value-only jets (no derivatives needed).
+body.  Joint coordinates are the joints' ``coordinate_values`` of the marker frames
+``(p, R)`` (the values of their ``coordinates`` by the same arithmetic, without jets), or
+their ``coordinates`` of value-only jets when a joint has no such values.
 """
 from __future__ import annotations
 
@@ -148,9 +149,12 @@ class OutputPoint:
         frames = (self.rows.at_state(q, t) if at is None else at).frames
         out = {}
         for name, markers in self.joints:
-            P, Q = (_value_jet(*marker_frame(mk, q, self.layout, frames)) for mk in markers)
-            out[name] = np.array([float(c.v) for c in
-                                  self._joint_objects[name].coordinates(P, Q)])
+            joint = self._joint_objects[name]
+            P, Q = (marker_frame(mk, q, self.layout, frames) for mk in markers)
+            values = joint.coordinate_values(P, Q)
+            if values is None:
+                values = [float(c.v) for c in joint.coordinates(_value_jet(*P), _value_jet(*Q))]
+            out[name] = np.array(values)
         return out
 
 
