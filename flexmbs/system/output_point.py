@@ -134,7 +134,9 @@ class OutputPoint:
         for j, Q in plan.moving_Q:
             p[j], R[j] = marker_frame(Q, q, lay, at.frames)
         m = m - cross(p - qb[:, 0:3], f)
-        fm = plan.on * (np.stack([f, m], axis=1) @ R)           # rows R^T f, R^T m_Q
+        fm = np.empty((J, 2, 3))
+        fm[:, 0], fm[:, 1] = f, m
+        fm = plan.on * (fm @ R)                                   # rows R^T f, R^T m_Q
         force, torque = fm[:, 0], fm[:, 1]
         return {name: (force[j], torque[j]) for j, name in enumerate(plan.names)}
 
