@@ -166,7 +166,8 @@ class OutputPoint:
         for name, markers in self.joints:
             joint = self._joint_objects[name]
             P, Q = (marker_frame(mk, q, self.layout, frames) for mk in markers)
-            values = joint.coordinate_values(P, Q)
+            values_of = getattr(joint, "coordinate_values", None)   # (not every joint)
+            values = None if values_of is None else values_of(P, Q)
             if values is None:
                 values = [float(c.v) for c in joint.coordinates(_value_jet(*P), _value_jet(*Q))]
             out[name] = np.array(values)
