@@ -125,6 +125,7 @@ class _Recorder:
         self.n_records = 0
         self.last = None            # (t, q) of the last output
         self.worst = (1.0, 0.0, "")  # smallest conditioning seen: (ratio, t, row label)
+        self._names = {}            # {joint: coordinate names}
         if prior is not None:
             self._take(prior)
 
@@ -156,6 +157,13 @@ class _Recorder:
                     f"singular configuration: the active constraint rows lost rank "
                     f"(sigma_min/sigma_max = {ratio:.2e}), the row most involved is "
                     f"{asm.active_row_labels[i]}", t=t)
+
+    def _coordinate_names(self, joint: str) -> tuple:
+        """The ``coordinate_names`` of the model's joint ``joint`` (looked up once)."""
+        names = self._names.get(joint)
+        if names is None:
+            names = self._names[joint] = self.asm.model.joint(joint).coordinate_names
+        return names
 
     def __call__(self, t, q, qd, qdd, lam, stats):
         if self.out_times is not None:
@@ -194,7 +202,7 @@ class _Recorder:
         coordinates = asm.joint_coordinates(q) if self.point is None else \
             self.point.joint_coordinates(q, t)
         for name, c in coordinates.items():
-            rec[f"joints/{name}/coordinates"] = (c, "rad | m", asm.model.joint(name).coordinate_names)
+            rec[f"joints/{name}/coordinates"] = (c, "rad | m", self._coordinate_names(name))
         for s in asm.sensors:
             states = tuple(asm.marker_kinematics(m, q, qd, qdd) for m in asm.sensor_markers[s.name])
             rec[f"sensors/{s.name}"] = (s.measure(states), getattr(s, "unit", ""),

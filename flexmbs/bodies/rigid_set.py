@@ -24,7 +24,7 @@ _I, _J = np.array([1, 2, 0]), np.array([2, 0, 1])
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a x b`` row by row, ``(n, 3)`` (without :func:`numpy.cross`'s axis handling)."""
-    return a[:, _I] * b[:, _J] - a[:, _J] * b[:, _I]
+    return a.take(_I, 1) * b.take(_J, 1) - a.take(_J, 1) * b.take(_I, 1)
 
 
 #: ``A(e) = sum_kl T_A[:, :, k, l] e_k e_l`` as (4, 36) and ``L(e) = sum_k e_k L_BASIS[k]``
@@ -67,7 +67,7 @@ class RigidSet:
         A = rotation_matrices(e)
         Awc = (A @ cross(w, self.c)[:, :, None])[:, :, 0]
         Iw = (self.I_O @ w[:, :, None])[:, :, 0]
-        T = np.sum(0.5 * self.m[:, None] * rd * rd + self.m[:, None] * rd * Awc + 0.5 * w * Iw)
+        T = (0.5 * self.m[:, None] * rd * rd + self.m[:, None] * rd * Awc + 0.5 * w * Iw).sum()
         Ac = (A @ self.c[:, :, None])[:, :, 0]
-        V = -np.sum(self.m * ((x[:, 0:3] + Ac) @ gravity))
+        V = -(self.m * ((x[:, 0:3] + Ac) @ gravity)).sum()
         return float(T), float(V)

@@ -151,6 +151,11 @@ class Joint:
         """Joint coordinates (angle [rad] / displacement [m]) as jets; may be empty."""
         return []
 
+    def coordinate_values(self, P: tuple, Q: tuple) -> list[float] | None:
+        """The values of :meth:`coordinates` from the frames ``P = (p, R)``, ``Q``
+        (``R``: axes as columns) without jets, or None: not available (use the jets)."""
+        return None
+
 
 # -- building blocks shared by the joint files -------------------------------------------
 # (the relative measures offset_along and rotation_angle: flexmbs.kinematics.relative)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flexmbs.constraints.base import Joint
-from flexmbs.kinematics.relative import offset_along, rotation_angle
+from flexmbs.kinematics.relative import (offset_along, offset_along_value, rotation_angle,
+                                          rotation_angle_value)
 
 
 @dataclass(frozen=True, eq=False)
@@ -24,3 +25,6 @@ class Cylindrical(Joint):
 
     def coordinates(self, P, Q):
         return [rotation_angle(P, Q), offset_along(P, Q, 2)]
+
+    def coordinate_values(self, P, Q):
+        return [rotation_angle_value(P, Q), offset_along_value(P, Q, 2)]

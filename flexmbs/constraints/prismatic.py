@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flexmbs.constraints.base import Joint
-from flexmbs.kinematics.relative import offset_along
+from flexmbs.kinematics.relative import offset_along, offset_along_value
 
 
 @dataclass(frozen=True, eq=False)
@@ -23,3 +23,6 @@ class Prismatic(Joint):
 
     def coordinates(self, P, Q):
         return [offset_along(P, Q, 2)]
+
+    def coordinate_values(self, P, Q):
+        return [offset_along_value(P, Q, 2)]

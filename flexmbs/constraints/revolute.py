@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flexmbs.constraints.base import Joint
-from flexmbs.kinematics.relative import rotation_angle
+from flexmbs.kinematics.relative import rotation_angle, rotation_angle_value
 
 
 @dataclass(frozen=True, eq=False)
@@ -20,3 +20,6 @@ class Revolute(Joint):
 
     def coordinates(self, P, Q):
         return [rotation_angle(P, Q)]
+
+    def coordinate_values(self, P, Q):
+        return [rotation_angle_value(P, Q)]

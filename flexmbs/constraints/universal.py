@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from flexmbs.constraints.base import Joint
 from flexmbs.kinematics.jet import atan2, dot
 
@@ -27,3 +29,8 @@ class Universal(Joint):
 
     def coordinates(self, P, Q):
         return [atan2(dot(P.z, Q.y), dot(P.y, Q.y)), atan2(dot(P.x, Q.z), dot(P.x, Q.x))]
+
+    def coordinate_values(self, P, Q):
+        RP, RQ = P[1], Q[1]         # the arithmetic of coordinates' jets, values alone
+        return [float(np.arctan2(RP[:, 2] @ RQ[:, 1], RP[:, 1] @ RQ[:, 1])),
+                float(np.arctan2(RP[:, 0] @ RQ[:, 2], RP[:, 0] @ RQ[:, 0]))]

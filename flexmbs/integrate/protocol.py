@@ -180,7 +180,10 @@ class VelocityConstraints(Protocol):
 
 
 def velocity_rows(dae) -> int:
-    """``n_mu`` of a :class:`VelocityConstraints` system, else 0."""
+    """``n_mu`` of a :class:`VelocityConstraints` system, else 0 (a system without
+    ``n_mu`` rows skips the protocol's slow ``isinstance``: it is called at every output)."""
+    if not getattr(dae, "n_mu", 0):
+        return 0
     return int(dae.n_mu) if isinstance(dae, VelocityConstraints) else 0
 
 

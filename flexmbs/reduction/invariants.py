@@ -176,15 +176,19 @@ class InvariantPolynomials:
     def mass_matrix(self, q: np.ndarray) -> np.ndarray:
         """The (6 + n_q) mass matrix of THEORY §2.3 in body components."""
         inv, n = self.inv, self.n
-        M = np.zeros((6 + n, 6 + n))
+        M0 = self.__dict__.get("_M0")
+        if M0 is None:          # the blocks independent of q, set once
+            M0 = np.zeros((6 + n, 6 + n))
+            M0[:3, :3] = inv.m * E3
+            M0[:3, 6:], M0[6:, :3] = inv.C_t.T, inv.C_t
+            M0[6:, 6:] = inv.M_e
+            self.__dict__["_M0"] = M0
+        M = M0.copy()
         mct = inv.m * tilde(self.c(q))
         Cr = self.C_r(q)
-        M[:3, :3] = inv.m * E3
         M[:3, 3:6], M[3:6, :3] = mct.T, mct
-        M[:3, 6:], M[6:, :3] = inv.C_t.T, inv.C_t
         M[3:6, 3:6] = self.I(q)
         M[3:6, 6:], M[6:, 3:6] = Cr.T, Cr
-        M[6:, 6:] = inv.M_e
         return M
 
 

@@ -133,7 +133,7 @@ class Scales:
 
 def divergence(scales: Scales, q: np.ndarray) -> str | None:
     """What diverged at ``q`` (module docstring), or None."""
-    if not np.all(np.isfinite(q)):
+    if not np.isfinite(q).all():
         return "the coordinates are no longer finite (inf/NaN)"
     for name, s, phi, size in scales.elastic:
         u = float(np.abs(q[s]) @ phi)
@@ -141,7 +141,7 @@ def divergence(scales: Scales, q: np.ndarray) -> str | None:
             return (f"flexible body '{name}': elastic displacement up to {u:.3g} m, beyond "
                     f"the body's size {size:.3g} m (the floating-frame model assumes small "
                     f"elastic displacements)")
-    r = float(np.max(np.abs(q[:scales.n_body]), initial=0.0))
+    r = float(np.abs(q[:scales.n_body]).max(initial=0.0))
     if r > 1e6 * scales.size:
         return f"a coordinate reached {r:.3g}, 1e6 times the model's size {scales.size:.3g} m"
     return None

@@ -12,8 +12,9 @@ for all joints in one ``bincount``.  Then, per joint (all joints at once),
     m_Q = m_O - (p_Q - r) x f,     reaction = (R_Q^T f, R_Q^T m_Q)   [N, N m],
 
 negated (``sign = -1``) when ``Q`` is on the ground and the wrench is taken on ``P``'s
-body.  Joint coordinates are the joints' ``coordinates`` of the marker frames ``(p, R)``
-as value-only jets (no derivatives needed).
+body.  Joint coordinates are the joints' ``coordinate_values`` of the marker frames
+``(p, R)`` (the values of their ``coordinates`` by the same arithmetic, without jets), or
+their ``coordinates`` of value-only jets when a joint has no such values.
 """
 from __future__ import annotations
 
@@ -67,6 +68,22 @@ class ReactionPlan:
         self.rotates = self.n >= 7
         self.fixed_frames = {j: (np.array(Q.s, dtype=float), F.orientation(Q, None))
                              for j, Q in enumerate(Q_of) if not moving[j]}
+        #: the frames of the markers ``Q``, those of the fixed ones filled in once
+        self.p0, self.R0 = np.zeros((len(names), 3)), np.zeros((len(names), 3, 3))
+        for j, (pj, Rj) in self.fixed_frames.items():
+            self.p0[j], self.R0[j] = pj, Rj
+        self.moving_Q = [(j, Q) for j, Q in enumerate(Q_of) if moving[j]]
+        #: ``sign`` where a body takes the wrench, else 0, as (J, 1, 1)
+        self.on = ((self.n > 0)[:, None] * self.sign[:, None])[:, :, None]
+        self._cols = (-1, None)
+
+    def columns(self, n_q: int) -> np.ndarray:
+        """``(J, n_max)``: the columns of each joint's body coordinates in ``q`` (clipped
+        to ``n_q - 1`` past the body; those entries are not used)."""
+        if self._cols[0] != n_q:
+            self._cols = (n_q, np.minimum(self.start[:, None] + np.arange(self.n_max),
+                                          n_q - 1))
+        return self._cols[1]
 
     def entries(self, rr: np.ndarray, cc: np.ndarray, active: np.ndarray) -> tuple:
         """``(rows, cols, target)`` of the entries ``(rr, cc)`` of ``G`` that lie in the
@@ -109,18 +126,17 @@ class OutputPoint:
         if J == 0:
             return {}
         gen = plan.generalized(at.G, np.asarray(lam, dtype=float), self._entries(at.G))
-        cols = np.minimum(plan.start[:, None] + np.arange(plan.n_max), q.size - 1)
-        qb = q[cols]
+        qb = q[plan.columns(q.size)]
         f = gen[:, 0:3]
         Ge = (qb[:, 3:7] @ TGk).reshape(J, 3, 4)                 # G(e) of each joint
         m = np.where(plan.rotates[:, None], 0.5 * (Ge @ gen[:, 3:7, None])[:, :, 0], 0.0)
-        p, R = np.zeros((J, 3)), np.zeros((J, 3, 3))
-        for j, Q in enumerate(plan.Q):
-            p[j], R[j] = plan.fixed_frames[j] if not plan.moving[j] else \
-                marker_frame(Q, q, lay, at.frames)
+        p, R = plan.p0.copy(), plan.R0.copy()
+        for j, Q in plan.moving_Q:
+            p[j], R[j] = marker_frame(Q, q, lay, at.frames)
         m = m - cross(p - qb[:, 0:3], f)
-        on = (plan.n > 0)[:, None] * plan.sign[:, None]
-        fm = on[:, :, None] * (np.stack([f, m], axis=1) @ R)    # rows R^T f, R^T m_Q
+        fm = np.empty((J, 2, 3))
+        fm[:, 0], fm[:, 1] = f, m
+        fm = plan.on * (fm @ R)                                   # rows R^T f, R^T m_Q
         force, torque = fm[:, 0], fm[:, 1]
         return {name: (force[j], torque[j]) for j, name in enumerate(plan.names)}
 
@@ -148,9 +164,13 @@ class OutputPoint:
         frames = (self.rows.at_state(q, t) if at is None else at).frames
         out = {}
         for name, markers in self.joints:
-            P, Q = (_value_jet(*marker_frame(mk, q, self.layout, frames)) for mk in markers)
-            out[name] = np.array([float(c.v) for c in
-                                  self._joint_objects[name].coordinates(P, Q)])
+            joint = self._joint_objects[name]
+            P, Q = (marker_frame(mk, q, self.layout, frames) for mk in markers)
+            values_of = getattr(joint, "coordinate_values", None)   # (not every joint)
+            values = None if values_of is None else values_of(P, Q)
+            if values is None:
+                values = [float(c.v) for c in joint.coordinates(_value_jet(*P), _value_jet(*Q))]
+            out[name] = np.array(values)
         return out
 
 

@@ -12,6 +12,7 @@ from flexmbs.constraints.fixed import Fixed
 from flexmbs.constraints.helical import Helical
 from flexmbs.constraints.planar import Planar
 from flexmbs.constraints.prismatic import Prismatic
+from flexmbs.constraints.revolute import Revolute
 from flexmbs.constraints.universal import Universal
 from flexmbs.kinematics.rotation import A_of, e_from_matrix, matrix_from_axis_angle
 
@@ -151,3 +152,25 @@ def test_helical_reports_missing_pitch():
     assert any("pitch" in p for p in problems)
     assert any("itself" in p for p in Fixed("F", b, b, at, ax).problems())
     assert Fixed("F", ground, b, at, ax).problems() == []
+
+
+VALUE_JOINTS = {**JOINTS, "revolute": (lambda a, b, at, ax: Revolute("J", a, b, at, ax), 5)}
+
+
+@pytest.mark.parametrize("kind", sorted(VALUE_JOINTS))
+@pytest.mark.parametrize("with_ground", [False, True])
+def test_coordinate_values_are_the_values_of_the_coordinate_jets(kind, with_ground):
+    """``coordinate_values`` of the frames ``(p, R)``: the values of ``coordinates`` (the
+    jets of the same frames), bit for bit, or None (then the jets are used)."""
+    rng = np.random.default_rng(5 + len(kind))
+    joint = VALUE_JOINTS[kind][0](*pair(rng, with_ground))
+    layout = Layout(joint.resolve())
+    P, Q = layout.frames(layout.random_x(rng))
+    frames = [(F.p.v, np.column_stack([F.x.v, F.y.v, F.z.v])) for F in (P, Q)]
+    values = joint.coordinate_values(*frames)
+    if kind in ("fixed", "helical"):
+        assert values is None
+        return
+    jets = [float(c.v) for c in joint.coordinates(P, Q)]
+    assert len(jets) == len(joint.coordinate_names) > 0
+    assert values == jets
