@@ -16,8 +16,14 @@ functions, with ``sp_int``'s markers set to 0 and 1), so
     Q_e = -sum_i F_i grad s_i  (point force: (dp_P/dq)^T F),    r[cols[e]] -= Q_e,
 
 slot by slot (two slots on one column -- both markers on one body -- add up, the chain
-rule).  The numpy reference is :func:`flexmbs.forces.spring_reference.spring_residual` on
-the frames scattered dense over ``q`` (:meth:`LocalSprings.dense_frames
+rule).
+
+:func:`spring_local_newton` writes each element's ``-(c_K dQ/dq + c_C dQ/dqd)``
+of :func:`flexmbs.forces.spring_kernel.spring_newton` (without the curvature of the
+measures) as a dense block on its force block's coordinates ``idx`` (slot ``j`` at
+position ``pos[e, j]`` of ``idx``, -1: none), row-major into ``vals[ptr[e]:ptr[e + 1]]``.
+The numpy reference is :func:`flexmbs.forces.spring_reference.spring_residual` (and
+``spring_newton``) on the frames scattered dense over ``q`` (:meth:`LocalSprings.dense_frames
 <flexmbs.system.spring_pack.LocalSprings.dense_frames>`).
 """
 from __future__ import annotations
@@ -25,7 +31,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from flexmbs.forces.spring_columns import FORCE, I_KIND, N_PAR
+from flexmbs.forces.friction_kernel import nonzero_columns
+from flexmbs.forces.spring_columns import FORCE, I_KIND, N_PAR, P_FRAME
 from flexmbs.forces.spring_kernel import laws, measures, point_force
 
 
@@ -71,11 +78,60 @@ def spring_local_residual(r, qd, C, D, pm, cols, sp_int, sp_par, sp_tab):  # pra
                     r[ce[j]] += F[i] * G[i, j]
 
 
+@njit(cache=True)
+def spring_local_newton(vals, qd, C, D, pm, cols, pos, ptr, sp_int, sp_par, sp_tab, cK,
+                        cC):  # pragma: no cover - compiled
+    """Each element's Newton block into ``vals`` (module docstring; ``ptr[e + 1] -
+    ptr[e] = n_b^2``, ``n_b`` the size of its ``idx``)."""
+    for e in range(sp_int.shape[0]):
+        p0 = ptr[e]
+        nb = int(np.round(np.sqrt(ptr[e + 1] - p0)))
+        for i in range(ptr[e + 1] - p0):
+            vals[p0 + i] = 0.0
+        Ce, De = pair(C, D, pm[e, 0], pm[e, 1])
+        ce, pe = cols[e], pos[e]
+        n = ce.shape[0]
+        if sp_int[e, I_KIND] == FORCE:
+            if sp_par[e, P_FRAME] == 0.0:
+                continue
+            Dp = De[0, 0]
+            dF = np.zeros_like(Dp)                     # dF/dq = sum_k F'_k da_k/dq
+            for k in range(3):
+                dF += sp_par[e, k] * De[0, 1 + k]
+            for a in nonzero_columns(Dp):
+                for b in nonzero_columns(dF):
+                    if pe[a] >= 0 and pe[b] >= 0:
+                        vals[p0 + pe[a] * nb + pe[b]] -= cK * (
+                            Dp[0, a] * dF[0, b] + Dp[1, a] * dF[1, b] + Dp[2, a] * dF[2, b])
+            continue
+        qde = np.zeros(n)
+        for j in range(n):
+            if ce[j] >= 0:
+                qde[j] = qd[ce[j]]
+        s, G = measures(e, Ce, De, sp_int, sp_par)
+        _, F_s, F_sd = laws(e, s, G, qde, sp_int, sp_par, sp_tab)
+        nz = nonzero_columns(G)
+        for i in range(s.shape[0]):
+            w = cK * F_s[i] + cC * F_sd[i]
+            if w == 0.0:
+                continue
+            for a in nz:
+                if pe[a] < 0:
+                    continue
+                ga = w * G[i, a]
+                for b in nz:
+                    if pe[b] >= 0:
+                        vals[p0 + pe[a] * nb + pe[b]] += ga * G[i, b]
+
+
 def warm() -> None:
-    """Compile :func:`spring_local_residual` now with the one signature every call uses
-    (no elements, so no loop runs)."""
+    """Compile :func:`spring_local_residual` and :func:`spring_local_newton` now with the
+    one signature every call uses (no elements, so no loop runs)."""
     z = np.zeros(1)
     C, D = np.zeros((1, 4, 3)), np.zeros((1, 4, 3, 1))
     i2 = np.zeros((0, 2), dtype=np.int64)
     spring_local_residual(z, z, C, D, i2, i2, np.zeros((0, 5), dtype=np.int64),
                           np.zeros((0, N_PAR)), np.zeros((0, 3)))
+    spring_local_newton(z, z, C, D, i2, i2, i2, np.zeros(1, dtype=np.int64),
+                        np.zeros((0, 5), dtype=np.int64), np.zeros((0, N_PAR)),
+                        np.zeros((0, 3)), 1.0, 1.0)

@@ -316,9 +316,11 @@ class AssembledSystem:
 
         in a fixed CSR pattern (the same ``indptr`` and ``indices`` arrays at every call,
         so a solver can overwrite its matrix values in place).  ``(K, C, M)`` are those
-        of :meth:`tangent`."""
+        of :meth:`tangent` (the force elements of :meth:`local_springs`: without the
+        curvature of their measures, like the compiled step's)."""
         return self.matrices.newton_matrix(q, qd, qdd, lam, t, c_K, c_C, c_M,
-                                           pack=self.body_pack(), plan=self.affine_plan())
+                                           pack=self.body_pack(), plan=self.affine_plan(),
+                                           springs=self.local_springs())
 
     def constraint(self, q, t):
         return self.constraint_rows.constraint(q, t)

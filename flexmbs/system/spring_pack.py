@@ -21,7 +21,7 @@ from scipy.interpolate import PchipInterpolator
 from flexmbs.compiled import arg, backend
 from flexmbs.forces import spring_columns as col
 from flexmbs.forces import spring_kernel, spring_reference
-from flexmbs.forces.spring_local_kernel import spring_local_residual
+from flexmbs.forces.spring_local_kernel import spring_local_newton, spring_local_residual
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics.time_functions import Constant, as_time_function
 from flexmbs.system.local_rows_kernel import local_frames
@@ -196,6 +196,16 @@ class LocalSprings:
                 if col0[m] >= 0:
                     cols[e, side * L:side * L + width[m]] = col0[m] + np.arange(width[m])
         self.cols = cols
+        # position of each slot's column in its force block's idx (-1: none)
+        pos = np.full_like(cols, -1)
+        nb = np.zeros(len(cols), dtype=np.int64)
+        for e, fb in enumerate(self.pack.blocks):
+            at = {int(c): i for i, c in enumerate(fb.idx)}
+            pos[e] = [at.get(int(c), -1) if c >= 0 else -1 for c in cols[e]]
+            nb[e] = len(fb.idx)
+        self.pos = pos
+        self.ptr = np.zeros(len(nb) + 1, dtype=np.int64)
+        np.cumsum(nb * nb, out=self.ptr[1:])
         self.frame_data = (arg(C0), arg(D0), *self.marker_data())
 
     def __len__(self) -> int:
@@ -229,3 +239,22 @@ class LocalSprings:
         C, D = self.frames(q)
         spring_local_residual(r, qd, C, D, self.pm, self.cols, self.sp_int, self.pack.sp_par,
                               self.pack.sp_tab)
+
+    def newton_values(self, q, qd, t: float, c_K: float, c_C: float) -> dict:
+        """``{id(force block): its (n_b, n_b) block -(c_K dQ/dq + c_C dQ/dqd) on its idx,
+        row-major}`` (:func:`~flexmbs.forces.spring_local_kernel.spring_local_newton`,
+        without the curvature of the measures)."""
+        n = self.N
+        q, qd = arg(q), arg(qd)
+        if q.shape != (n,) or qd.shape != (n,):
+            raise ValueError(f"LocalSprings {self.pack.names}: q and qd must have shape "
+                             f"({n},), got {q.shape} and {qd.shape}")
+        if not self.pack.time_free:
+            self.pack.at_time(t)
+        C, D = self.frames(q)
+        vals = np.empty(int(self.ptr[-1]))
+        spring_local_newton(vals, qd, C, D, self.pm, self.cols, self.pos, self.ptr,
+                            self.sp_int, self.pack.sp_par, self.pack.sp_tab, float(c_K),
+                            float(c_C))
+        p = self.ptr
+        return {id(fb): vals[p[e]:p[e + 1]] for e, fb in enumerate(self.pack.blocks)}

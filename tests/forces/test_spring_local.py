@@ -3,8 +3,10 @@
 of 16 flexible links (the chain of benchmarks/scaling.py, 240 coordinates) with
 spring-dampers, torsion springs, bushings, a tabulated spring, a rope and point forces
 between and on the links: the kernel against its numpy reference on the frames made
-dense, the system's residual against the Python elements (frame jets) to round-off, and
-a simulation against the Python path to the Newton tolerance."""
+dense, the system's residual against the Python elements (frame jets) to round-off, the
+Newton matrix's damping part against the Python elements' to round-off (the stiffness
+part leaves out the measures' curvature like the dense kernel, against which it is
+checked), and a simulation against the Python path to the Newton tolerance."""
 from __future__ import annotations
 
 import sys
@@ -22,7 +24,7 @@ from flexmbs.forces.nonlinear_spring import NonlinearSpring
 from flexmbs.forces.one_sided import Rope
 from flexmbs.forces.rotational_spring import RotationalSpringDamper
 from flexmbs.forces.spring_damper import PointToPointSpringDamper
-from flexmbs.forces.spring_local_kernel import spring_local_residual
+from flexmbs.forces.spring_local_kernel import spring_local_newton, spring_local_residual
 from flexmbs.system.assembly import AssembledSystem
 from flexmbs.system.stacked import MAX_N
 
@@ -114,6 +116,41 @@ def test_kernel_equals_the_reference_on_dense_frames(system, seed):
                                      ls.pack.sp_tab)
     assert np.abs(ref).max() > 1.0
     np.testing.assert_allclose(r, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_newton_blocks_equal_the_reference_on_dense_frames(system, seed):
+    ls = system.local_springs()
+    q, qd = state(system, seed)
+    n = system.n_q
+    vals = np.empty(int(ls.ptr[-1]))
+    C, D = ls.frames(q)
+    spring_local_newton(vals, qd, C, D, ls.pm, ls.cols, ls.pos, ls.ptr, ls.sp_int,
+                        ls.pack.sp_par, ls.pack.sp_tab, 0.7, 0.3)
+    out = np.zeros((n, n))
+    for e, fb in enumerate(ls.pack.blocks):
+        nb = len(fb.idx)
+        out[np.ix_(fb.idx, fb.idx)] += vals[ls.ptr[e]:ls.ptr[e + 1]].reshape(nb, nb)
+    ref = np.zeros((n, n))
+    Cd, Dd = ls.dense_frames(q)
+    spring_reference.spring_newton(ref, q, qd, Cd, Dd, ls.pack.sp_int, ls.pack.sp_par,
+                                   ls.pack.sp_tab, 0.7, 0.3)
+    assert np.abs(ref).max() > 1.0
+    np.testing.assert_allclose(out, ref, rtol=0, atol=1e-12 * np.abs(ref).max())
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_newton_matrix_damping_part_equals_the_python_elements(system, seed, monkeypatch):
+    """``c_K = 0``: the elements' ``-dQ/dqd = F_sd grad s grad s^T`` is exact in both."""
+    q, qd = state(system, seed)
+    qdd = np.zeros(system.n_q)
+    lam = np.random.default_rng(seed + 20).standard_normal(system.n_lam)
+    fast = system.newton_matrix(q, qd, qdd, lam, 0.1, 0.0, 1.0, 0.0)
+    monkeypatch.setattr(AssembledSystem, "local_springs", lambda self: None)
+    slow = system.newton_matrix(q, qd, qdd, lam, 0.1, 0.0, 1.0, 0.0)
+    assert np.array_equal(fast.indices, slow.indices)
+    scale = np.abs(slow.data).max()
+    np.testing.assert_allclose(fast.data, slow.data, rtol=0, atol=1e-12 * scale)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
