@@ -1,8 +1,8 @@
 """The compiled force elements of systems above the stacked rows' size
 (flexmbs.system.spring_pack.LocalSprings, flexmbs.forces.spring_local_kernel) on a chain
 of 16 flexible links (the chain of benchmarks/scaling.py, 240 coordinates) with
-spring-dampers, torsion springs, bushings, a tabulated spring, a rope and point forces
-between and on the links: the kernel against its numpy reference on the frames made
+spring-dampers, torsion springs, bushings, a tabulated spring, a rope, a joint stop and
+point forces between and on the links: the kernel against its numpy reference on the frames made
 dense, the system's residual against the Python elements (frame jets) to round-off, the
 Newton matrix's damping part against the Python elements' to round-off (the stiffness
 part leaves out the measures' curvature like the dense kernel, against which it is
@@ -24,6 +24,7 @@ from flexmbs.forces.nonlinear_spring import NonlinearSpring
 from flexmbs.forces.one_sided import Rope
 from flexmbs.forces.rotational_spring import RotationalSpringDamper
 from flexmbs.forces.spring_damper import PointToPointSpringDamper
+from flexmbs.forces.stops import JointStop
 from flexmbs.forces.spring_local_kernel import spring_local_newton, spring_local_residual
 from flexmbs.system.assembly import AssembledSystem
 from flexmbs.system.stacked import MAX_N
@@ -56,7 +57,7 @@ def chain(body, n=16):
     """``n`` links pinned end to end about z (the scaling chain) with, between each pair,
     a torsion spring on the pin and alternately a spring-damper or a bushing from the
     middle of one link to the middle of the next; a tabulated spring from the ground,
-    a rope, an inertial and a follower force."""
+    a rope, a smoothed stop on the second pin's angle, an inertial and a follower force."""
     links = [fm.FlexibleBody(f"link{i}", body, r0=(i * LINK[0], 0.0, 0.0)) for i in range(n)]
     model = fm.System(gravity=(0.0, -9.81, 0.0), name=f"chain_{n}")
     model.add(fm.Revolute("pin", fm.ground, links[0]["x0"], axis="z"))
@@ -79,6 +80,8 @@ def chain(body, n=16):
         Rope("rope", first=(fm.ground, (0.5 * end, 0.2, 0.0)),
              second=(links[n // 2], ((n // 2 + 0.5) * LINK[0], 0.0, 0.0)), k=200.0, d=0.5,
              l0=0.1),
+        JointStop("stop", joint=model.joints[1], lower=-0.01, upper=0.01, k=5.0, d=0.05,
+                  smoothing=0.005, coordinate="angle"),
         ExternalForce("push", at=links[3]["x1"], force=(0.5, -1.0, 0.0)),
         ExternalForce("follow", at=links[-1]["x1"], force=(0.0, 0.3, 0.0), frame="body"))
     return model
