@@ -36,7 +36,8 @@ from flexmbs.system.contacts import ContactTerms
 from flexmbs.system.constraint_rows import ConstraintRows
 from flexmbs.system.force_terms import ForceTerms
 from flexmbs.system.friction_pack import FrictionPack
-from flexmbs.system.spring_pack import SpringPack
+from flexmbs.system.spring_pack import LocalSprings, SpringPack
+from flexmbs.system.stacked import MAX_N as STACKED_MAX_N
 from flexmbs.system.layout import Layout
 from flexmbs.system.sparse import CSRMatrix, Grids
 from flexmbs.system.tangent import TangentAssembly
@@ -71,6 +72,7 @@ class AssembledSystem:
         self.redundancy_tol = redundancy_tol
         self._pack = None
         self._plan_cache = None
+        self._local_springs = None
         # the layout's public parts, as attributes of the system
         self.gravity, self.bodies, self.offset = lay.gravity, lay.bodies, lay.offset
         self.n_q, self.body_slices = lay.n_q, lay.body_slices
@@ -162,6 +164,16 @@ class AssembledSystem:
         self._plan_cache = (key, plan)
         return plan
 
+    def local_springs(self) -> LocalSprings | None:
+        """The force elements of a system above the stacked rows' size that the compiled
+        kernels cover, in one compiled call (:class:`~flexmbs.system.spring_pack.
+        LocalSprings`), or None (smaller systems, none covered, or the reference kernels)."""
+        if self._local_springs is None:
+            ls = LocalSprings(self.layout) if self.n_q > STACKED_MAX_N and use_compiled() \
+                and self.force_blocks else None
+            self._local_springs = ls if ls is not None and len(ls) else False
+        return self._local_springs or None
+
     # -- the DAE ------------------------------------------------------------------------
     def residual(self, q, qd, qdd, lam, t):
         pack = self.body_pack()
@@ -173,7 +185,11 @@ class AssembledSystem:
                 s = self.body_slices[b.name]
                 r[s] = b.residual(q[s], qd[s], qdd[s], self.gravity)
         r[self.state_indices] = qd[self.state_indices]          # r_z = zd - f
-        for fb, c in self.forces.contributions(q, qd, t, 1, lam=lam):
+        springs = self.local_springs()
+        if springs is not None:                     # the covered elements in one call
+            springs.residual(r, q, qd, t)
+        for fb, c in self.forces.contributions(q, qd, t, 1, None if springs is None else
+                                               springs.others, lam=lam):
             r[fb.idx] -= c.Q[:-1]                   # a block's coordinates are distinct
         if self.n_mu and len(lam) > self.n_lam:     # + A^T mu, mu after lam
             lam = np.asarray(lam, float)
@@ -300,9 +316,11 @@ class AssembledSystem:
 
         in a fixed CSR pattern (the same ``indptr`` and ``indices`` arrays at every call,
         so a solver can overwrite its matrix values in place).  ``(K, C, M)`` are those
-        of :meth:`tangent`."""
+        of :meth:`tangent` (the force elements of :meth:`local_springs`: without the
+        curvature of their measures, like the compiled step's)."""
         return self.matrices.newton_matrix(q, qd, qdd, lam, t, c_K, c_C, c_M,
-                                           pack=self.body_pack(), plan=self.affine_plan())
+                                           pack=self.body_pack(), plan=self.affine_plan(),
+                                           springs=self.local_springs())
 
     def constraint(self, q, t):
         return self.constraint_rows.constraint(q, t)

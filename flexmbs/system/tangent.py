@@ -149,11 +149,12 @@ class TangentAssembly:
         return plan
 
     def newton_matrix(self, q, qd, qdd, lam, t, c_K, c_C, c_M, *, pack=None,
-                      plan=None) -> CSRMatrix:
+                      plan=None, springs=None) -> CSRMatrix:
         """The Newton matrix of the module docstring in the fixed pattern of
         :meth:`newton_plan`; all bodies in one compiled call with ``pack`` (a
         :class:`~flexmbs.bodies.pack.BodyPack`), the constraint Hessian in one with
-        ``plan`` (an :class:`~flexmbs.system.affine_plan.AffinePlan`)."""
+        ``plan`` (an :class:`~flexmbs.system.affine_plan.AffinePlan`), the force elements
+        ``springs`` covers in one (a :class:`~flexmbs.system.spring_pack.LocalSprings`)."""
         lay, R = self.layout, self.rows
         H = None
         if R.n_lam and plan is not None:
@@ -170,9 +171,16 @@ class TangentAssembly:
         if lay.state_indices.size:
             vals.append(np.full(lay.state_indices.size, float(c_C)))
         dQ_dlam = {}
-        for fb, c in self.forces.contributions(q, qd, t, 2, lam=lam):
-            vals.append((c_K * c.dQ_dx[:-1, :-1] + c_C * c.dQ_dxd[:-1, :-1]).ravel() * -1.0)
-            dQ_dlam[id(fb)] = c.dQ_dlam
+        done = {} if springs is None else springs.newton_values(q, qd, t, c_K, c_C)
+        py = dict((id(fb), c) for fb, c in self.forces.contributions(
+            q, qd, t, 2, None if springs is None else springs.others, lam=lam))
+        for fb in lay.force_blocks:            # in the order of the plan's chunks
+            v = done.get(id(fb))
+            if v is None:
+                c = py[id(fb)]
+                v = (c_K * c.dQ_dx[:-1, :-1] + c_C * c.dQ_dxd[:-1, :-1]).ravel() * -1.0
+                dQ_dlam[id(fb)] = c.dQ_dlam
+            vals.append(v)
         if H is not None:
             vals.append(c_K * H[self.hessian.pairs()])
         elif R.n_lam:
