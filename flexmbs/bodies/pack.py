@@ -86,6 +86,9 @@ class BodyPack:
             tab.add_value(self.n_b)
             for a in (*self.args[:5], *self.flats[:5], *self.tangent_pack()):
                 tab.add(a)
+            if len(tab) != ffrf_kernel.N_PACK_TABLE:     # pragma: no cover - a layout change
+                raise RuntimeError(f"BodyPack: table of {len(tab)} rows, the C function "
+                                   f"expects {ffrf_kernel.N_PACK_TABLE}")
             self._table = tab
         return self._table
 
@@ -107,7 +110,7 @@ class BodyPack:
             raise ValueError(f"BodyPack.newton_values: gravity must have shape (3,), got "
                              f"{gravity.shape}")
         s = np.concatenate((q[:nb], qd[:nb], qdd[:nb], gravity, (c_K, c_C, c_M)))
-        vals = np.empty(self.n_values)
+        vals = np.full(self.n_values, np.nan)     # stays NaN if the kernel stops early
         ffrf_kernel.bodies_newton_values_c.compile().ctypes(
             vals.ctypes.data, s.ctypes.data, self.table().address)
         return vals

@@ -165,6 +165,10 @@ def measures(e, C, D, sp_int, sp_par):  # pragma: no cover - compiled
         for k in range(3):
             d[k] = C[mQ, 0, k] - C[mP, 0, k]
         length = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+        if length < 1e-14:        # direction undefined (the element raises): NaN, which the
+            s[0] = np.nan         # caller's finite test reports by the element's name
+            G[0, :] = np.nan
+            return s, G
         for j in range(n):
             acc = 0.0
             for k in range(3):

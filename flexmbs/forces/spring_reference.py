@@ -56,6 +56,8 @@ def measures(e, C, D, sp_int, sp_par):
     if kind in (col.AXIAL, col.AXIAL_STOP):
         d = C[mQ, 0] - C[mP, 0]
         length = np.linalg.norm(d)
+        if length < 1e-14:                       # direction undefined: NaN, as the kernel
+            return np.full(1, np.nan), np.full((1, D.shape[3]), np.nan)
         s0 = 0.0 if kind == col.AXIAL_STOP else par[col.P_S0]
         return np.array([length - s0]), (d @ (D[mQ, 0] - D[mP, 0]) / length)[None]
     sv, gs = _dot(C, D, mP, 2, mQ, 1)

@@ -17,7 +17,8 @@ gp, bp, t`` into them.  It is then called two ways:
   affine_residual_c` and the context :meth:`AffineStep.c_context` (systems whose force
   elements are all linear, ``Q = K q``, e.g. constant torques, joint friction with
   its internal states, :mod:`flexmbs.forces.friction_kernel`, or spring-dampers,
-  bushings and point forces, :mod:`flexmbs.forces.spring_kernel`): no Python frame per
+  bushings, point forces, stops, ropes and compression springs,
+  :mod:`flexmbs.forces.spring_kernel`): no Python frame per
   Newton iteration.
 
 Its Newton matrix comes the same two ways: :meth:`AffineStep.newton_dense` and the C
@@ -187,11 +188,11 @@ class AffineStep:
         """The Newton matrix of this step at ``x`` (generalized-α's: ``c_K = 1/bp``,
         ``c_C = gp/bp``, ``c_M = 1``), dense (N, N), by one compiled call
         (:func:`~flexmbs.integrate.step_kernel.newton_dense_c` by ctypes; systems whose force
-        elements are all linear, joint friction or compiled springs, bushings and point
-        forces)."""
+        elements are all linear, joint friction or compiled springs, bushings, point forces,
+        stops, ropes and compression springs)."""
         self._newton_table()
         N = self.n + self.m
-        out = np.empty((N, N))
+        out = np.full((N, N), np.nan)             # stays NaN if the kernel stops early
         x = arg(x)
         if x.shape != (N,):
             raise ValueError(f"AffineStep.newton_dense: x must have shape ({N},), got "

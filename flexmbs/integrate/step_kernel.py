@@ -108,7 +108,7 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
     if fr_int.shape[0]:
         friction_residual(r, q, qd, _all_multipliers(x, n, active, n_rows, bp), C, D, G,
                           fr_int, fr_par)
-    if sp_int.shape[0]:                          # springs, bushings, point forces
+    if sp_int.shape[0]:                          # springs, bushings, point forces, stops
         spring_residual(r, q, qd, C, D, sp_int, sp_par, sp_tab)
     total = 0.0
     for j in range(n):
@@ -196,10 +196,16 @@ def table_residual_c(F, x, ctx):  # pragma: no cover - compiled
     """:func:`table_residual` as a C function ``int (double *F, const double *x, void
     *t)`` (``t``: the table of :func:`affine_residual_c`): 1 if ``F`` is finite, else 0.
     The compiled step loop calls it by its address, so that the loop's compile does not
-    link in (and optimise again) the residual's code."""
+    link in (and optimise again) the residual's code.  ``F`` is NaN and ``status[0]``
+    "not finite" until :func:`table_residual` has finished: a kernel that stops on an
+    exception (a C callback then returns 0 and prints it) leaves a non-finite residual
+    that the caller reports, never the previous evaluation's values."""
     t = carray(i8_pointer(ctx), (N_TABLE, 5))
     N = f1(t, 8).shape[0] + i1(t, 12).shape[0]
-    return 1 if table_residual(carray(f8_pointer(F), N), carray(f8_pointer(x), N), t) else 0
+    Fa = carray(f8_pointer(F), N)
+    Fa[:] = np.nan
+    i1(t, 5)[0] = 1
+    return 1 if table_residual(Fa, carray(f8_pointer(x), N), t) else 0
 
 
 #: rows of the Newton table of :func:`newton_dense` (made by :class:`flexmbs.integrate.
@@ -320,7 +326,7 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
         friction_newton(out, q, qd, _all_multipliers(x, n, act, n_rows, bp), lam_pos, C, D,
                         G, fr_int, f2(t, 58), cK, cC)
     sp_int = i2(t, 59)
-    if sp_int.shape[0]:                          # springs, bushings, point forces
+    if sp_int.shape[0]:                          # springs, bushings, point forces, stops
         spring_newton(out, q, qd, C, D, sp_int, f2(t, 60), f2(t, 61), cK, cC)
     total = 0.0
     for i in range(N):

@@ -431,3 +431,36 @@ def test_planar_and_cylindrical_stops_equal_their_elements(seed, monkeypatch):
     assert np.abs(r_el).max() > 1.0
     np.testing.assert_allclose(r_k, r_el, rtol=1e-10, atol=1e-10 * np.abs(r_el).max())
     np.testing.assert_allclose(NC, C_el, rtol=1e-10, atol=1e-10 * np.abs(C_el).max())
+
+
+def test_a_zero_length_rope_is_reported_not_skipped():
+    """A rope whose ends meet has no direction (the element raises).  The compiled
+    residual must not stop on the division and leave the previous evaluation's values in
+    ``F`` (a C callback swallows the exception): ``F`` is NaN, the status says "not finite",
+    and the Python call names the rope."""
+    import ctypes
+
+    from petsc4py import PETSc
+
+    from flexmbs.system.assembly import AssembledSystem
+    b = fm.RigidBody.box("b", (0.05, 0.04, 0.03), 2700.0)
+    model = fm.System(gravity=(0.0, -9.81, 0.0)).add(
+        b, fm.Prismatic("guide", fm.ground, b, at=(0, 0, 0), axis="x"),
+        Rope("rope", first=(fm.ground, (0.3, 0.0, 0.0)), second=(b, (0, 0, 0)), k=800.0,
+             d=3.0, l0=1.0))
+    asm = AssembledSystem(model)
+    n = asm.n_q
+    q = asm.initial_q().copy()
+    step = AffineStep(asm, asm.affine_plan()).set(q, np.zeros(n), np.zeros(n), 37.0, 2.3e4, 0.0)
+    assert step.native
+    fn = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * 4)(step.c_function)
+    x = np.concatenate([q, np.zeros(asm.n_lam)])
+    X, F = PETSc.Vec().createWithArray(x.copy()), PETSc.Vec().createSeq(len(x))
+    assert fn(None, X.handle, F.handle, step.c_context()) == 0
+    assert np.isfinite(F.getArray()).all() and step.status[0] == 0
+    x[0] = 0.3                                              # the block at the anchor
+    X2 = PETSc.Vec().createWithArray(x.copy())
+    fn(None, X2.handle, F.handle, step.c_context())
+    assert step.status[0] == 1 and not np.isfinite(F.getArray()).all()
+    with pytest.raises(ValueError, match="Rope 'rope': zero length"):
+        step(x.copy(), np.empty_like(x))
