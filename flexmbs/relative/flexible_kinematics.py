@@ -151,16 +151,8 @@ def elastic_rotation(a: np.ndarray, theta: np.ndarray, second: bool = False
 def elastic_rotation_reference(a: np.ndarray, theta: np.ndarray, second: bool = False
                      ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`elastic_rotation` by matrix products (the reference of its scalar form):
-    Euler parameters ``e_D`` of the elastic rotation and ``de_D/dtheta`` (4, 3).
-
-    ``D = tilt(a -> n) spin(a, a.theta)``: the spin about the joint axis ``a`` (the
-    marker's z axis in the body frame) by the linearised angle ``a.theta``, then the
-    smallest rotation taking ``a`` to the direction ``n`` of the joint axis that the
-    descriptor rows of a revolute or cylindrical joint see with the linearised axes of
-    :mod:`flexmbs.kinematics.frames`: on the joint's first marker (rows use ``z_P``)
-    ``n ~ a + theta x a``; on its second (rows use ``x_Q``, ``y_Q``, so the axis is
-    ``x_Q x y_Q``) ``n ~ a + theta x a + (theta.a) theta``.  Such joints see the same
-    axis in both forms; the other axes agree to first order in ``theta``."""
+    Euler parameters ``e_D`` of ``D = tilt(a -> n) spin(a, a.theta)`` and ``de_D/dtheta``
+    (4, 3); the axis ``n`` and the two markers' cases as documented there."""
     m, dm = a + cross(theta, a), -tilde(a)
     if second:
         m, dm = m + (a @ theta) * theta, dm + np.outer(theta, a) + (a @ theta) * np.eye(3)
