@@ -225,13 +225,16 @@ class RelativeDAE:
 
     def flexible_state(self, q, qd=None):
         """The recursive sweep's :class:`~flexmbs.relative.flexible_recursive.FlexibleState`
-        at ``(q, qd)``, memoised on their bytes."""
+        at ``(q, qd)``, memoised on their bytes; at rest (``qd`` None, the mass matrix) and
+        in motion (the dynamics) in two slots, so that the two calls of one Newton
+        iteration do not evict each other."""
         q = np.asarray(q, float)
+        slot = "recursive_rest" if qd is None else "recursive"
         qd = np.zeros(self.n_q) if qd is None else np.asarray(qd, float)
         key = (q.tobytes(), qd.tobytes())
-        if self._memo.get("recursive", (None,))[0] != key:
-            self._memo["recursive"] = (key, flexible_recursive.state(self.tree, q, qd))
-        return self._memo["recursive"][1]
+        if self._memo.get(slot, (None,))[0] != key:
+            self._memo[slot] = (key, flexible_recursive.state(self.tree, q, qd))
+        return self._memo[slot][1]
 
     def body_mass_matrix(self, q_b):
         """The bodies' mass matrix ``M_b`` of the descriptor form at ``q_b`` (sparse)."""

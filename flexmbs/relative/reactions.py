@@ -48,19 +48,30 @@ def reactions(dae, beta, betad, betadd, lam, t: float) -> dict:
     kin = forward(tree, beta, betad)
     fP = joint_wrenches(tree, kin, np.asarray(betadd, float), dae.gravity,
                         dae.applied_wrenches(beta, betad, t, lam[n_e:]))
+
+    def pose(i, tj, Q, on_second):
+        A_Q = kin.A[i] if on_second else (
+            np.eye(3) if tj.parent < 0 else kin.A[tj.parent])
+        r_body = kin.r[i] if on_second else (
+            np.zeros(3) if tj.parent < 0 else kin.r[tj.parent])
+        return A_Q @ Q.R, r_body + A_Q @ Q.s
+
+    out = _tree_reactions(tree, fP, kin.r, pose)
+    out.update(_cut_reactions(dae, q_b, lam[n_e:], t))
+    return out
+
+
+def _tree_reactions(tree, fP, r, pose) -> dict:
+    """``{tree joint: (force, torque)}`` from the backward sweep's wrenches ``fP`` about
+    the bodies' origins ``r``; ``pose(i, tj, Q, on_second)`` gives the axes and origin of
+    the joint's marker ``Q`` on the side it acts on."""
     out = {}
     for i, tj in enumerate(tree.joints):
         if tj.joint is None:
             continue
         on_second = body_of(tj.joint.second) is tree.bodies[i]
         Q = tj.Q if on_second else tj.P
-        A_Q = kin.A[i] if on_second else (
-            np.eye(3) if tj.parent < 0 else kin.A[tj.parent])
-        r_body = kin.r[i] if on_second else (
-            np.zeros(3) if tj.parent < 0 else kin.r[tj.parent])
-        out[tj.name] = _on_second(fP[i], kin.r[i], A_Q @ Q.R, r_body + A_Q @ Q.s,
-                                  on_second)
-    out.update(_cut_reactions(dae, q_b, lam[n_e:], t))
+        out[tj.name] = _on_second(fP[i], r[i], *pose(i, tj, Q, on_second), on_second)
     return out
 
 
@@ -96,15 +107,12 @@ def _flexible_sweep_reactions(dae, beta, betad, betadd, lam, t: float) -> dict:
         tree, st, betadd, lambda q, qd, qdd: asm.residual(q, qd, qdd, mu_b, t),
         asm.body_slices, asm.n_q)
     q_b = flexible_recursive.body_state(tree, st, asm.body_slices, asm.n_q)[0]
-    out = {}
-    for i, tj in enumerate(tree.joints):
-        if tj.joint is None:
-            continue
-        on_second = body_of(tj.joint.second) is tree.bodies[i]
-        Q = tj.Q if on_second else tj.P
+
+    def pose(i, tj, Q, on_second):
         q_Q = None if getattr(Q.body, "is_ground", False) else q_b[asm.body_slices[Q.body.name]]
-        out[tj.name] = _on_second(fP[i], st.loc.r[i], frames.orientation(Q, q_Q),
-                                  frames.position(Q, q_Q), on_second)
+        return frames.orientation(Q, q_Q), frames.position(Q, q_Q)
+
+    out = _tree_reactions(tree, fP, st.loc.r, pose)
     out.update(_cut_reactions(dae, q_b, lam[n_e:], t))
     return out
 
