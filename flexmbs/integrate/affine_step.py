@@ -207,7 +207,6 @@ class AffineStep:
             tab = Table()
             tab.add_value(self.plan.pack.table().address)
             tab.add(T_A_KERNEL)
-            tab.add(np.zeros(2, dtype=np.int64))
             tab.add_value(bodies_newton_values_c.address)
             if len(tab) != N_NEWTON_TABLE:   # pragma: no cover - a layout change
                 raise RuntimeError(f"AffineStep: Newton table of {len(tab)} rows, the "

@@ -210,17 +210,16 @@ def table_residual_c(F, x, ctx):  # pragma: no cover - compiled
 
 #: rows of the Newton table of :func:`newton_dense` (made by :class:`flexmbs.integrate.
 #: affine_step.AffineStep`): the address of the body pack's table (:meth:`flexmbs.bodies.
-#: pack.BodyPack.table`), the frame-derivative tensor ``T_A``, a status row
-#: ``[non-finite flag, evaluations]`` and the address of
+#: pack.BodyPack.table`), the frame-derivative tensor ``T_A`` and the address of
 #: :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values_c`
-N_NEWTON_TABLE = 4
+N_NEWTON_TABLE = 3
 
 
 @njit(cache=True)
 def body_values(q, qd, qdd, g, cK, cC, nt):  # pragma: no cover - compiled
     """The bodies' values ``c_K K + c_C C + M`` (each body's block ``(7 + nq)^2``, in body
     order) by :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values_c`, called by its
-    address (row 3 of the Newton table ``nt``) with the pack's table (row 0), so that the
+    address (row 2 of the Newton table ``nt``) with the pack's table (row 0), so that the
     compile of the Newton matrix does not link in (and optimise again) the bodies'
     tangents, the longest compile of the package."""
     bt = carray(i8_pointer(nt[0, 0]), (N_PACK_TABLE, 5))
@@ -234,7 +233,7 @@ def body_values(q, qd, qdd, g, cK, cC, nt):  # pragma: no cover - compiled
     s[:nb], s[nb:2 * nb], s[2 * nb:3 * nb] = q[:nb], qd[:nb], qdd[:nb]
     s[3 * nb:3 * nb + 3] = g
     s[3 * nb + 3], s[3 * nb + 4], s[3 * nb + 5] = cK, cC, 1.0
-    call_c3(nt[3, 0], vals.ctypes.data, s.ctypes.data, nt[0, 0])
+    call_c3(nt[2, 0], vals.ctypes.data, s.ctypes.data, nt[0, 0])
     return vals
 
 
