@@ -192,12 +192,15 @@ class AffineStep:
         stops, ropes and compression springs)."""
         self._newton_table()
         N = self.n + self.m
-        out = np.full((N, N), np.nan)             # stays NaN if the kernel stops early
+        out = np.full((N, N), np.nan)
         x = arg(x)
         if x.shape != (N,):
             raise ValueError(f"AffineStep.newton_dense: x must have shape ({N},), got "
                              f"{x.shape}")
-        newton_dense_c.compile().ctypes(out.ctypes.data, x.ctypes.data, self._nctx_address)
+        finite = newton_dense_c.compile().ctypes(out.ctypes.data, x.ctypes.data,
+                                                 self._nctx_address)
+        if not finite and np.isfinite(out).all():  # stopped on an exception: no values
+            out[:] = np.nan
         return out
 
     def _newton_table(self) -> Table:
@@ -219,7 +222,7 @@ class AffineStep:
     def c_newton(self) -> tuple[int, int]:
         """``(function, context)``: :meth:`newton_dense` as the C function
         ``int (double *out, const double *x, void *ctx)`` (:func:`~flexmbs.integrate.
-        step_kernel.newton_dense_c`, 0 when finite) and its context, for a compiled Jacobian."""
+        step_kernel.newton_dense_c`, 1 when finite) and its context, for a compiled Jacobian."""
         self._newton_table()
         return newton_dense_c.address, self._nctx_address
 

@@ -6,7 +6,8 @@ matrix (and hence PETSc's factorisation) when reuse is allowed, it is not stale 
 last contraction ``|F_k| / |F_{k-1}|`` is at most ``theta``; otherwise fill it from a C
 function ``int fill(double *W, const double *x, void *ctx)`` that writes the Newton
 matrix row-major into ``W`` (e.g. :func:`flexmbs.integrate.step_kernel.newton_dense_c`) and copy
-``W`` into PETSc's column-major array.  A non-finite matrix is flagged for the caller.
+``W`` into PETSc's column-major array.  A non-finite matrix (``fill`` returns 0: not
+finite, or stopped on an exception) is flagged for the caller.
 """
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def dense_jacobian_c(snes, x, A, P, ctx):  # pragma: no cover - compiled
     if err:
         return err
     W = f2(t, 11)
-    if call_c3(t[5, 0], t[11, 0], sl[0], t[6, 0]) != 0:
+    if call_c3(t[5, 0], t[11, 0], sl[0], t[6, 0]) == 0:
         ints[3] = 1
     err = call_c2(t[1, 0], x, slot)
     if err:

@@ -238,6 +238,7 @@ class NativeResidual(Protocol):
 class NativeNewton(Protocol):
     """A :class:`NativeResidual` whose Newton matrix is a C function too:
     ``c_newton() = (function, context)``, ``int fill(double *W, const double *x, void
-    *ctx)`` writing the dense matrix row-major (0 when finite)."""
+    *ctx)`` writing the dense matrix row-major (1 when finite, 0 when not or when it
+    stopped on an exception, which a C callback returns as 0)."""
 
     def c_newton(self) -> tuple[int, int]: ...

@@ -338,10 +338,13 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
 def newton_dense_c(out, x, ctx):  # pragma: no cover - compiled
     """:func:`newton_dense` as a C function ``int (double *out, const double *x, void
     *ctx)`` for a solver's compiled Jacobian: ``ctx`` holds the addresses of the two
-    tables (:class:`flexmbs.integrate.affine_step.AffineStep`); 0 if finite, else 1."""
+    tables (:class:`flexmbs.integrate.affine_step.AffineStep`); 1 if finite, else 0.
+    "Finite" is returned only once :func:`newton_dense` has finished: a kernel that
+    stops on an exception (a zero-length rope, say; a C callback then returns 0 and
+    prints it) reports a failed matrix, never a partly written one as good."""
     c = carray(i8_pointer(ctx), 2)
     t = carray(i8_pointer(c[0]), (N_TABLE, 5))
     nt = carray(i8_pointer(c[1]), (N_NEWTON_TABLE, 5))
     N = f1(t, 8).shape[0] + i1(t, 12).shape[0]
     ok = newton_dense(carray(f8_pointer(out), (N, N)), carray(f8_pointer(x), N), t, nt)
-    return 0 if ok else 1
+    return 1 if ok else 0

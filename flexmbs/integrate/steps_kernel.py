@@ -25,7 +25,8 @@ residual) leaves the state and the Newton state as they were before it, and retu
 :data:`REDO`: the caller redoes that step on the SNES path, which reports it (step
 halving, diagnostics) as always.  (Numba's cache of this module does not notice edits
 of the kernels it compiles in, the predictor, update and increment kernels: an edit of
-theirs must edit this file too; the residual and the Newton matrix are called by address.)
+theirs must edit this file too; the residual and the Newton matrix are called by address,
+each returning 1 when its values are finite, 0 when not or when it stopped on an exception.)
 """
 from __future__ import annotations
 
@@ -142,7 +143,7 @@ def call_residual(F, x, tab, fns):  # pragma: no cover - compiled
 def call_newton(W, x, fns):  # pragma: no cover - compiled
     """:func:`~.step_kernel.newton_dense` by its C function's address ``fns[1]`` (context
     ``fns[2:4]``): the Newton matrix at ``x`` into ``W``, whether it is finite."""
-    return call_c3(fns[1], W.ctypes.data, x.ctypes.data, fns.ctypes.data + 16) == 0
+    return call_c3(fns[1], W.ctypes.data, x.ctypes.data, fns.ctypes.data + 16) != 0
 
 
 @njit(cache=True)

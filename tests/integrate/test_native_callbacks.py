@@ -137,3 +137,21 @@ def test_c_jacobian_reports_a_non_finite_matrix():
     with pytest.raises(NewtonFailure, match="non-finite entries in the Jacobian"):
         ns.solve(x, step, J, inplace=True)
     ns.destroy()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_c_newton_matrix_stopped_on_an_exception_is_reported_failed():
+    """``newton_dense_c`` at ``beta' = 0`` stops on the division ``c_K = 1/beta'`` (a C
+    callback prints the exception and returns 0): that must read as a failed matrix, as
+    a non-finite one does, while the same call at the step's ``beta'`` reads as finite;
+    the Python call gives no finite matrix either."""
+    asm = AssembledSystem(flexible_pendulum())
+    step, x = step_at(asm, np.random.default_rng(11))
+    fill, ctx = step.c_newton()
+    fn = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * 3)(fill)
+    W = np.zeros((len(x), len(x)))
+    assert fn(W.ctypes.data, x.ctypes.data, ctx) == 1 and np.isfinite(W).all()
+    assert np.isfinite(step.newton_dense(x)).all()
+    step.scal[1] = 0.0                                  # beta' = 0: 1/beta' raises
+    assert fn(W.ctypes.data, x.ctypes.data, ctx) == 0
+    assert not np.isfinite(step.newton_dense(x)).all()
