@@ -19,19 +19,18 @@ from flexmbs.forces import friction_kernel, friction_reference
 from flexmbs.forces.bristle import DAMPING_VELOCITY, SMOOTHING
 from flexmbs.forces.friction_columns import KIND_CODES, N_INT, N_PAR
 from flexmbs.forces.joint_friction import JointFriction
-from flexmbs.system.stacked import check_frames
+from flexmbs.system.element_pack import ElementPack
 
 
-class FrictionPack:
+class FrictionPack(ElementPack):
     """Tables ``fr_int`` (k, 9) and ``fr_par`` (k, 10) of the friction elements ``names``
     (their force blocks: ``blocks``); ``n_q`` coordinates, ``n_rows`` constraint rows."""
 
     def __init__(self, fr_int, fr_par, blocks, n_q: int, n_rows: int):
         self.fr_int = np.ascontiguousarray(fr_int, dtype=np.int64).reshape(-1, N_INT)
         self.fr_par = arg(np.asarray(fr_par, dtype=float).reshape(-1, N_PAR))
-        self.blocks = tuple(blocks)
-        self.names = tuple(fb.element.name for fb in blocks)
-        self.n_q, self.n_rows = n_q, n_rows
+        super().__init__(self.fr_int, blocks, n_q)
+        self.n_rows = n_rows
 
     @classmethod
     def of(cls, layout, stacked) -> FrictionPack:
@@ -60,31 +59,17 @@ class FrictionPack:
             blocks.append(fb)
         return cls(rows_int, rows_par, blocks, layout.n_q, int(layout.row_start[-1]))
 
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def covers(self, fb) -> bool:
-        """Whether force block ``fb`` is one of the pack's."""
-        return any(fb is b for b in self.blocks)
-
     def _inputs(self, q, qd, lam_all, C, D, G) -> tuple:
         n, R = self.n_q, self.n_rows
-        M = int(self.fr_int[:, 1:3].max()) + 1 if len(self) else 0
-        out = tuple(arg(a) for a in (q, qd, lam_all, C, D, G))
-        for name, a, shape in (("q", out[0], (n,)), ("qd", out[1], (n,)),
-                               ("lam_all", out[2], (R,)), ("G", out[5], (R, n))):
-            if a.shape != shape:
-                raise ValueError(f"FrictionPack {self.names}: {name} must have shape "
-                                 f"{shape}, got {a.shape}")
-        check_frames(f"FrictionPack {self.names}", out[3], out[4], M, n)
-        return out
+        q, qd, lam_all, G, C, D = self.checked(
+            (("q", q, (n,)), ("qd", qd, (n,)), ("lam_all", lam_all, (R,)),
+             ("G", G, (R, n))), C, D)
+        return q, qd, lam_all, C, D, G
 
     def residual(self, r, q, qd, lam_all, C, D, G) -> None:
         """``r -= Q`` of the elements (``r`` (n_q,) float, written in place)."""
         q, qd, lam_all, C, D, G = self._inputs(q, qd, lam_all, C, D, G)
-        if r.shape != (self.n_q,) or r.dtype != float or not r.flags.c_contiguous:
-            raise ValueError(f"FrictionPack {self.names}: r must be a C-contiguous float "
-                             f"array of shape ({self.n_q},), got {r.dtype} {r.shape}")
+        self.check_residual(r)
         backend(friction_kernel, friction_reference).friction_residual(
             r, q, qd, lam_all, C, D, G, self.fr_int, self.fr_par)
 
@@ -97,7 +82,7 @@ class FrictionPack:
         m = int(lam_pos.max(initial=-1)) + 1
         if lam_pos.shape != (self.n_rows,) or out.ndim != 2 \
                 or out.shape[0] != out.shape[1] or out.shape[0] < self.n_q + m:
-            raise ValueError(f"FrictionPack {self.names}: lam_pos must have shape "
+            raise ValueError(f"{self.who}: lam_pos must have shape "
                              f"({self.n_rows},) and out be square of size >= n_q + n_lam = "
                              f"{self.n_q + m}, got {lam_pos.shape} and {out.shape}")
         backend(friction_kernel, friction_reference).friction_newton(

@@ -24,8 +24,9 @@ from flexmbs.forces import spring_kernel, spring_reference
 from flexmbs.forces.spring_local_kernel import spring_local_newton, spring_local_residual
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics.time_functions import Constant, as_time_function
+from flexmbs.system.element_pack import ElementPack
 from flexmbs.system.local_rows_kernel import local_frames
-from flexmbs.system.stacked import LabelRowSet, check_frames
+from flexmbs.system.stacked import LabelRowSet
 
 
 def _parameters(el, kind: int) -> tuple[np.ndarray, tuple]:
@@ -53,7 +54,7 @@ def _parameters(el, kind: int) -> tuple[np.ndarray, tuple]:
     return par, (el.curve_table() if hasattr(el, "curve_table") else ((), ()))
 
 
-class SpringPack:
+class SpringPack(ElementPack):
     """Tables ``sp_int`` (k, 5), ``sp_par`` (k, 18), ``sp_tab`` (T, 3) of the force
     elements of ``blocks``; ``loads``: ``[(row, F(t))]`` of the point forces."""
 
@@ -61,11 +62,9 @@ class SpringPack:
         self.sp_int = np.ascontiguousarray(sp_int, dtype=np.int64).reshape(-1, col.N_INT)
         self.sp_par = arg(np.asarray(sp_par, dtype=float).reshape(-1, col.N_PAR))
         self.sp_tab = arg(np.asarray(sp_tab, dtype=float).reshape(-1, 3))
-        self.blocks = tuple(blocks)
-        self.names = tuple(fb.element.name for fb in blocks)
+        super().__init__(self.sp_int, blocks, n_q)
         self.loads = list(loads)
         self.time_free = all(isinstance(fn, Constant) for _, fn in self.loads)
-        self.n_q = n_q
         self.at_time(0.0)
 
     @classmethod
@@ -95,13 +94,6 @@ class SpringPack:
         tab = np.concatenate(tabs) if tabs else np.zeros((0, 3))
         return cls(rows_int, rows_par, tab, blocks, loads, layout.n_q)
 
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def covers(self, fb) -> bool:
-        """Whether force block ``fb`` is one of the pack's."""
-        return any(fb is b for b in self.blocks)
-
     def at_time(self, t: float) -> None:
         """Write the point forces ``F(t)`` [N] into ``sp_par`` (in place)."""
         for e, fn in self.loads:
@@ -109,21 +101,12 @@ class SpringPack:
 
     def _inputs(self, q, qd, C, D) -> tuple:
         n = self.n_q
-        M = int(self.sp_int[:, 1:3].max()) + 1 if len(self) else 0
-        out = tuple(arg(a) for a in (q, qd, C, D))
-        for name, a in (("q", out[0]), ("qd", out[1])):
-            if a.shape != (n,):
-                raise ValueError(f"SpringPack {self.names}: {name} must have shape ({n},), "
-                                 f"got {a.shape}")
-        check_frames(f"SpringPack {self.names}", out[2], out[3], M, n)
-        return out
+        return self.checked((("q", q, (n,)), ("qd", qd, (n,))), C, D)
 
     def residual(self, r, q, qd, C, D) -> None:
         """``r -= Q`` of the elements (``r`` (n_q,) float, written in place)."""
         q, qd, C, D = self._inputs(q, qd, C, D)
-        if r.shape != (self.n_q,) or r.dtype != float or not r.flags.c_contiguous:
-            raise ValueError(f"SpringPack {self.names}: r must be a C-contiguous float "
-                             f"array of shape ({self.n_q},), got {r.dtype} {r.shape}")
+        self.check_residual(r)
         backend(spring_kernel, spring_reference).spring_residual(
             r, q, qd, C, D, self.sp_int, self.sp_par, self.sp_tab)
 
@@ -132,7 +115,7 @@ class SpringPack:
         ``out`` (square, of size >= n_q)."""
         q, qd, C, D = self._inputs(q, qd, C, D)
         if out.ndim != 2 or out.shape[0] != out.shape[1] or out.shape[0] < self.n_q:
-            raise ValueError(f"SpringPack {self.names}: out must be square of size >= "
+            raise ValueError(f"{self.who}: out must be square of size >= "
                              f"n_q = {self.n_q}, got {out.shape}")
         backend(spring_kernel, spring_reference).spring_newton(
             out, q, qd, C, D, self.sp_int, self.sp_par, self.sp_tab, float(c_K), float(c_C))

@@ -1,0 +1,60 @@
+"""The part shared by the packs of force elements for the compiled whole step
+(:class:`~flexmbs.system.spring_pack.SpringPack`, :class:`~flexmbs.system.friction_pack.
+FrictionPack`): their force blocks and names, whether a block is one of theirs, and the
+checks of a kernel's inputs (the kernels do not check indices: a short array would be
+read past its end).  Each pack's integer table holds an element's two markers in its
+columns 1 and 2.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from flexmbs.compiled import arg
+from flexmbs.system.stacked import check_frames
+
+
+class ElementPack:
+    """The force blocks ``blocks`` of a pack whose integer table is ``table`` (k, ...)
+    over ``n_q`` coordinates; errors name the pack by its class and element names."""
+
+    def __init__(self, table: np.ndarray, blocks, n_q: int):
+        self.blocks = tuple(blocks)
+        self.names = tuple(fb.element.name for fb in blocks)
+        self.n_q = n_q
+        self._table = table
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def covers(self, fb) -> bool:
+        """Whether force block ``fb`` is one of the pack's."""
+        return any(fb is b for b in self.blocks)
+
+    @property
+    def who(self) -> str:
+        """The pack in an error message: its class and its elements' names."""
+        return f"{type(self).__name__} {self.names}"
+
+    def checked(self, vectors, C, D) -> tuple:
+        """``(*vectors, C, D)`` through :func:`~flexmbs.compiled.arg` after checking
+        ``vectors`` ``[(name, array, shape)]`` in order, then the stacked frames ``C``,
+        ``D`` for the markers the table reads (:func:`~flexmbs.system.stacked.
+        check_frames`)."""
+        out = []
+        for name, a, shape in vectors:
+            a = arg(a)
+            if a.shape != shape:
+                raise ValueError(f"{self.who}: {name} must have shape {shape}, got "
+                                 f"{a.shape}")
+            out.append(a)
+        C, D = arg(C), arg(D)
+        M = int(self._table[:, 1:3].max()) + 1 if len(self) else 0
+        check_frames(self.who, C, D, M, self.n_q)
+        return (*out, C, D)
+
+    def check_residual(self, r) -> None:
+        """Raise ``ValueError`` unless ``r`` is a C-contiguous float array (n_q,), the
+        residual a kernel writes in place."""
+        if r.shape != (self.n_q,) or r.dtype != float or not r.flags.c_contiguous:
+            raise ValueError(f"{self.who}: r must be a C-contiguous float array of shape "
+                             f"({self.n_q},), got {r.dtype} {r.shape}")
