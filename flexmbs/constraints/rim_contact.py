@@ -18,7 +18,8 @@ stationary (envelope theorem), with ``dpsi*/dx = -f_x,psi / f_psi,psi``,
 ``f_psi = n . A(e) u'(psi)``, ``f_psi,psi = n . A(e) u''(psi*) > 0``.  At fixed ``psi``
 the rim point is a material point of the elastic body, ``p = r + A(e) u``, with
 (``Te`` of :func:`flexmbs.kinematics.frames.rotation_data`, ``Q`` of
-:func:`flexmbs.kinematics.rotation.Q_of`)
+:func:`flexmbs.kinematics.rotation.Q_of`; :func:`flexmbs.kinematics.frames.
+material_vectors`)
 
     dp/d[r, e, q_e] = [E, Te . u, A Phi],   d2p/de2 = 2 Q(u),   d2p/de dq_e = Te . Phi,
 
@@ -36,30 +37,28 @@ from flexmbs.constraints.base import Joint
 from flexmbs.constraints.rim_curve import trig_basis
 from flexmbs.errors import ModelError
 from flexmbs.kinematics import jet as J
-from flexmbs.kinematics.frames import rotation_data
-from flexmbs.kinematics.rotation import Q_of
+from flexmbs.kinematics.frames import material_vectors, rotation_data
 
 
 def body_point_jet(rot, u, Phi, with_r: bool, order: int):
     """``(v, d, h)`` of ``[r +] A(e) u`` over the body coordinates ``[r, e, q_e]`` with
-    ``du/dq_e = Phi`` (3, n_q) (module docstring; ``h`` None below order 2)."""
-    A, Te, _ = rot
+    ``du/dq_e = Phi`` (3, n_q) (module docstring, :func:`~flexmbs.kinematics.frames.
+    material_vectors`; ``v`` without ``r``, ``h`` None below order 2)."""
     nq = Phi.shape[1]
     nb = 7 + nq
-    v = A @ u
+    V, V_e, V_q, V_ee, V_eq = material_vectors(rot, np.reshape(u, (1, 3)), Phi, order)
     d = np.zeros((3, nb))
     if with_r:
         d[:, :3] = np.eye(3)
-    d[:, 3:7] = np.einsum("kla,l->ka", Te, u)
-    d[:, 7:] = A @ Phi
+    d[:, 3:7] = V_e[0]
+    d[:, 7:] = V_q[0]
     if order < 2:
-        return v, d, None
+        return V[0], d, None
     h = np.zeros((3, nb, nb))
-    h[:, 3:7, 3:7] = 2.0 * Q_of(u)
-    mixed = np.einsum("kla,lj->kaj", Te, Phi)
-    h[:, 3:7, 7:] = mixed
-    h[:, 7:, 3:7] = mixed.transpose(0, 2, 1)
-    return v, d, h
+    h[:, 3:7, 3:7] = V_ee[0]
+    h[:, 3:7, 7:] = V_eq[0]
+    h[:, 7:, 3:7] = V_eq[0].transpose(0, 2, 1)
+    return V[0], d, h
 
 
 def on_local(v, d, h, S: J.Jet) -> J.Jet:

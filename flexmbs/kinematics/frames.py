@@ -196,26 +196,49 @@ def _de_block(Ter: np.ndarray, U: np.ndarray) -> np.ndarray:
     return (U.T @ Ter).reshape(U.shape[1], 3, 4)
 
 
+def material_vectors(rot, UT: np.ndarray, W_r: np.ndarray, order: int) -> tuple:
+    """The vectors ``V_u = A(e) U_u`` of a body with coordinates ``[r, e, q_e]``, ``U_u``
+    (the rows of ``UT`` (m, 3)) affine in ``q_e`` with ``dU_u/dq_e = W_u`` (``W_r`` (3,
+    m n_q), ``[l, u j]``), and their derivatives (module docstring)
+
+        dV/de = Te . U,  dV/dq_e = A W,  d2V/de2 = 2 Q(U),  d2V/de dq_e = Te . W:
+
+    ``(V (m, 3), dV/de (m, 3, 4), dV/dq_e (m, 3, n_q), d2V/de2 (m, 3, 4, 4), d2V/de dq_e
+    (m, 3, 4, n_q))``, the last two None below order 2; ``rot``: :func:`rotation_data`.
+    A marker's four vectors (:func:`_fill_flexible`) or any material point of an elastic
+    body (a rim point, :mod:`flexmbs.constraints.rim_contact`)."""
+    A, Te, Ter = rot
+    m = UT.shape[0]
+    nq = W_r.shape[1] // m
+    V = UT @ A.T
+    V_e = (UT @ Ter).reshape(m, 3, 4)                               # _de_block(Ter, U)
+    V_q = (A @ W_r).reshape(3, m, nq).transpose(1, 0, 2)            # A W_u
+    if order < 2:
+        return V, V_e, V_q, None, None
+    V_ee = 2.0 * (UT @ _T_A_R).reshape(m, 3, 4, 4)                  # 2 Q(U_u)
+    # d2V/de dq_e = Te . W:  [u, k, a, j] = sum_l Te[k, l, a] W[u, l, j]
+    V_eq = (Te.transpose(0, 2, 1).reshape(12, 3) @ W_r).reshape(3, 4, m, nq) \
+        .transpose(2, 0, 1, 3)
+    return V, V_e, V_q, V_ee, V_eq
+
+
 def _fill_flexible(q_b, marker, off, order, rot, V, D, H) -> None:
     """Write a flexible marker's ``V`` (4, 3) (rows s, x, y, z), ``D`` (4, 3, n) (zeros
-    with ``dp/dr = E`` already in) and, at order 2, the ``e``/``q_e`` blocks of ``H``."""
+    with ``dp/dr = E`` already in) and, at order 2, the ``e``/``q_e`` blocks of ``H``
+    (:func:`material_vectors`)."""
     nq = len(q_b) - 7
-    A, Te, Ter = rot
     _, _, W_r, W12, U0T = _flexible_consts(marker)
     UT = (U0T + W12 @ q_b[7:]).reshape(4, 3)           # U^T, rows s, x, y, z
-    np.matmul(UT, A.T, out=V)
+    V[:], V_e, V_q, V_ee, V_eq = material_vectors(rot, UT, W_r, order)
     V[0] += q_b[0:3]
     eo, qo = off + 3, off + 7
-    D[:, :, eo:eo + 4] = (UT @ Ter).reshape(4, 3, 4)    # _de_block(Ter, U)
-    D[:, :, qo:qo + nq] = (A @ W_r).reshape(3, 4, nq).transpose(1, 0, 2)   # A W_u
+    D[:, :, eo:eo + 4] = V_e
+    D[:, :, qo:qo + nq] = V_q
     if order < 2:
         return
-    H[:, :, eo:eo + 4, eo:eo + 4] = 2.0 * (UT @ _T_A_R).reshape(4, 3, 4, 4)    # 2 Q(U_u)
-    # d2V/de dq_e = Te . W:  [u, k, a, j] = sum_l Te[k, l, a] W[u, l, j]
-    mixed = (Te.transpose(0, 2, 1).reshape(12, 3) @ W_r).reshape(3, 4, 4, nq) \
-        .transpose(2, 0, 1, 3)
-    H[:, :, eo:eo + 4, qo:qo + nq] = mixed
-    H[:, :, qo:qo + nq, eo:eo + 4] = np.swapaxes(mixed, 2, 3)
+    H[:, :, eo:eo + 4, eo:eo + 4] = V_ee
+    H[:, :, eo:eo + 4, qo:qo + nq] = V_eq
+    H[:, :, qo:qo + nq, eo:eo + 4] = np.swapaxes(V_eq, 2, 3)
 
 
 def rigid_U(marker) -> np.ndarray:
