@@ -488,7 +488,7 @@ def bodies_newton_values(q, qd, qdd, g, cK, cC, cM, off, nq, m, stiff, ptr, lin0
             n_work = RIGID_WORK
     out = np.empty(total)
     W = np.empty(n_work)               # the rigid bodies' work array, one for all
-    pos = 0
+    pos = np.int64(0)                  # (not ``0``: one signature of rigid_tangent)
     for b in range(B):
         n = nq[b]
         o, nc = off[b], 7 + n

@@ -148,5 +148,5 @@ def increment_test_c(snes, its, xnorm, snorm, fnorm, reason, ctx):  # pragma: no
         err = call_c2(t[3, 0], vec, slot + 16 + 8 * j)
         if err:
             return err
-    out[0] = decide(its, fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, ints, reals)
+    out[0] = decide(np.int64(its), fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, ints, reals)
     return 0

@@ -46,7 +46,7 @@ def local_frames(q, C0, D0, start, nq, U0T, W12, W_r, wptr):  # pragma: no cover
             continue
         n = nq[m]
         fill_frame(q[s:s + 7 + n], U0T[m], W12[wptr[m] * 12:wptr[m + 1] * 12].reshape(12, n),
-                   W_r[wptr[m] * 12:wptr[m + 1] * 12].reshape(3, 4 * n), 0, C[m], D[m])
+                   W_r[wptr[m] * 12:wptr[m + 1] * 12].reshape(3, 4 * n), np.int64(0), C[m], D[m])
     return C, D
 
 
@@ -82,7 +82,7 @@ def local_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, e_lo, e_m, Sa, Sb, kc,
     dp = np.zeros((Sa.shape[0], 2 * L))
     for e in range(e_lo.shape[0] - 1):        # label rows, block by block
         lo, hi = e_lo[e], e_lo[e + 1]
-        Cb, Db = _pair_frames(C, D, e_m[e, 0], e_m[e, 1], 0, L, 2 * L)
+        Cb, Db = _pair_frames(C, D, e_m[e, 0], e_m[e, 1], np.int64(0), L, 2 * L)
         pb, dpb = label_rows(Sa[lo:hi], Sb[lo:hi], kc[lo:hi], Cb, Db)
         p[lo:hi] = pb
         dp[lo:hi] = dpb
