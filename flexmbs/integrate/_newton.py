@@ -270,6 +270,8 @@ class NewtonSolver:
 
     @property
     def J(self) -> PETSc.Mat | None:
+        """PETSc's Newton matrix (None before the first solve or :meth:`prepare`)."""
+        self._petsc_ready()
         return self._J
 
     @property

@@ -148,5 +148,9 @@ def test_command_line_snes_max_it_reaches_the_compiled_loop(loop_steps):
     n0 = loop_steps[0]
     ga.run(cs.q, cs.qd, cs.qdd, cs.lam, 0.0, 0.01, h=1e-3)
     assert loop_steps[0] - n0 == 10
+    W = ga.newton.state().A[0]          # the loop's last Newton matrix (no PETSc yet)
+    assert W.shape == (13, 13) and np.any(W != 0.0)
     assert ga.snes.getKSP().getType() == "preonly" and ga.snes.getType() == "newtonls"
     assert ga.snes.getTolerances()[3] == 20          # NEWTON_DEFAULTS' snes_max_it
+    assert ga.newton.J.getType() == "seqdense"    # ... and PETSc's, once set up
+    np.testing.assert_array_equal(ga.newton.J.getDenseArray(), W)
