@@ -183,10 +183,11 @@ class NewtonSolver:
         self._comm, self._n, self._theta = comm, n, theta
         self._options = OptionsManager(prefix, {**default_direct_lu(), **NEWTON_DEFAULTS},
                                        petsc_options)
-        self._snes = PETSc.SNES().create(comm)
-        self._x = PETSc.Vec().createSeq(n, comm=comm)
-        self._x_view = self._x.getArray(readonly=True)   # its memory, read-only view
-        self._f = self._x.duplicate()
+        # the SNES and its vectors are made when first needed (:meth:`_petsc_objects`): a
+        # compiled loop of solves (:meth:`prepare`) uses none of them
+        self._snes: PETSc.SNES | None = None
+        self._x: PETSc.Vec | None = None
+        self._f: PETSc.Vec | None = None
         self._J: PETSc.Mat | None = None
         self._F_cb: Callable | None = None
         self._inplace = False
@@ -196,8 +197,10 @@ class NewtonSolver:
         self._fnorms: list[float] = []
         self._info = NewtonInfo()
         self._abort: str | None = None
-        self._snes.setFunction(self._function, self._f)
-        self._configured = False
+        self._configured = False        # storage and test arrays decided (first solve)
+        self._petsc_on = False          # ... and the SNES set up for them
+        self._x0_first: np.ndarray | None = None     # the start point of prepare
+        self._J_pending = False         # PETSc's matrix to be filled from _last_A
         #: the largest Newton matrix stored dense (:data:`DENSE_MAX`; read at the first
         #: solve or :meth:`prepare`)
         self.dense_max = DENSE_MAX
@@ -236,25 +239,47 @@ class NewtonSolver:
             # the test as PETSc's C convergence test (installed in _setup, when snes_max_it
             # is known), or its Python form (the reference; it also records the history)
             self._native_test = use_compiled() if native_test is None else bool(native_test)
-            if not self._native_test:
-                self._snes.setConvergenceTest(self._converged)
-        else:
+
+    def _petsc_objects(self) -> None:
+        """The SNES, its solution and residual vectors and Python callbacks (once)."""
+        if self._snes is not None:
+            return
+        comm, n = self._comm, self._n
+        self._snes = PETSc.SNES().create(comm)
+        self._x = PETSc.Vec().createSeq(n, comm=comm)
+        self._x_view = self._x.getArray(readonly=True)   # its memory, read-only view
+        self._f = self._x.duplicate()
+        self._snes.setFunction(self._function, self._f)
+        if self._kappa is None:
             self._snes.setMonitor(self._monitor)
+        elif not self._native_test:
+            self._snes.setConvergenceTest(self._converged)
+
+    def _petsc_ready(self) -> None:
+        """The SNES set up as the first solve sets it up (after a :meth:`prepare` that
+        left it out, for the handles below)."""
+        if self._configured and not self._petsc_on:
+            self._configure(self._x0_first, self._F_cb, self._J_cb, self._inplace)
+        self._petsc_objects()
 
     # read-only handles, as in dolfinx
     @property
     def snes(self) -> PETSc.SNES:
+        self._petsc_ready()
         return self._snes
 
     @property
     def J(self) -> PETSc.Mat | None:
+        """PETSc's Newton matrix (None before the first solve or :meth:`prepare`)."""
+        self._petsc_ready()
         return self._J
 
     @property
     def dense(self) -> bool:
         """Whether the Newton matrix is stored dense (known after the first solve); the
         Jacobian callback may then return a dense (N, N) array instead of CSR."""
-        return isinstance(getattr(self, "_fill", None), DenseFill)
+        return isinstance(getattr(self, "_fill", None), DenseFill) or (
+            self._configured and not self._petsc_on)      # prepared for a compiled loop
 
     def dense_for(self, N: int) -> bool:
         """Whether the Newton matrix of ``N`` unknowns is (or, before the first solve,
@@ -263,6 +288,7 @@ class NewtonSolver:
 
     @property
     def x(self) -> PETSc.Vec:
+        self._petsc_ready()
         return self._x
 
     @property
@@ -318,6 +344,7 @@ class NewtonSolver:
     @property
     def residual(self) -> np.ndarray:
         """The residual vector ``F`` of the last evaluation (a copy)."""
+        self._petsc_objects()
         return self._f.getArray(readonly=True).copy()
 
     # --- PETSc callbacks -------------------------------------------------------------
@@ -431,24 +458,58 @@ class NewtonSolver:
         self._ksp = self._snes.getKSP()
         if self._native_test:
             self._install_test()
+        self._configured = self._petsc_on = True
+
+    def _setup_loop(self) -> None:
+        """What :meth:`_setup` decides, without PETSc, for a compiled loop of solves
+        (dense matrix, compiled residual, test and Jacobian): ``snes_max_it`` from the
+        options, the test's arrays and the dense matrix buffer; the SNES is set up when a
+        solve first needs it."""
+        self._options.set_default("pc_factor_mat_solver_type", "petsc")
+        self._options.remove_default("pc_factor_nonzeros_along_diagonal")
+        self._max_it = self._options_max_it()
+        self._test_arrays()
+        self._j_W = np.zeros((self._n, self._n))
         self._configured = True
+
+    def _options_max_it(self) -> int:
+        """``snes_max_it`` as ``setFromOptions`` reads it: the global database's under
+        the prefix, else this solver's (parsed by PETSc), else PETSc's default 50."""
+        glob, name = PETSc.Options(), self._options.prefix + "snes_max_it"
+        if glob.hasName(name):
+            return glob.getInt(name)
+        v = self._options.value("snes_max_it")
+        if v is None:
+            return 50
+        glob.setValue(name, v)
+        try:
+            return glob.getInt(name)
+        finally:
+            glob.delValue(name)
+
+    def _test_arrays(self) -> None:
+        """The compiled increment test's arrays (made once; a compiled loop holds
+        ``_t_reals``, whose residual floor :meth:`set_scales` updates in place)."""
+        R = _Reason
+        if getattr(self, "_t_ints", None) is None or self._t_ints[0] != self._max_it:
+            self._t_ints = np.array([self._max_it, self._alg0, 0, 0, 0, R.ITERATING,
+                                     R.CONVERGED_FNORM_ABS, R.CONVERGED_SNORM_RELATIVE,
+                                     R.DIVERGED_FNORM_NAN, R.DIVERGED_MAX_IT], dtype=np.int64)
+            self._t_fn = np.zeros(self._max_it + 2)
+        if getattr(self, "_t_reals", None) is None:
+            self._t_reals = np.array([self._kappa, self._alg_tol, _EPS64, self._f_floor])
+            self._t_d1 = np.ones(len(self._blocks))        # the first increments d1_b
 
     def _install_test(self) -> None:
         """The increment test as PETSc's C convergence test: its context table of
         :data:`~.increments_kernel.N_TEST_TABLE` rows (arrays kept here)."""
-        R = _Reason
         tab = Table()
         for name in ("SNESGetSolutionUpdate", "SNESGetSolution", "VecGetArrayRead",
                      "VecRestoreArrayRead"):
             tab.add_value(petsc_c.address(name))
         tab.add(np.zeros(6, dtype=np.int64))
         tab.add_value(self._f.handle)
-        self._t_ints = np.array([self._max_it, self._alg0, 0, 0, 0, R.ITERATING,
-                                 R.CONVERGED_FNORM_ABS, R.CONVERGED_SNORM_RELATIVE,
-                                 R.DIVERGED_FNORM_NAN, R.DIVERGED_MAX_IT], dtype=np.int64)
-        self._t_fn = np.zeros(self._max_it + 2)
-        self._t_reals = np.array([self._kappa, self._alg_tol, _EPS64, self._f_floor])
-        self._t_d1 = np.ones(len(self._blocks))        # the first increments d1_b
+        self._test_arrays()
         for a in (self._t_ints, self._t_reals, self._t_fn, self._bounds.astype(np.int64),
                   self._t_d1, self._scales):
             tab.add(a)
@@ -496,17 +557,35 @@ class NewtonSolver:
         without solving: the matrix storage (from ``J(x0)``'s pattern), PETSc's
         callbacks and a :meth:`restore`-d state, as the first solve would.  A compiled
         loop of solves (:mod:`.steps_kernel`) can then take the very first step, so that
-        a run and its continuation from a checkpoint take every step the same way."""
-        self._configure(x0, F, J, True)
+        a run and its continuation from a checkpoint take every step the same way.
+        When that loop can take the steps (compiled residual, test and dense Jacobian,
+        :attr:`native_dense`) only what it reads is set up (``snes_max_it``, the test's
+        arrays, the dense matrix buffer): PETSc's objects are made by the first solve
+        that needs them (a step the loop hands back), or by :attr:`snes`."""
+        self._configure(x0, F, J, True, loop=True)
 
-    def _configure(self, x0, F, J, inplace: bool):
-        """The set-up part of :meth:`solve`; returns the native residual (or None)."""
+    def _configure(self, x0, F, J, inplace: bool, loop: bool = False):
+        """The set-up part of :meth:`solve` (with ``loop``, of :meth:`prepare`); returns
+        the native residual (or None)."""
         self._F_cb, self._J_cb, self._inplace = F, J, inplace
         seen = self._F_seen
         if seen[0] is not F or seen[1] != inplace:   # (the same F every step: checked once)
             nat = inplace and isinstance(F, NativeResidual) and F.native
             seen = self._F_seen = (F, inplace, F if nat else None)
         native = seen[2]
+        first = not self._configured
+        if not self._petsc_on:
+            if (loop and native is not None and self._native_test
+                    and isinstance(native, NativeNewton)
+                    and (self._configured or self._dense(self._n))):
+                if first:                   # for the compiled loop only
+                    self._x0_first = np.array(x0, dtype=float)
+                    self._setup_loop()
+                    self._stale = self._stale or self._restored is None
+                    if self._restored is not None:
+                        self._put_restored()
+                return native
+            self._petsc_objects()
         same = native is not None and native is self._native_obj   # callbacks in place
         if same:
             pass
@@ -518,7 +597,7 @@ class NewtonSolver:
         elif self._native_F is not None:
             self._snes.setFunction(self._function, self._f)
             self._native_F = None
-        if not self._configured:
+        if not self._petsc_on:
             with np.errstate(all="ignore"):
                 A0 = J(np.asarray(x0, dtype=float))
             if isinstance(A0, np.ndarray):      # a dense Jacobian: its nonzeros as pattern
@@ -527,12 +606,16 @@ class NewtonSolver:
             if not np.all(np.isfinite(data)):   # the pattern only; values come later
                 A0 = CSR(ip, ix, np.zeros_like(data), shape)
             self._setup(A0)
-            self._stale = self._stale or self._restored is None
+            if first:
+                self._stale = self._stale or self._restored is None
         if not same:
             self._install_jacobian(native)
             self._native_obj = native
         if self._restored is not None:
             self._put_restored()
+        elif not first and self._J_pending:     # the compiled loop's matrix, into PETSc's
+            self._J_pending = False
+            self._fill_last()
         return native
 
     def solve(self, x0: np.ndarray, F: Callable[[np.ndarray], np.ndarray],
@@ -669,7 +752,8 @@ class NewtonSolver:
     def native_dense(self) -> bool:
         """Whether the last solve ran wholly in C: compiled residual, increment test and
         dense Jacobian (what a compiled loop of solves repeats)."""
-        return self._configured and self._native_test and self._native_J is not None
+        return self._configured and self._native_test and (
+            self._native_J is not None or not self._petsc_on)     # (prepared for the loop)
 
     @property
     def solves_run(self) -> int:
@@ -695,7 +779,10 @@ class NewtonSolver:
         if s.A:
             self._j_W[:] = s.A[0]
             self._last_A = self._j_W
-            self._fill(self._J, self._j_W)
+            if self._petsc_on:
+                self._fill(self._J, self._j_W)
+            else:                   # PETSc's matrix is filled when it is set up
+                self._J_pending = True
 
     # --- checkpoint (restart) ------------------------------------------------------------
     def state(self) -> NewtonState | None:
@@ -703,9 +790,13 @@ class NewtonSolver:
         PETSc holds it (and has factorised) and the start-of-solve policy's counters;
         ``None`` before the first matrix.  :meth:`restore` on a new solver of the same
         system makes its next solves repeat this one's to the last bit."""
-        if not self._configured or self._last_A is None or self._J is None:
+        if not self._configured or self._last_A is None:
             return None
-        if self.dense:
+        if not self._petsc_on:              # the compiled loop's dense buffer
+            A = (np.array(self._last_A, dtype=float, order="C"),)
+        elif self._J is None:
+            return None
+        elif self.dense:
             A = (np.array(self._J.getDenseArray(), order="C"),)
         else:
             A = tuple(np.array(a) for a in self._J.getValuesCSR())
@@ -733,7 +824,20 @@ class NewtonSolver:
                       "first solve starts with a fresh one")
             self._last_A, self._stale = None, True
             return
+        self._fill_last()
+
+    def _fill_last(self) -> None:
+        """The last matrix ``_last_A`` into PETSc's (through the compiled Jacobian's
+        buffer when it is installed); before the SNES is set up (:meth:`_setup_loop`)
+        into that buffer only, PETSc's then filled by the set-up."""
         A = self._last_A
+        if A is None:
+            return
+        if not self._petsc_on:
+            self._j_W[:] = A
+            self._last_A = self._j_W
+            self._J_pending = True
+            return
         if self._native_J is not None:
             self._j_W[:] = A
             A = self._last_A = self._j_W
@@ -763,3 +867,4 @@ class NewtonSolver:
             if obj is not None:
                 obj.destroy()
         self._J = None
+        self._snes = self._x = self._f = None

@@ -42,6 +42,7 @@ class TangentAssembly:
         self.layout, self.rows, self.hessian, self.forces = layout, rows, hessian, forces
         self.grids = grids
         self._plan_cache = None
+        self._mass_last: tuple | None = None     # (q bytes, M(q)) of tangent_mass
 
     def chunks(self, q, qd, qdd, t, lam=None):
         """``(rows, cols, K values, C values, M values or None)`` per body and force block
@@ -78,9 +79,17 @@ class TangentAssembly:
 
     def tangent_mass(self, q, qd, qdd, lam, t) -> sp.csr_matrix:
         """``M`` of :meth:`tangent` alone (CSR): ``K``, ``C`` and the constraint Hessian
-        are not assembled (the set-up needs ``M`` only)."""
+        are not assembled (the set-up needs ``M`` only).  ``M = M(q)``: only the bodies
+        have mass, and their mass matrices depend on ``q`` alone, so the last one is kept
+        with its ``q`` (the set-up asks twice at the start: the initial accelerations and
+        the Newton test's scales) and a copy returned."""
+        key = np.asarray(q, dtype=float).tobytes()
+        if self._mass_last is not None and self._mass_last[0] == key:
+            return self._mass_last[1].copy()
         rows, cols, _, _, vm = self.chunks(q, qd, qdd, t, lam)
-        return self._mass(rows, cols, vm)
+        M = self._mass(rows, cols, vm)
+        self._mass_last = (key, M.copy())
+        return M
 
     def _mass(self, rows, cols, vm) -> sp.csr_matrix:
         vm = [np.zeros(r.size) if v is None else v for r, v in zip(rows, vm)]

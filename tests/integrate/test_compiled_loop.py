@@ -10,10 +10,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from petsc4py import PETSc
+
 import flexmbs as fm
 from flexmbs.compiled import use_compiled
 from flexmbs.errors import ConvergenceError
-from flexmbs.integrate import _newton, compiled_steps
+from flexmbs.integrate import (GeneralizedAlpha, _newton, compiled_steps,
+                               consistent_initial_conditions, petsc_options_from_args)
 from flexmbs.integrate.settings import DEFAULTS
 from flexmbs.system.assembly import AssembledSystem
 
@@ -120,3 +123,34 @@ def test_a_failing_run_reports_as_before():
         msgs.append(str(err.value))
     assert msgs[0] == msgs[1]
     assert "Newton did not converge" in msgs[1] and "largest residual rows" in msgs[1]
+
+
+def test_command_line_snes_max_it_reaches_the_compiled_loop(loop_steps):
+    """``-<prefix>snes_max_it 2`` from the command line (the global options database): the
+    compiled loop, which runs without a SNES, reads it as SNES does, so the run repeats
+    the SNES loop given the same option as ``petsc_options``; the SNES of such a run is
+    set up from the options when it is asked for."""
+    ref = run(rigid_pendulum, False, 0.3, 2e-3, petsc_options={"snes_max_it": 2})
+    inserted = petsc_options_from_args([f"-{DEFAULTS.options_prefix}snes_max_it", "2"])
+    try:
+        new = run(rigid_pendulum, True, 0.3, 2e-3)
+    finally:
+        for k in inserted:
+            PETSc.Options().delValue(k)
+    assert ref.stats.step_cuts > 0 and loop_steps[0] > 0
+    for key in ("steps", "rejected_steps", "step_cuts", "newton_iterations",
+                "jacobian_evaluations"):
+        assert getattr(new.stats, key) == getattr(ref.stats, key), key
+    # every step in the loop: the SNES is made, and set up from the options, on demand
+    asm = AssembledSystem(rigid_pendulum())
+    cs = consistent_initial_conditions(asm, asm.initial_q(), asm.initial_qd())
+    ga = GeneralizedAlpha(asm, rho_inf=0.9, options_prefix="fmbs_loop_t1_")
+    n0 = loop_steps[0]
+    ga.run(cs.q, cs.qd, cs.qdd, cs.lam, 0.0, 0.01, h=1e-3)
+    assert loop_steps[0] - n0 == 10
+    W = ga.newton.state().A[0]          # the loop's last Newton matrix (no PETSc yet)
+    assert W.shape == (13, 13) and np.any(W != 0.0)
+    assert ga.snes.getKSP().getType() == "preonly" and ga.snes.getType() == "newtonls"
+    assert ga.snes.getTolerances()[3] == 20          # NEWTON_DEFAULTS' snes_max_it
+    assert ga.newton.J.getType() == "seqdense"    # ... and PETSc's, once set up
+    np.testing.assert_array_equal(ga.newton.J.getDenseArray(), W)

@@ -93,6 +93,16 @@ def test_system_tangent_against_central_differences():
     M = asm.tangent_mass(q, qd, qdd, lam, 0.1)          # M alone (the set-up's)
     assert np.abs(M.toarray() - _fd(lambda x: asm.residual(q, qd, x, lam, 0.1), qdd)).max() < 1e-6
     assert (M != asm.tangent(q, qd, qdd, lam, 0.1)[2]).nnz == 0
+    # M = M(q): the kept M at the same q (other qd, qdd, lam, t) is the full tangent's
+    # there; a changed q gives the new one, and the result is the caller's copy
+    qd2, qdd2, lam2 = rng.normal(size=asm.n_q), rng.normal(size=asm.n_q), 0 * lam
+    M2 = asm.tangent_mass(q, qd2, qdd2, lam2, 0.7)
+    assert (M2 != asm.tangent(q, qd2, qdd2, lam2, 0.7)[2]).nnz == 0
+    M2.data[:] = 0.0
+    assert (asm.tangent_mass(q, qd2, qdd2, lam2, 0.7) != M).nnz == 0
+    q3 = asm.normalize(q + 0.05 * rng.normal(size=asm.n_q))
+    M3 = asm.tangent_mass(q3, qd, qdd, lam, 0.1)
+    assert (M3 != asm.tangent(q3, qd, qdd, lam, 0.1)[2]).nnz == 0 and (M3 != M).nnz > 0
 
 
 def test_body_spins_indefinitely():
