@@ -114,8 +114,10 @@ class _Recorder:
         #: (:mod:`flexmbs.system.output_point`; velocity rows: the system's own)
         self.point = None if asm.n_mu else OutputPoint(asm.layout, asm.constraint_rows,
                                                        asm.model.joints)
-        #: ``reactions(q, lam, t) -> {joint: (force, torque)}`` of the recorded state
-        self.reactions = asm.reactions if self.point is None else self.point.reactions
+        #: ``reaction_rows(q, lam, t) -> {joint: [force, torque] (6,)}`` of the recorded
+        #: state
+        self.reaction_rows = _rows_of(asm.reactions) if self.point is None else \
+            self.point.reaction_rows
         self.out_times = None if out_times is None else np.concatenate([[t0], out_times])
         self.rows: dict[str, list] = {}
         #: ``state() -> (qd, qdd, a)`` of the integrator at the step being recorded (the
@@ -215,9 +217,8 @@ class _Recorder:
                 ends = tuple(asm.marker_kinematics(m, q, qd, qdd) for m in f.resolve())
                 for k, (v, unit, cols) in f.recorded_signals(t, y, q[s], ends).items():
                     rec[f"outputs/{f.name}/{k}"] = (v, unit, cols)
-        for name, (f, m) in self.reactions(q, lam, t).items():
-            rec[self._key(name, "reaction")] = (np.concatenate([f, m]), "N | N m",
-                                                REACTION_COLUMNS)
+        for name, w in self.reaction_rows(q, lam, t).items():
+            rec[self._key(name, "reaction")] = (w, "N | N m", REACTION_COLUMNS)
         coordinates = asm.joint_coordinates(q) if self.point is None else \
             self.point.joint_coordinates(q, t)
         for name, c in coordinates.items():
@@ -271,6 +272,13 @@ class _Recorder:
     def arrays(self, prefix):
         n = len(prefix)
         return {k[n:].split("/")[0]: np.array(v) for k, v in self.rows.items() if k.startswith(prefix)}
+
+
+def _rows_of(reactions: Callable) -> Callable:
+    """``(q, lam, t) -> {joint: [force, torque] (6,)}`` of ``reactions(q, lam, t) ->
+    {joint: (force, torque)}``."""
+    return lambda q, lam, t: {name: np.concatenate(w) for name, w in
+                              reactions(q, lam, t).items()}
 
 
 def _outputs(rows) -> dict:
@@ -577,7 +585,7 @@ def _simulate_relative(model, t0, t_end, dt, *, method, restart, output, output_
 
     def on_output(s) -> bool:
         beta.append(s.beta)
-        recorder.reactions = lambda q, lam, t: s.reactions
+        recorder.reaction_rows = _rows_of(lambda q, lam, t: s.reactions)
         return bool(recorder(s.t, s.q, s.qd, s.qdd, s.lam, s.stats))
 
     try:

@@ -114,6 +114,11 @@ class OutputPoint:
     def reactions(self, q: np.ndarray, lam: np.ndarray, t: float,
                   at: RowsAt | None = None) -> dict:
         """``{name: (force, torque)}`` as :func:`flexmbs.system.outputs.reactions`."""
+        return {name: (w[0:3], w[3:6]) for name, w in self.reaction_rows(q, lam, t, at).items()}
+
+    def reaction_rows(self, q: np.ndarray, lam: np.ndarray, t: float,
+                      at: RowsAt | None = None) -> dict:
+        """``{name: [force, torque] (6,)}``: :meth:`reactions` as the rows recorded."""
         at = self.rows.at_state(q, t) if at is None else at
         plan, lay = self.plan, self.layout
         J = len(plan.names)
@@ -125,9 +130,8 @@ class OutputPoint:
             p[j], R[j] = marker_frame(Q, q, lay, at.frames)
         fn = output_point_kernel.joint_wrenches if use_compiled() else joint_wrenches
         fm = fn(np.asarray(at.G[rr, cc], dtype=float).ravel(), arg(lam), rr, target, arg(q),
-                plan.columns(q.size), plan.rotates, p, R, plan.on, TGk)
-        force, torque = fm[:, 0], fm[:, 1]
-        return {name: (force[j], torque[j]) for j, name in enumerate(plan.names)}
+                plan.columns(q.size), plan.rotates, p, R, plan.on, TGk).reshape(J, 6)
+        return dict(zip(plan.names, fm))
 
     def _entries(self, G) -> tuple:
         """The :meth:`ReactionPlan.entries` of ``G``: of its structure (:meth:`
