@@ -93,6 +93,10 @@ class Result:
 #: penetration), its rate [m/s], the normal force [N]
 CONTACT_COLUMNS = ("gap", "gap_rate", "F_n")
 
+#: the columns of a joint's reaction rows ``joints/<name>/reaction``: force [N], torque
+#: [N m] in the joint frame
+REACTION_COLUMNS = ("Fx", "Fy", "Fz", "Mx", "My", "Mz")
+
 #: the conditioning of the active constraint rows is measured every this many outputs
 CONDITIONING_EVERY = 16
 
@@ -110,8 +114,10 @@ class _Recorder:
         #: (:mod:`flexmbs.system.output_point`; velocity rows: the system's own)
         self.point = None if asm.n_mu else OutputPoint(asm.layout, asm.constraint_rows,
                                                        asm.model.joints)
-        #: ``reactions(q, lam, t) -> {joint: (force, torque)}`` of the recorded state
-        self.reactions = asm.reactions if self.point is None else self.point.reactions
+        #: ``reaction_rows(q, lam, t) -> {joint: [force, torque] (6,)}`` of the recorded
+        #: state
+        self.reaction_rows = _rows_of(asm.reactions) if self.point is None else \
+            self.point.reaction_rows
         self.out_times = None if out_times is None else np.concatenate([[t0], out_times])
         self.rows: dict[str, list] = {}
         #: ``state() -> (qd, qdd, a)`` of the integrator at the step being recorded (the
@@ -126,6 +132,10 @@ class _Recorder:
         self.last = None            # (t, q) of the last output
         self.worst = (1.0, 0.0, "")  # smallest conditioning seen: (ratio, t, row label)
         self._names = {}            # {joint: coordinate names}
+        self._keys = {}             # {(joint, what): dataset path}
+        #: ``(bodies/<b>/q, bodies/<b>/qd, slice of b in q)`` of each body
+        self._body_keys = [(f"bodies/{b.name}/q", f"bodies/{b.name}/qd",
+                            asm.body_slices[b.name]) for b in asm.bodies]
         if prior is not None:
             self._take(prior)
 
@@ -158,6 +168,20 @@ class _Recorder:
                     f"(sigma_min/sigma_max = {ratio:.2e}), the row most involved is "
                     f"{asm.active_row_labels[i]}", t=t)
 
+    def _at_output_time(self, t: float) -> bool:
+        """Whether ``t`` is one of ``out_times`` (ascending), to ``1e-9 max(1, |t_end|)``:
+        the times next to ``t`` on either side are the nearest."""
+        ts, tol = self.out_times, 1e-9 * max(1.0, abs(self.t_end))
+        k = int(ts.searchsorted(t))
+        return (k < ts.size and abs(ts[k] - t) <= tol) or (k > 0 and abs(ts[k - 1] - t) <= tol)
+
+    def _key(self, joint: str, what: str) -> str:
+        """``joints/<joint>/<what>`` (built once per run)."""
+        key = self._keys.get((joint, what))
+        if key is None:
+            key = self._keys[joint, what] = f"joints/{joint}/{what}"
+        return key
+
     def _coordinate_names(self, joint: str) -> tuple:
         """The ``coordinate_names`` of the model's joint ``joint`` (looked up once)."""
         names = self._names.get(joint)
@@ -166,10 +190,8 @@ class _Recorder:
         return names
 
     def __call__(self, t, q, qd, qdd, lam, stats):
-        if self.out_times is not None:
-            tol = 1e-9 * max(1.0, abs(self.t_end))
-            if not np.any(np.abs(self.out_times - t) <= tol):
-                return bool(self.progress(t, self.t_end, stats)) if self.progress else False
+        if self.out_times is not None and not self._at_output_time(t):
+            return bool(self.progress(t, self.t_end, stats)) if self.progress else False
         self._record(t, q, qd, qdd, lam, stats)
         if self.progress is not None:
             return bool(self.progress(t, self.t_end, stats))
@@ -183,10 +205,9 @@ class _Recorder:
         self.watch(t, q)
         self.n_records += 1
         rec = {"time": (t, "s")}
-        for b in asm.bodies:
-            s = asm.body_slices[b.name]
-            rec[f"bodies/{b.name}/q"] = (q[s], "m | Euler parameters")
-            rec[f"bodies/{b.name}/qd"] = (qd[s], "m/s | 1/s")
+        for key_q, key_qd, s in self._body_keys:
+            rec[key_q] = (q[s], "m | Euler parameters")
+            rec[key_qd] = (qd[s], "m/s | 1/s")
         for f in asm.layout.stateful:
             s = asm.state_slices[f.name]
             rec[f"states/{f.name}/z"] = (q[s], getattr(f, "state_units", ""), f.state_names)
@@ -196,13 +217,12 @@ class _Recorder:
                 ends = tuple(asm.marker_kinematics(m, q, qd, qdd) for m in f.resolve())
                 for k, (v, unit, cols) in f.recorded_signals(t, y, q[s], ends).items():
                     rec[f"outputs/{f.name}/{k}"] = (v, unit, cols)
-        for name, (f, m) in self.reactions(q, lam, t).items():
-            rec[f"joints/{name}/reaction"] = (np.concatenate([f, m]), "N | N m",
-                                              ("Fx", "Fy", "Fz", "Mx", "My", "Mz"))
+        for name, w in self.reaction_rows(q, lam, t).items():
+            rec[self._key(name, "reaction")] = (w, "N | N m", REACTION_COLUMNS)
         coordinates = asm.joint_coordinates(q) if self.point is None else \
             self.point.joint_coordinates(q, t)
         for name, c in coordinates.items():
-            rec[f"joints/{name}/coordinates"] = (c, "rad | m", self._coordinate_names(name))
+            rec[self._key(name, "coordinates")] = (c, "rad | m", self._coordinate_names(name))
         for s in asm.sensors:
             states = tuple(asm.marker_kinematics(m, q, qd, qdd) for m in asm.sensor_markers[s.name])
             rec[f"sensors/{s.name}"] = (s.measure(states), getattr(s, "unit", ""),
@@ -218,8 +238,12 @@ class _Recorder:
             rec[f"energy/{k}"] = (v, "J")
         for k in ("newton_iterations", "jacobian_evaluations"):
             rec[f"solver/{k}"] = (getattr(stats, k, 0) + self.counters.get(k, 0.0), "1")
+        rows = self.rows
         for k, v in rec.items():
-            self.rows.setdefault(k, []).append(np.asarray(v[0], dtype=float))
+            col = rows.get(k)
+            if col is None:
+                col = rows[k] = []
+            col.append(np.asarray(v[0], dtype=float))
         self.rows.setdefault("lam", []).append(np.array(lam, dtype=float))
         if self.writer is not None:
             if self.state is not None:
@@ -248,6 +272,13 @@ class _Recorder:
     def arrays(self, prefix):
         n = len(prefix)
         return {k[n:].split("/")[0]: np.array(v) for k, v in self.rows.items() if k.startswith(prefix)}
+
+
+def _rows_of(reactions: Callable) -> Callable:
+    """``(q, lam, t) -> {joint: [force, torque] (6,)}`` of ``reactions(q, lam, t) ->
+    {joint: (force, torque)}``."""
+    return lambda q, lam, t: {name: np.concatenate(w) for name, w in
+                              reactions(q, lam, t).items()}
 
 
 def _outputs(rows) -> dict:
@@ -512,8 +543,8 @@ def _result(recorder, asm, report, init, stats, path, wall, extra, impacts=()) -
     of the run)."""
     rows = recorder.rows
     return Result(
-        t=np.array(rows["time"]), q=np.array([r for r in _concat_bodies(rows, asm)]),
-        qd=np.array([r for r in _concat_bodies(rows, asm, "qd")]),
+        t=np.array(rows["time"]), q=_concat_bodies(rows, asm),
+        qd=_concat_bodies(rows, asm, "qd"),
         lam=np.array(rows["lam"]) if rows.get("lam") else np.zeros((0, asm.n_lam + asm.n_mu)),
         bodies=asm.body_slices, sensors=recorder.arrays("sensors/"),
         reactions=recorder.arrays("joints/") and {k[7:-9]: np.array(v) for k, v in rows.items()
@@ -554,7 +585,7 @@ def _simulate_relative(model, t0, t_end, dt, *, method, restart, output, output_
 
     def on_output(s) -> bool:
         beta.append(s.beta)
-        recorder.reactions = lambda q, lam, t: s.reactions
+        recorder.reaction_rows = _rows_of(lambda q, lam, t: s.reactions)
         return bool(recorder(s.t, s.q, s.qd, s.qdd, s.lam, s.stats))
 
     try:
@@ -724,14 +755,16 @@ def _singular_or(exc: ConvergenceError, asm, recorder) -> ConvergenceError:
         step=exc.step)
 
 
-def _concat_bodies(rows, asm, key="q"):
-    """The rows of ``q`` (``key`` "q") or ``qd`` ("qd"): the bodies' coordinates and the
-    force elements' internal states."""
+def _concat_bodies(rows, asm, key="q") -> np.ndarray:
+    """The rows ``(n, n_q)`` of ``q`` (``key`` "q") or ``qd`` ("qd"): the bodies'
+    coordinates and the force elements' internal states, column block by block."""
     n = len(rows["time"])
     zkey = "z" if key == "q" else "zd"
-    for i in range(n):
-        yield np.concatenate([rows[f"bodies/{b.name}/{key}"][i] for b in asm.bodies]
-                             + [rows[f"states/{f.name}/{zkey}"][i] for f in asm.layout.stateful])
+    if n == 0:
+        return np.array([])
+    return np.concatenate([np.array(rows[f"bodies/{b.name}/{key}"]) for b in asm.bodies]
+                          + [np.array(rows[f"states/{f.name}/{zkey}"])
+                             for f in asm.layout.stateful], axis=1)
 
 
 def _with_guess_report(init, q_guess, qd_guess, states=()):

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from flexmbs.bodies import rigid_set_kernel
 from flexmbs.bodies.rigid import RigidBody
+from flexmbs.compiled import arg, use_compiled
 from flexmbs.kinematics.rotation import L_BASIS, T_A
 
 _I, _J = np.array([1, 2, 0]), np.array([2, 0, 1])
@@ -57,17 +59,29 @@ class RigidSet:
         return body.name in self.names
 
     def energies(self, q: np.ndarray, qd: np.ndarray, gravity: np.ndarray) -> tuple[float, float]:
-        """``(T, V_g)`` [J] of the set's bodies (module docstring)."""
+        """``(T, V_g)`` [J] of the set's bodies (module docstring): the compiled
+        :func:`flexmbs.bodies.rigid_set_kernel.rigid_energies`, or its reference
+        :func:`rigid_energies` (``FLEXMBS_KERNELS=reference``)."""
         if not self.m.size:
             return 0.0, 0.0
-        x, xd = q[self.cols], qd[self.cols]
-        B = len(self.m)
-        e, rd = x[:, 3:7], xd[:, 0:3]
-        w = 2.0 * ((e @ TLk).reshape(B, 3, 4) @ xd[:, 3:7, None])[:, :, 0]
-        A = rotation_matrices(e)
-        Awc = (A @ cross(w, self.c)[:, :, None])[:, :, 0]
-        Iw = (self.I_O @ w[:, :, None])[:, :, 0]
-        T = (0.5 * self.m[:, None] * rd * rd + self.m[:, None] * rd * Awc + 0.5 * w * Iw).sum()
-        Ac = (A @ self.c[:, :, None])[:, :, 0]
-        V = -(self.m * ((x[:, 0:3] + Ac) @ gravity)).sum()
+        fn = rigid_set_kernel.rigid_energies if use_compiled() else rigid_energies
+        T, V = fn(arg(q), arg(qd), self.cols, self.m, self.c, self.I_O, arg(gravity),
+                  TLk, TAk)
         return float(T), float(V)
+
+
+def rigid_energies(q, qd, cols, m, c, I_O, gravity, TLk, TAk) -> tuple[float, float]:
+    """``(T, V_g)`` [J] of the rigid bodies with coordinates ``q[cols[b]]`` (module
+    docstring), in numpy: the reference of :func:`flexmbs.bodies.rigid_set_kernel.
+    rigid_energies`."""
+    x, xd = q[cols], qd[cols]
+    B = len(m)
+    e, rd = x[:, 3:7], xd[:, 0:3]
+    w = 2.0 * ((e @ TLk).reshape(B, 3, 4) @ xd[:, 3:7, None])[:, :, 0]
+    A = rotation_matrices(e)
+    Awc = (A @ cross(w, c)[:, :, None])[:, :, 0]
+    Iw = (I_O @ w[:, :, None])[:, :, 0]
+    T = (0.5 * m[:, None] * rd * rd + m[:, None] * rd * Awc + 0.5 * w * Iw).sum()
+    Ac = (A @ c[:, :, None])[:, :, 0]
+    V = -(m * ((x[:, 0:3] + Ac) @ gravity)).sum()
+    return float(T), float(V)

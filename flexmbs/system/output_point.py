@@ -12,7 +12,8 @@ for all joints in one ``bincount``.  Then, per joint (all joints at once),
     m_Q = m_O - (p_Q - r) x f,     reaction = (R_Q^T f, R_Q^T m_Q)   [N, N m],
 
 negated (``sign = -1``) when ``Q`` is on the ground and the wrench is taken on ``P``'s
-body.  Joint coordinates are the joints' ``coordinate_values`` of the marker frames
+body: one compiled call for all joints (:func:`flexmbs.system.output_point_kernel.
+joint_wrenches`; its numpy reference :func:`joint_wrenches`).  Joint coordinates are the joints' ``coordinate_values`` of the marker frames
 ``(p, R)`` (the values of their ``coordinates`` by the same arithmetic, without jets), or
 their ``coordinates`` of value-only jets when a joint has no such values.
 """
@@ -25,8 +26,9 @@ from flexmbs.bodies.rigid_set import RigidSet, cross
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics.frames import FrameJet
 from flexmbs.kinematics.jet import Jet
+from flexmbs.compiled import arg, use_compiled
 from flexmbs.kinematics.rotation import G_BASIS
-from flexmbs.system import outputs
+from flexmbs.system import output_point_kernel, outputs
 from flexmbs.system.output_rows import RowsAt, marker_frame
 
 #: ``G(e) = sum_k e_k G_BASIS[k]`` as (4, 12): ``G(e)`` of the rows ``e`` (n, 4) is
@@ -73,8 +75,8 @@ class ReactionPlan:
         for j, (pj, Rj) in self.fixed_frames.items():
             self.p0[j], self.R0[j] = pj, Rj
         self.moving_Q = [(j, Q) for j, Q in enumerate(Q_of) if moving[j]]
-        #: ``sign`` where a body takes the wrench, else 0, as (J, 1, 1)
-        self.on = ((self.n > 0)[:, None] * self.sign[:, None])[:, :, None]
+        #: ``sign`` where a body takes the wrench, else 0
+        self.on = (self.n > 0) * self.sign
         self._cols = (-1, None)
 
     def columns(self, n_q: int) -> np.ndarray:
@@ -91,15 +93,7 @@ class ReactionPlan:
         j = self.joint_of_row[np.flatnonzero(active)][rr]
         local = cc - self.start[j]
         ok = (j >= 0) & (local >= 0) & (local < self.n[j])
-        return rr[ok], cc[ok], j[ok] * self.n_max + local[ok]
-
-    def generalized(self, G, lam: np.ndarray, entries: tuple) -> np.ndarray:
-        """``(J, n_max)``: ``-G_j^T lam_j`` of each joint on its body's coordinates
-        (``entries`` of ``G``: :meth:`entries`)."""
-        rr, cc, target = entries
-        v = np.asarray(G[rr, cc]).ravel()
-        gen = np.bincount(target, weights=v * lam[rr], minlength=len(self.names) * self.n_max)
-        return -gen.reshape(len(self.names), self.n_max)
+        return rr[ok].astype(np.int64), cc[ok], j[ok] * self.n_max + local[ok]
 
 
 class OutputPoint:
@@ -120,25 +114,24 @@ class OutputPoint:
     def reactions(self, q: np.ndarray, lam: np.ndarray, t: float,
                   at: RowsAt | None = None) -> dict:
         """``{name: (force, torque)}`` as :func:`flexmbs.system.outputs.reactions`."""
+        return {name: (w[0:3], w[3:6]) for name, w in self.reaction_rows(q, lam, t, at).items()}
+
+    def reaction_rows(self, q: np.ndarray, lam: np.ndarray, t: float,
+                      at: RowsAt | None = None) -> dict:
+        """``{name: [force, torque] (6,)}``: :meth:`reactions` as the rows recorded."""
         at = self.rows.at_state(q, t) if at is None else at
         plan, lay = self.plan, self.layout
         J = len(plan.names)
         if J == 0:
             return {}
-        gen = plan.generalized(at.G, np.asarray(lam, dtype=float), self._entries(at.G))
-        qb = q[plan.columns(q.size)]
-        f = gen[:, 0:3]
-        Ge = (qb[:, 3:7] @ TGk).reshape(J, 3, 4)                 # G(e) of each joint
-        m = np.where(plan.rotates[:, None], 0.5 * (Ge @ gen[:, 3:7, None])[:, :, 0], 0.0)
+        rr, cc, target = self._entries(at.G)
         p, R = plan.p0.copy(), plan.R0.copy()
         for j, Q in plan.moving_Q:
             p[j], R[j] = marker_frame(Q, q, lay, at.frames)
-        m = m - cross(p - qb[:, 0:3], f)
-        fm = np.empty((J, 2, 3))
-        fm[:, 0], fm[:, 1] = f, m
-        fm = plan.on * (fm @ R)                                   # rows R^T f, R^T m_Q
-        force, torque = fm[:, 0], fm[:, 1]
-        return {name: (force[j], torque[j]) for j, name in enumerate(plan.names)}
+        fn = output_point_kernel.joint_wrenches if use_compiled() else joint_wrenches
+        fm = fn(np.asarray(at.G[rr, cc], dtype=float).ravel(), arg(lam), rr, target, arg(q),
+                plan.columns(q.size), plan.rotates, p, R, plan.on, TGk).reshape(J, 6)
+        return dict(zip(plan.names, fm))
 
     def _entries(self, G) -> tuple:
         """The :meth:`ReactionPlan.entries` of ``G``: of its structure (:meth:`
@@ -185,3 +178,22 @@ def _value_jet(p: np.ndarray, R: np.ndarray) -> FrameJet:
     z = np.zeros((3, 1))
     return FrameJet(Jet(p, z, None), Jet(R[:, 0], z, None), Jet(R[:, 1], z, None),
                     Jet(R[:, 2], z, None))
+
+
+def joint_wrenches(v, lam, rr, target, q, cols, rotates, p, R, on, TGk) -> np.ndarray:
+    """``(J, 2, 3)``: each joint's reaction force and torque in its marker ``Q``'s frame
+    (module docstring) from the values ``v`` of the entries ``rr`` of ``G`` at ``target``
+    (:meth:`ReactionPlan.entries`), the columns ``cols`` of the joints' bodies
+    (:meth:`ReactionPlan.columns`), the frames ``(p, R)`` of the markers ``Q`` and the
+    signs ``on`` (0: no body takes the wrench), in numpy: the reference of
+    :func:`flexmbs.system.output_point_kernel.joint_wrenches`."""
+    J, n_max = cols.shape
+    gen = -np.bincount(target, weights=v * lam[rr], minlength=J * n_max).reshape(J, n_max)
+    qb = q[cols]
+    f = gen[:, 0:3]
+    Ge = (qb[:, 3:7] @ TGk).reshape(J, 3, 4)                 # G(e) of each joint
+    m = np.where(rotates[:, None], 0.5 * (Ge @ gen[:, 3:7, None])[:, :, 0], 0.0)
+    m = m - cross(p - qb[:, 0:3], f)
+    fm = np.empty((J, 2, 3))
+    fm[:, 0], fm[:, 1] = f, m
+    return on[:, None, None] * (fm @ R)                        # rows R^T f, R^T m_Q

@@ -6,6 +6,9 @@ the same quantities.
   joint re-evaluated (:func:`flexmbs.system.outputs.reactions`);
 * joint coordinates of value-only frames against the frame jets;
 * the rigid bodies' energies summed at once against body by body;
+* the compiled kernels of the reaction wrenches and the rigid bodies' energies
+  (:mod:`flexmbs.system.output_point_kernel`, :mod:`flexmbs.bodies.rigid_set_kernel`)
+  against their numpy references;
 * the rows of one state (:meth:`ConstraintRows.at_state`: one compiled pass) against the
   block-by-block ``G``, ``g_t`` and every row's value;
 * the minimum-norm velocity projection by a Cholesky factor of ``G G^T`` against the SVD
@@ -21,6 +24,7 @@ from test_dense_rows import _flexible_pendulum, _point_mass_slider_crank
 from test_slider_crank import model as slider_crank
 
 import flexmbs as fm
+import flexmbs.compiled
 from flexmbs.integrate.consistent import lstsq, minimum_norm, project_velocities
 from flexmbs.system import outputs
 from flexmbs.system.assembly import AssembledSystem
@@ -90,6 +94,32 @@ def test_joint_coordinates_and_energy_equal_the_reference(which):
     scale = max(abs(v) for v in e_ref.values())
     for k in e_ref:
         assert abs(e_fast[k] - e_ref[k]) <= 1e-13 * scale, k
+
+
+@pytest.mark.parametrize("which", sorted(MODELS))
+def test_compiled_output_kernels_equal_their_references(which, monkeypatch):
+    asm, q, qd, lam, t = _state(which)
+    point = OutputPoint(asm.layout, asm.constraint_rows, asm.model.joints)
+    rows = asm.constraint_rows
+    sparse = RowsAt(rows.constraint_jacobian(q, t), np.zeros(asm.n_lam), None, None)
+    got = {}
+    for kernels in ("compiled", "reference"):
+        monkeypatch.setattr(flexmbs.compiled, "KERNELS", kernels)
+        got[kernels] = (point.reactions(q, lam, t), point.reactions(q, lam, t, at=sparse),
+                        point.rigid.energies(q, qd, asm.layout.gravity))
+    (dense, csr, (T, V)), (dense_ref, csr_ref, (T_ref, V_ref)) = got["compiled"], \
+        got["reference"]
+    scale = max(np.abs(np.concatenate(w)).max() for w in dense_ref.values())
+    assert scale > 1.0                                  # not a test of zeros
+    for fast, ref in ((dense, dense_ref), (csr, csr_ref)):
+        assert set(fast) == set(ref)
+        for name, (f, m) in ref.items():
+            assert _close(fast[name][0], f, 1e-14 * scale) and \
+                _close(fast[name][1], m, 1e-14 * scale), name
+    if len(point.rigid.m):
+        assert abs(T_ref) + abs(V_ref) > 0.0
+    assert abs(T - T_ref) <= 1e-14 * max(abs(T_ref), abs(V_ref)) and \
+        abs(V - V_ref) <= 1e-14 * max(abs(T_ref), abs(V_ref))
 
 
 @pytest.mark.parametrize("which", sorted(MODELS))
