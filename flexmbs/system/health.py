@@ -193,7 +193,7 @@ def spin_step_limit(rho_inf: float, Omega: float) -> float:
     """The largest step [s] at which a constrained body spinning at ``Omega`` [rad/s] keeps
     generalized-α's spurious multiplier mode from growing: ``rho_inf (1 + Omega h) <= 1``,
     ``h = (1 - rho_inf) / (rho_inf Omega)`` (module docstring); ``inf`` without rotation,
-    0 at ``rho_inf = 1``."""
-    if Omega <= 0.0:
+    0 at ``rho_inf = 1``, ``inf`` at ``rho_inf = 0`` (the spurious root is 0)."""
+    if Omega <= 0.0 or rho_inf <= 0.0:
         return float("inf")
     return max(0.0, (1.0 - rho_inf) / (rho_inf * Omega))

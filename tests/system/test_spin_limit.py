@@ -29,6 +29,24 @@ def test_the_limit_in_closed_form():
     assert health.spin_step_limit(0.9, 200.0) == pytest.approx(0.1 / 180.0)
     assert health.spin_step_limit(1.0, 200.0) == 0.0
     assert health.spin_step_limit(0.9, 0.0) == float("inf")
+    assert health.spin_step_limit(0.0, 200.0) == float("inf")    # spurious root -rho_inf = 0
+
+
+def test_rho_inf_zero_has_no_limit(top):
+    """rho_inf = 0: the multipliers' spurious root is 0, so a step above the limit of
+    rho_inf = 0.9 (5.6e-4 s) neither diverges nor is divided (a division by rho_inf ended
+    this run in a ZeroDivisionError before)."""
+    from flexmbs.integrate.genalpha import GeneralizedAlpha
+    from flexmbs.simulate import prepare
+    prep = prepare(top)
+    s = prep.initial
+    integ = GeneralizedAlpha(prep.asm, rho_inf=0.0)
+    try:
+        integ.run(s.q, s.qd, s.qdd, s.lam, 0.0, 0.5, h=1e-3, store=False)
+    finally:
+        integ.destroy()
+    res = fm.simulate(top, 0.5, 1e-3, rho_inf=0.0, output_dt=0.01)
+    assert res.t[-1] == pytest.approx(0.5)
 
 
 def test_only_a_spin_axis_that_can_turn_counts(top):
