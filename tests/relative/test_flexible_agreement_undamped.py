@@ -8,9 +8,9 @@ dominates each form's error (its phase error grows as ``omega^3 t h^2 / 12``), s
 steps are microseconds and the run is short (4 ms).  The check: each form converges at
 order 2 (observed from h, h/2, h/4: the ratio of its successive changes), and the forms'
 Richardson extrapolations ``x(h/4) + (x(h/4) - x(h/2)) / 3`` differ by less than a
-thirtieth of each form's own error at h/4 (``(x(h/2) - x(h/4)) / 3``), in the slider
+thousandth of each form's own error at h/4 (``(x(h/2) - x(h/4)) / 3``), in the slider
 position, the crank pivot's reaction force and the rod's modal coordinates.
-``benchmarks/relative_flexible.py --agreement`` runs the same over 0.05 s.
+``benchmarks/relative_flexible.py --agreement`` runs the same over 0.02 s.
 """
 from __future__ import annotations
 
@@ -42,11 +42,13 @@ def undamped_rod(tmp_path_factory):
 
 def trajectory(rod, formulation: str, h: float) -> np.ndarray:
     """Slider x [m], the reaction force of J1 [N] and the rod's modal coordinates every
-    1 ms, rho_inf = 0.9, Newton to 1e-12."""
+    1 ms, rho_inf = 0.9, Newton by SNES's own tests (residual to 1e-10 of the first; the
+    increment test ``newton_rtol`` stops on its round-off criteria, the same iterates at
+    1e-10 and 1e-13, and its remainders add up over thousands of steps)."""
     model = slider_crank_model(rod, stiffening=False)
     model.formulation = formulation
     res = fm.simulate(model, T_END, h, rho_inf=0.9, output_dt=T_END / 4,
-                      integrator_options={"newton_rtol": 1e-12})
+                      integrator_options={"newton_rtol": None})
     return np.column_stack([res.body_q("slider")[:, 0], res.reactions["J1"][:, :3],
                             res.body_q("rod")[:, 7:]])
 
@@ -67,4 +69,4 @@ def test_undamped_forms_agree_after_extrapolation(undamped_rod):
             own.append(d[1] / 3.0)
         e = np.abs(ext["absolute"][:, c] - ext["relative"][:, c]).max()
         print(f"{name}: extrapolated forms apart {e:.2e}, own error {min(own):.2e}")
-        assert e < min(own) / 30.0
+        assert e < min(own) / 1000.0
