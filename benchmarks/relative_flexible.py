@@ -19,6 +19,19 @@ step and the difference of their Richardson extrapolations (order 2).
     .venv/bin/python benchmarks/relative_flexible.py              # 0.2 s
     .venv/bin/python benchmarks/relative_flexible.py --t-end 1.0
     .venv/bin/python benchmarks/relative_flexible.py --converge 1e-3 5e-4 2.5e-4 --t-end 1.0
+
+``--agreement H`` runs the same rod UNDAMPED (``--zeta`` 0 unless given) in both forms at
+``H``, ``H/2``, ``H/4`` with ``--rho-inf`` (0.9) and Newton by SNES's tests, recorded
+at ``--outputs`` (10) common times, and prints per quantity (slider position x [m], the
+crank pivot's reaction force J1 [N], the rod's modal coordinates q_e) each form's
+changes between successive steps and their observed order, the forms' differences at
+each step, and the difference of their Richardson extrapolations (order 2) from the
+two finest steps, along the trajectory and at ``--t-end``.  The rod's undamped
+vibration near 1.75e4 rad/s dominates each form's error (its phase error grows as
+``omega^3 t h^2 / 12``), so the asymptotic order-2 range needs ``h`` of a few
+microseconds over 0.02 s (docs/relative.md, "Checks"):
+
+    .venv/bin/python benchmarks/relative_flexible.py --agreement 4e-6 --t-end 0.02
 """
 from __future__ import annotations
 
@@ -94,19 +107,101 @@ def converge(model, steps: list[float], t_end: float) -> None:
               f"rod q_e {e[1:].max():.2e}")
 
 
+def agreement_trajectory(model, h: float, t_end: float, rho_inf: float,
+                         n_out: int) -> np.ndarray:
+    """Slider x, the crank pivot's reaction force (J1) and the rod's modal coordinates at
+    the ``n_out + 1`` output times ``0, t_end / n_out, ...``, columns ``[x, F_J1 (3),
+    q_e]``.  Newton by SNES's own tests (residual to 1e-10 of the first): the increment
+    test (``newton_rtol``) gives the same iterates at 1e-10 and 1e-13 (its round-off
+    criteria stop it), and over 1e4 steps of microseconds what it leaves puts the forms
+    1e-8 m apart (8.0e-9 m against 1.0e-10 m over 10 ms at h = 2 us)."""
+    res = fm.simulate(model, t_end, h, rho_inf=rho_inf, output_dt=t_end / n_out,
+                      integrator_options={"newton_rtol": None})
+    if res.t.shape[0] != n_out + 1 or abs(res.t[-1] - t_end) > 1e-12:
+        raise SystemExit(f"--agreement: expected {n_out + 1} outputs up to {t_end:g} s, "
+                         f"found {res.t.shape[0]} up to {res.t[-1]:g} s")
+    return np.column_stack([res.body_q("slider")[:, 0], res.reactions["J1"][:, :3],
+                            res.body_q("rod")[:, 7:]])
+
+
+#: the compared quantities: label, unit, columns of :func:`agreement_trajectory`
+AGREEMENT_COLUMNS = (("slider x", "m", slice(0, 1)), ("crank reaction F_J1", "N", slice(1, 4)),
+                     ("rod q_e", "", slice(4, None)))
+
+
+def agreement(model, h: float, t_end: float, rho_inf: float, n_out: int) -> dict:
+    """Both forms at ``h, h/2, h/4``; for each quantity of :data:`AGREEMENT_COLUMNS`
+    the largest (over the output times and the quantity's components) change of each
+    form between successive steps, its observed order ``log2(d(h) / d(h/2))``, the forms'
+    differences at each step and the difference of their Richardson extrapolations
+    ``x_e = x(h/4) + (x(h/4) - x(h/2)) / 3`` along the trajectory and at ``t_end``.
+    Prints the table and returns the numbers."""
+    steps = (h, h / 2, h / 4)
+    x = {}
+    for f in ("absolute", "relative"):
+        model.formulation = f
+        for s in steps:
+            t0 = time.perf_counter()
+            x[f, s] = agreement_trajectory(model, s, t_end, rho_inf, n_out)
+            print(f"{f}, h = {s * 1e6:g} us: {time.perf_counter() - t0:.0f} s", flush=True)
+    ext = {f: x[f, steps[2]] + (x[f, steps[2]] - x[f, steps[1]]) / 3.0
+           for f in ("absolute", "relative")}
+    out = {}
+    print(f"\nlargest over {n_out} output times (and components); orders from h, h/2, h/4")
+    print("| quantity | largest | form | x(h) - x(h/2) | x(h/2) - x(h/4) | order |")
+    print("|---|---:|---|---:|---:|---:|")
+    for name, unit, c in AGREEMENT_COLUMNS:
+        size = np.abs(x["absolute", steps[2]][:, c]).max()
+        for f in ("absolute", "relative"):
+            d = [np.abs(x[f, a][:, c] - x[f, b][:, c]).max() for a, b in zip(steps, steps[1:])]
+            out[name, f] = (d, np.log2(d[0] / d[1]))
+            print(f"| {name} | {size:.3g} {unit} | {f} | {d[0]:.2e} | {d[1]:.2e} | "
+                  f"{np.log2(d[0] / d[1]):.2f} |")
+    print("\n| quantity | forms apart at h, h/2, h/4 | order | extrapolated forms apart "
+          "(trajectory / t_end) | each form's own error at h/4 (x(h/2) - x(h/4)) / 3 |")
+    print("|---|---|---:|---:|---:|")
+    for name, unit, c in AGREEMENT_COLUMNS:
+        apart = [np.abs(x["absolute", s][:, c] - x["relative", s][:, c]).max() for s in steps]
+        e = np.abs(ext["absolute"][:, c] - ext["relative"][:, c])
+        own = max(out[name, f][0][1] for f in ("absolute", "relative")) / 3.0
+        out[name] = (apart, e.max(), e[-1].max(), own)
+        print(f"| {name} | " + ", ".join(f"{a:.2e}" for a in apart)
+              + f" | {np.log2(apart[1] / apart[2]):.2f} | {e.max():.2e} / {e[-1].max():.2e} "
+              f"{unit} | {own:.2e} |")
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--t-end", type=float, default=0.2, help="simulated time [s]")
     ap.add_argument("--converge", type=float, nargs="+", metavar="H",
                     help="steps [s] (halving) of the agreement run instead of the timing")
-    ap.add_argument("--modes", type=int, default=2, help="fixed-interface modes (--converge)")
-    ap.add_argument("--zeta", type=float, default=0.7, help="modal damping ratio (--converge)")
+    ap.add_argument("--agreement", type=float, metavar="H",
+                    help="coarsest step [s] of the undamped agreement run (H, H/2, H/4)")
+    ap.add_argument("--modes", type=int, default=2,
+                    help="fixed-interface modes (--converge, --agreement)")
+    ap.add_argument("--zeta", type=float,
+                    help="modal damping ratio (--converge: 0.7, --agreement: 0)")
+    ap.add_argument("--rho-inf", type=float, default=0.9, help="rho_inf (--agreement)")
+    ap.add_argument("--outputs", type=int, default=10,
+                    help="common output times (--agreement)")
     args = ap.parse_args()
     logging.disable(logging.WARNING)
-    if args.converge:
+    if args.agreement:
+        zeta = 0.0 if args.zeta is None else args.zeta
         with tempfile.TemporaryDirectory() as tmp:
-            model = damped_slider_crank(tmp, args.modes, args.zeta)
-        print(f"flexible slider-crank, {args.modes} modes, zeta = {args.zeta:g}, "
+            model = damped_slider_crank(tmp, args.modes, zeta)
+        print(f"flexible slider-crank, {args.modes} modes, zeta = {zeta:g}, "
+              f"{args.t_end:g} s, h = {args.agreement * 1e6:g} us / 2 / 4, rho_inf = "
+              f"{args.rho_inf:g}, load average {os.getloadavg()[0]:.1f}, "
+              f"{time.strftime('%Y-%m-%d %H:%M')}", flush=True)
+        agreement(model, args.agreement, args.t_end, args.rho_inf, args.outputs)
+        return
+    if args.converge:
+        zeta = 0.7 if args.zeta is None else args.zeta
+        with tempfile.TemporaryDirectory() as tmp:
+            model = damped_slider_crank(tmp, args.modes, zeta)
+        print(f"flexible slider-crank, {args.modes} modes, zeta = {zeta:g}, "
               f"{args.t_end:g} s, load average {os.getloadavg()[0]:.1f}")
         converge(model, args.converge, args.t_end)
         return

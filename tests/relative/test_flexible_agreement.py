@@ -9,8 +9,8 @@ of their O(h^2) errors only.  The check: that difference falls at order 2 as h h
 the rod's modal coordinates (largest about 1e-3).
 
 The rod's modes are damped at 0.7 of critical, so the motion is smooth on the scale of
-the steps (undamped, its vibrations at 660 rad/s and more are outside the range where
-h = 1 ms to 0.25 ms gives the asymptotic O(h^2) error).  This runs 0.1 s;
+the steps (undamped, a vibration near 1.75e4 rad/s needs steps of microseconds:
+``test_flexible_agreement_undamped.py``).  This runs 0.1 s;
 ``benchmarks/relative_flexible.py --converge`` runs the same over 1 s.
 """
 from __future__ import annotations
