@@ -74,6 +74,7 @@ from .events import EVENT_TOL, ContactEvents
 from .protocol import (
     CompiledStepSystem,
     Events,
+    FactoredNewton,
     FirstOrderStates,
     FixedPatternNewton,
     IterationMatrix,
@@ -291,6 +292,7 @@ class GeneralizedAlpha:
         self._affine = use_compiled() and isinstance(dae, CompiledStepSystem) and not n_mu
         self._affine_step: tuple | None = None       # (plan, AffineStep)
         self._fixed_pattern = isinstance(dae, FixedPatternNewton) and not n_mu
+        self._factored = isinstance(dae, FactoredNewton) and dae.factored and not n_mu
         self._one_coo = isinstance(dae, IterationMatrix)
         #: the predictor and update of a step: compiled, or their numpy reference
         self._kernels = genalpha_kernel if use_compiled() else genalpha_reference
@@ -371,6 +373,8 @@ class GeneralizedAlpha:
             q1, lam1 = split(x)
             dq = q1 - q0
             qd1, qdd1 = v0 + gp * dq, w0 + bp * dq
+            if self._factored:                     # factored by the system (solve(rhs))
+                return dae.newton_factor(q1, qd1, qdd1, lam1, t1, 1.0 / bp, gp / bp, 1.0)
             if self._fixed_pattern:                # fixed CSR pattern (AssembledSystem)
                 if f_step is not None:             # the step's rows and frames at its q
                     f_step.sync()
