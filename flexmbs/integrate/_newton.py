@@ -769,6 +769,8 @@ class NewtonSolver:
             self._n_new = float(its) if n is None else 0.75 * n + 0.25 * its
 
     def destroy(self) -> None:
+        if isinstance(getattr(self, "_fill", None), ShellFill):
+            self._fill.release(self._ksp)
         for obj in (self._snes, self._J, self._x, self._f):
             if obj is not None:
                 obj.destroy()

@@ -55,6 +55,12 @@ class ShellFill:
         pc.setType(PETSc.PC.Type.PYTHON)
         pc.setPythonContext(_Apply(self))
 
+    def release(self, ksp: PETSc.KSP) -> None:
+        """Drop the Python preconditioner (PETSc must not hold Python objects when it
+        is finalised at exit) and the factor."""
+        ksp.getPC().setType(PETSc.PC.Type.NONE)
+        self.factor = None
+
     def __call__(self, M: PETSc.Mat, A) -> None:
         self.factor = A
         M.assemble()
