@@ -5,6 +5,9 @@ Reference: ``numpy.linalg.solve`` with ``Mbar`` of the composite rigid bodies
 (``sum J_i^T M_i J_i``), on random branching trees of up to 20 bodies with every joint
 kind.  ``Mbar`` is singular along each joint's Euler parameters (``G(e) e = 0``), so the
 joint-space terms ``Delta_i = 4 w e e^T`` of those joints are added on both sides.
+With the rows ``G`` of cut joints, drives and Euler normalisations: the factored Newton
+matrix (:class:`~flexmbs.relative.newton_factor.SchurFactor`) against a dense solve of
+``[[c_M Mbar, G^T], [G, 0]]``.
 """
 from __future__ import annotations
 
