@@ -245,7 +245,8 @@ class GeneralizedAlpha:
     :class:`~flexmbs.integrate.affine_step.AffineStep` for a
     :class:`~.protocol.CompiledStepSystem` that has an ``affine_plan`` (unless
     :func:`flexmbs.compiled.use_compiled` is false), the DAE's ``newton_matrix``
-    (:class:`~.protocol.FixedPatternNewton`) or ``iteration_matrix``
+    (:class:`~.protocol.FixedPatternNewton`), its factored Newton matrix
+    (:class:`~.protocol.FactoredNewton`) or ``iteration_matrix``
     (:class:`~.protocol.IterationMatrix`), else ``residual``, ``constraint``, ``tangent``
     and ``constraint_jacobian``.
     """

@@ -35,9 +35,9 @@ A rigid tree with ``"recursive"`` hands the integrator its Newton matrix factore
 (``newton_factor``, :class:`~flexmbs.integrate.protocol.FactoredNewton`): modified
 Newton on ``[[c_M Mbar, G^T], [G, 0]]`` by the articulated-body factorisation and a
 Schur complement on the rows (:mod:`flexmbs.relative.newton_factor`), O(n m) per
-iteration, no tangent.  When the integrator asks twice for a matrix at the same time
-(Newton stopped contracting, or the step is tried again), it gets the full one
-(central differences, dense LU).
+iteration, no tangent.  When the integrator asks again for a matrix at the same time
+and another ``q`` (Newton stopped contracting), it gets the full one (central
+differences, dense LU).
 """
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ class RelativeDAE:
         self._memo: dict = {}           # the last kinematics and cut-joint Jacobian
         #: whether the integrator takes ``newton_factor`` (module doc)
         self.factored = formulation == "recursive" and not tree.flexible
-        self._factor_t: float | None = None    # the time of the last newton_factor
+        self._factor_at: tuple | None = None   # (t, q bytes) of the last newton_factor
         self.coordinate_labels = [
             label for tj, b in zip(tree.joints, tree.bodies, strict=True)
             for label in ([f"{tj.name}[{k}]" for k in range(tj.motion.n_beta)]
@@ -305,8 +305,12 @@ class RelativeDAE:
 
     def newton_factor(self, q, qd, qdd, lam, t, c_K, c_C, c_M):
         """The Newton matrix of a step factored (module doc): modified Newton by the
-        articulated bodies, or the full matrix when asked again at the same ``t``."""
-        again, self._factor_t = self._factor_t == t, t
+        articulated bodies, or the full matrix when asked again at the same ``t`` and
+        another ``q`` (Newton stopped contracting)."""
+        key = (t, np.asarray(q, float).tobytes())
+        last = self._factor_at
+        again = last is not None and last[0] == t and last[1] != key[1]
+        self._factor_at = key
         G = self.constraint_jacobian(q, t).toarray()
         if again:
             K, C, M = (x.toarray() for x in self.tangent(q, qd, qdd, lam, t))
