@@ -3,7 +3,10 @@
 Private to ``flexmbs.integrate``: :mod:`genalpha` and :mod:`static` both use it.  The
 Jacobian is an AIJ matrix filled from scipy CSR, or for at most :data:`DENSE_MAX`
 unknowns (and the default linear solver) a dense matrix factored by LAPACK; the linear
-solver comes from the options database (default: direct LU, see :mod:`options`).
+solver comes from the options database (default: direct LU, see :mod:`options`).  A
+Jacobian callback may instead return a factored matrix (an object with ``solve``, from a
+:class:`~.protocol.FactoredNewton` system): PETSc then sees a shell matrix and applies
+the factor as its preconditioner with KSP ``preonly`` (:mod:`._shell`).
 Jacobian reuse is decided here, not by ``-snes_lag_jacobian``: the Jacobian callback
 leaves the matrix (and hence PETSc's factorisation) untouched unless it is stale, and
 rebuilds it when the residual contraction ``|F_k| / |F_{k-1}|`` is worse than ``theta``.
