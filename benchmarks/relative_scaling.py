@@ -4,18 +4,20 @@
    formalism's residual ``Mbar betadd - k`` (recursive Newton-Euler, O(n)), its mass
    matrix (composite rigid bodies, O(n d) = O(n^2) on a chain), and the non-recursive
    formalism's ``Mbar``, ``k`` (``sum J_i^T M_i J_i``, O(n^2));
-2. per generalized-alpha step (h = 1 ms, rho_inf = 0.9, 0.1 s after 10 warm-up steps) for
-   n = 2 ... 16: the descriptor form (absolute) against the relative and recursive
-   formulations.  A relative step also makes its tangent by central differences (2 n
-   residuals) and factors a dense n x n matrix, so its cost is not linear in n; the
-   linear part is the residual of (1).
+2. per generalized-alpha step (h = 1 ms, rho_inf = 0.9, 0.1 s; the time of the integrator's
+   loop, without the set-up and consistent initial conditions; 10 warm-up steps at the
+   smallest n) for n = 2 ... 256: the recursive formulation (modified Newton on the
+   articulated-body factorisation, O(n) per iteration, no tangent) against the
+   descriptor form (absolute, n <= 256) and the relative formulation (n <= 64: its Newton
+   matrix is a tangent by central differences, 2 n residuals of O(n^2), and a dense LU),
+   with the Newton iterations per step.
 
     .venv/bin/python benchmarks/relative_scaling.py            # n up to 256 (about 1 min)
     .venv/bin/python benchmarks/relative_scaling.py --quick    # n up to 64
     .venv/bin/python benchmarks/scaling.py --relative          # the same
 
-Prints two tables and the slope of log(time) against log(n) of each evaluation over
-n >= 16 (1: linear, 2: quadratic).  The machine load average is printed: the timings are
+Prints two tables and the slope of log(time) against log(n) of each evaluation and of
+the recursive step over n >= 16 (1: linear, 2: quadratic).  The machine load average is printed: the timings are
 only as good as the machine was quiet.
 """
 from __future__ import annotations
@@ -83,16 +85,24 @@ def evaluations(sizes) -> list[dict]:
     return rows
 
 
+#: the largest chain each formulation's steps are measured for (about a minute at most)
+STEP_TOP = {"absolute": 256, "relative": 64, "recursive": 256}
+
+
 def steps(sizes, t_end: float = 0.1, h: float = 1e-3) -> list[dict]:
+    """Per size: ``{formulation: s per step}`` of the integrator's loop, and the Newton
+    iterations per step (``"<formulation> its"``)."""
     rows = []
+    for f in STEP_TOP:
+        fm.simulate(chain(sizes[0], f), 10 * h, h, rho_inf=0.9)        # warm-up
     for n in sizes:
         row = {"n": n}
-        for f in ("absolute", "relative", "recursive"):
-            warm = fm.simulate(chain(n, f), 10 * h, h, rho_inf=0.9)
-            t0 = time.perf_counter()
+        for f, top in STEP_TOP.items():
+            if n > top:
+                continue
             r = fm.simulate(chain(n, f), t_end, h, rho_inf=0.9, output_dt=t_end)
-            row[f] = (time.perf_counter() - t0) / r.stats.steps
-            del warm
+            row[f] = r.stats.wall_time / r.stats.steps
+            row[f + " its"] = r.stats.newton_iterations / r.stats.steps
         rows.append(row)
     return rows
 
@@ -119,12 +129,18 @@ def main(argv=None) -> int:
               f"{1e3 * r['crba']:.3f} | {1e3 * r['nonrec']:.3f} |")
     print(f"\nslope of log(time) vs log(n), n >= 16: RNEA {slope(ev, 'rnea'):.2f}, "
           f"CRBA {slope(ev, 'crba'):.2f}, non-recursive {slope(ev, 'nonrec'):.2f}")
-    st = steps([2, 4, 8] if args.quick else [2, 4, 8, 16])
-    print("\n| n | absolute [ms/step] | relative [ms/step] | recursive [ms/step] |"
-          "\n|---:|---:|---:|---:|")
+    st = steps(sizes)
+
+    def cell(r, f):
+        return f"{1e3 * r[f]:.2f} ({r[f + ' its']:.2f})" if f in r else "-"
+    print("\n| n | absolute [ms/step] (Newton its) | relative [ms/step] (its) | recursive "
+          "[ms/step] (its) | recursive per body [ms] |\n|---:|---:|---:|---:|---:|")
     for r in st:
-        print(f"| {r['n']} | {1e3 * r['absolute']:.2f} | {1e3 * r['relative']:.2f} | "
-              f"{1e3 * r['recursive']:.2f} |")
+        print(f"| {r['n']} | {cell(r, 'absolute')} | {cell(r, 'relative')} | "
+              f"{cell(r, 'recursive')} | {1e3 * r['recursive'] / r['n']:.3f} |")
+    rel = [r for r in st if "relative" in r]
+    print(f"\nslope of log(ms/step) vs log(n), n >= 16: recursive {slope(st, 'recursive'):.2f}, "
+          f"absolute {slope(st, 'absolute'):.2f}, relative {slope(rel, 'relative'):.2f}")
     print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
     return 0
 

@@ -3,7 +3,10 @@
 Private to ``flexmbs.integrate``: :mod:`genalpha` and :mod:`static` both use it.  The
 Jacobian is an AIJ matrix filled from scipy CSR, or for at most :data:`DENSE_MAX`
 unknowns (and the default linear solver) a dense matrix factored by LAPACK; the linear
-solver comes from the options database (default: direct LU, see :mod:`options`).
+solver comes from the options database (default: direct LU, see :mod:`options`).  A
+Jacobian callback may instead return a factored matrix (an object with ``solve``, from a
+:class:`~.protocol.FactoredNewton` system): PETSc then sees a shell matrix and applies
+the factor as its preconditioner with KSP ``preonly`` (:mod:`._shell`).
 Jacobian reuse is decided here, not by ``-snes_lag_jacobian``: the Jacobian callback
 leaves the matrix (and hence PETSc's factorisation) untouched unless it is stale, and
 rebuilds it when the residual contraction ``|F_k| / |F_{k-1}|`` is worse than ``theta``.
@@ -65,6 +68,7 @@ from ._petsc import (CSR, DenseFill, FixedPatternFill, aij_from_csr, csr_of_dens
                      reason_name)
 from .options import OptionsManager, default_direct_lu
 from .protocol import NativeNewton, NativeResidual
+from ._shell import ShellFill, is_factor
 
 log = logging.getLogger(__name__)
 
@@ -419,10 +423,11 @@ class NewtonSolver:
         except ArithmeticError as exc:
             self._abort = f"Jacobian evaluation failed ({exc})"
             raise _Abort from exc
-        data = A if isinstance(A, np.ndarray) else csr_parts(A)[2]
-        if not math.isfinite(float(data.sum())) and not np.all(np.isfinite(data)):
-            self._abort = "non-finite entries in the Jacobian"
-            raise _Abort
+        if not is_factor(A):                    # (a factor checks its own entries)
+            data = A if isinstance(A, np.ndarray) else csr_parts(A)[2]
+            if not math.isfinite(float(data.sum())) and not np.all(np.isfinite(data)):
+                self._abort = "non-finite entries in the Jacobian"
+                raise _Abort
         self._fill(P, A)
         self._last_A = A
         if J != P:  # pragma: no cover - we always pass J == P
@@ -444,7 +449,9 @@ class NewtonSolver:
             "ksp_type", "pc_type", "pc_factor_mat_solver_type"))
 
     def _setup(self, A0) -> None:
-        if self._dense(csr_parts(A0)[3][0]):
+        if isinstance(A0, ShellFill):           # factored by the system (:mod:`._shell`)
+            self._fill, self._J = A0, A0.create(self._comm)
+        elif self._dense(csr_parts(A0)[3][0]):
             self._fill = DenseFill(A0)
             self._J = self._fill.create(self._comm)
             self._options.set_default("pc_factor_mat_solver_type", "petsc")
@@ -456,6 +463,8 @@ class NewtonSolver:
         self._options.set_from_options(self._snes)
         self._max_it = self._snes.getTolerances()[3]
         self._ksp = self._snes.getKSP()
+        if isinstance(self._fill, ShellFill):
+            self._fill.configure(self._ksp)
         if self._native_test:
             self._install_test()
         self._configured = self._petsc_on = True
@@ -600,11 +609,14 @@ class NewtonSolver:
         if not self._petsc_on:
             with np.errstate(all="ignore"):
                 A0 = J(np.asarray(x0, dtype=float))
-            if isinstance(A0, np.ndarray):      # a dense Jacobian: its nonzeros as pattern
+            if is_factor(A0):
+                A0 = ShellFill(self._n)
+            elif isinstance(A0, np.ndarray):    # a dense Jacobian: its nonzeros as pattern
                 A0 = csr_of_dense(A0)
-            ip, ix, data, shape = csr_parts(A0)
-            if not np.all(np.isfinite(data)):   # the pattern only; values come later
-                A0 = CSR(ip, ix, np.zeros_like(data), shape)
+            if not isinstance(A0, ShellFill):
+                ip, ix, data, shape = csr_parts(A0)
+                if not np.all(np.isfinite(data)):   # the pattern only; values come later
+                    A0 = CSR(ip, ix, np.zeros_like(data), shape)
             self._setup(A0)
             if first:
                 self._stale = self._stale or self._restored is None
@@ -790,7 +802,8 @@ class NewtonSolver:
         PETSc holds it (and has factorised) and the start-of-solve policy's counters;
         ``None`` before the first matrix.  :meth:`restore` on a new solver of the same
         system makes its next solves repeat this one's to the last bit."""
-        if not self._configured or self._last_A is None:
+        shell = isinstance(getattr(self, "_fill", None), ShellFill)   # a factor: not saved
+        if not self._configured or self._last_A is None or shell:
             return None
         if not self._petsc_on:              # the compiled loop's dense buffer
             A = (np.array(self._last_A, dtype=float, order="C"),)
@@ -819,7 +832,8 @@ class NewtonSolver:
 
     def _put_restored(self) -> None:
         s, self._restored = self._restored, None
-        if (len(s.A) == 1) != self.dense:
+        shell = isinstance(getattr(self, "_fill", None), ShellFill)
+        if (len(s.A) == 1) != self.dense or shell:
             log.debug("Newton: the saved matrix is stored otherwise than this run's; the "
                       "first solve starts with a fresh one")
             self._last_A, self._stale = None, True
@@ -863,6 +877,8 @@ class NewtonSolver:
             self._n_new = float(its) if n is None else 0.75 * n + 0.25 * its
 
     def destroy(self) -> None:
+        if isinstance(getattr(self, "_fill", None), ShellFill):
+            self._fill.release(self._ksp)
         for obj in (self._snes, self._J, self._x, self._f):
             if obj is not None:
                 obj.destroy()

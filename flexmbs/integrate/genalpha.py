@@ -74,6 +74,7 @@ from .events import EVENT_TOL, ContactEvents
 from .protocol import (
     CompiledStepSystem,
     Events,
+    FactoredNewton,
     FirstOrderStates,
     FixedPatternNewton,
     IterationMatrix,
@@ -244,7 +245,8 @@ class GeneralizedAlpha:
     :class:`~flexmbs.integrate.affine_step.AffineStep` for a
     :class:`~.protocol.CompiledStepSystem` that has an ``affine_plan`` (unless
     :func:`flexmbs.compiled.use_compiled` is false), the DAE's ``newton_matrix``
-    (:class:`~.protocol.FixedPatternNewton`) or ``iteration_matrix``
+    (:class:`~.protocol.FixedPatternNewton`), its factored Newton matrix
+    (:class:`~.protocol.FactoredNewton`) or ``iteration_matrix``
     (:class:`~.protocol.IterationMatrix`), else ``residual``, ``constraint``, ``tangent``
     and ``constraint_jacobian``.
     """
@@ -291,6 +293,7 @@ class GeneralizedAlpha:
         self._affine = use_compiled() and isinstance(dae, CompiledStepSystem) and not n_mu
         self._affine_step: tuple | None = None       # (plan, AffineStep)
         self._fixed_pattern = isinstance(dae, FixedPatternNewton) and not n_mu
+        self._factored = isinstance(dae, FactoredNewton) and dae.factored and not n_mu
         self._one_coo = isinstance(dae, IterationMatrix)
         #: the predictor and update of a step: compiled, or their numpy reference
         self._kernels = genalpha_kernel if use_compiled() else genalpha_reference
@@ -344,8 +347,10 @@ class GeneralizedAlpha:
             self._affine = False
         elif f_step.q0 is not q0:
             self._predicted = (f_step.q0, f_step.v0, f_step.w0, x0)
-        if prepare and f_step is not None and f_step.native and f_step.time_free:
-            # the compiled loop will take the steps: it factors dense matrices itself
+        if (prepare and f_step is not None and f_step.native and f_step.time_free
+                and self._newton.increment_test):
+            # the compiled loop will take the steps (it needs the increment test, see
+            # _compiled_steps): it factors dense matrices itself
             self._newton.dense_max = LOOP_DENSE_MAX
 
         n_h = self._m - self._n_mu              # holonomic rows
@@ -371,6 +376,8 @@ class GeneralizedAlpha:
             q1, lam1 = split(x)
             dq = q1 - q0
             qd1, qdd1 = v0 + gp * dq, w0 + bp * dq
+            if self._factored:                     # factored by the system (solve(rhs))
+                return dae.newton_factor(q1, qd1, qdd1, lam1, t1, 1.0 / bp, gp / bp, 1.0)
             if self._fixed_pattern:                # fixed CSR pattern (AssembledSystem)
                 if f_step is not None:             # the step's rows and frames at its q
                     f_step.sync()

@@ -24,6 +24,9 @@ Optional capabilities:
 
 * :class:`FixedPatternNewton` -- ``newton_matrix``: the Newton matrix of an implicit step
   ``[[c_K K + c_C C + c_M M, G^T], [G, 0]]`` in a fixed CSR pattern;
+* :class:`FactoredNewton` -- ``newton_factor``: the Newton matrix (or an approximation of
+  it, e.g. modified Newton) already factored, an object with ``solve(rhs)``, used in place
+  of an assembled matrix when ``factored`` is true;
 * :class:`IterationMatrix` -- ``iteration_matrix``: ``c_K K + c_C C + c_M M`` as one CSR
   matrix (one COO assembly instead of sums of sparse matrices);
 * :class:`CompiledStepSystem` -- ``affine_plan``: what the compiled generalized-α step
@@ -103,6 +106,20 @@ class FixedPatternNewton(Protocol):
                       t: float, c_K: float, c_C: float, c_M: float):
         """``[[c_K (K + d(G^T lam)/dq) + c_C C + c_M M, G^T], [G, 0]]`` (N, N) in CSR form
         (``indptr, indices, data, shape``) whose pattern is the same at every call."""
+
+
+@runtime_checkable
+class FactoredNewton(Protocol):
+    """A system that factors (an approximation of) its Newton matrix itself."""
+
+    factored: bool      # whether the integrator is to use ``newton_factor``
+
+    def newton_factor(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, lam: np.ndarray,
+                      t: float, c_K: float, c_C: float, c_M: float):
+        """An object whose ``solve(rhs)`` returns ``W^-1 rhs`` (shape (N,)) for the Newton
+        matrix ``W = [[c_K K + c_C C + c_M M, G^T], [G, 0]]`` or an approximation of it
+        good enough for Newton to contract (the iteration then converges to the same
+        solution: only the residual decides it)."""
 
 
 @runtime_checkable

@@ -30,6 +30,14 @@ For a rigid tree ``K = dr/dbeta`` and ``C = dr/dbetad`` are central differences 
 tree they are the descriptor form's tangent carried through ``T``
 (:mod:`flexmbs.relative.flexible_tangent`).  The poses, ``J`` and ``T`` at a ``beta``
 are made once (memoised on its bytes) for the residual, the rows and their Jacobian.
+
+A rigid tree with ``"recursive"`` hands the integrator its Newton matrix factored
+(``newton_factor``, :class:`~flexmbs.integrate.protocol.FactoredNewton`): modified
+Newton on ``[[c_M Mbar, G^T], [G, 0]]`` by the articulated-body factorisation and a
+Schur complement on the rows (:mod:`flexmbs.relative.newton_factor`), O(n m) per
+iteration, no tangent.  When the integrator asks again for a matrix at the same time
+and another ``q`` (Newton stopped contracting), it gets the full one (central
+differences, dense LU).
 """
 from __future__ import annotations
 
@@ -38,6 +46,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from flexmbs.relative import flexible_recursive, nonrecursive, recursive
+from flexmbs.relative.newton_factor import DenseFactor, SchurFactor
 from flexmbs.relative.absolute_map import (
     absolute_state,
     body_quaternions,
@@ -83,6 +92,9 @@ class RelativeDAE:
                                  dtype=int)
         self.n_lam = len(tree.e_rows) + len(self.cut_rows)
         self._memo: dict = {}           # the last kinematics and cut-joint Jacobian
+        #: whether the integrator takes ``newton_factor`` (module doc)
+        self.factored = formulation == "recursive" and not tree.flexible
+        self._factor_at: tuple | None = None   # (t, q bytes) of the last newton_factor
         self.coordinate_labels = [
             label for tj, b in zip(tree.joints, tree.bodies, strict=True)
             for label in ([f"{tj.name}[{k}]" for k in range(tj.motion.n_beta)]
@@ -286,6 +298,28 @@ class RelativeDAE:
         K = _central(lambda x: self.residual(x, qd, qdd, lam, t), q)
         C = _central(lambda x: self.residual(q, x, qdd, lam, t), qd)
         return sp.csr_matrix(K), sp.csr_matrix(C), sp.csr_matrix(self.mass_matrix(q))
+
+    def tangent_mass(self, q, qd, qdd, lam, t):
+        """``M = dr/dqdd = Mbar`` alone (no central differences)."""
+        return sp.csr_matrix(self.mass_matrix(q))
+
+    def newton_factor(self, q, qd, qdd, lam, t, c_K, c_C, c_M):
+        """The Newton matrix of a step factored (module doc): modified Newton by the
+        articulated bodies, or the full matrix when asked again at the same ``t`` and
+        another ``q`` (Newton stopped contracting)."""
+        key = (t, np.asarray(q, float).tobytes())
+        last = self._factor_at
+        again = last is not None and last[0] == t and last[1] != key[1]
+        self._factor_at = key
+        G = self.constraint_jacobian(q, t).toarray()
+        if again:
+            K, C, M = (x.toarray() for x in self.tangent(q, qd, qdd, lam, t))
+            W = np.zeros((self.n_q + self.n_lam,) * 2)
+            W[:self.n_q, :self.n_q] = c_K * K + c_C * C + c_M * M
+            W[:self.n_q, self.n_q:], W[self.n_q:, :self.n_q] = G.T, G
+            return DenseFactor(W)
+        kin = forward(self.tree, np.asarray(q, float), np.zeros(self.n_q))
+        return SchurFactor(self.tree, kin, G, c_M)
 
     def _flexible_tangent(self, q, qd, qdd, lam, t):
         """Dense ``(K, C, M)`` of a flexible tree (:mod:`flexmbs.relative.flexible_tangent`)."""

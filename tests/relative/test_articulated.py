@@ -1,0 +1,74 @@
+"""The articulated-body solve ``S x = b`` (THEORY §3.11) against a dense solve.
+
+Reference: ``numpy.linalg.solve`` with ``Mbar`` of the composite rigid bodies
+(:func:`flexmbs.relative.recursive.mass_matrix`) and of the non-recursive formalism
+(``sum J_i^T M_i J_i``), on random branching trees of up to 20 bodies with every joint
+kind.  ``Mbar`` is singular along each joint's Euler parameters (``G(e) e = 0``), so the
+joint-space terms ``Delta_i = 4 w e e^T`` of those joints are added on both sides.
+With the rows ``G`` of cut joints, drives and Euler normalisations: the factored Newton
+matrix (:class:`~flexmbs.relative.newton_factor.SchurFactor`) against a dense solve of
+``[[c_M Mbar, G^T], [G, 0]]``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from flexmbs.relative import articulated, nonrecursive, recursive
+from flexmbs.relative.dae import RelativeDAE
+from flexmbs.relative.kinematics import forward
+from flexmbs.relative.newton_factor import SchurFactor
+from tests.relative.models import driven_chain, four_bar, random_tree
+from tests.relative.test_formalisms import CASES, random_state
+
+
+def euler_terms(dae, beta, w):
+    """``{joint: 4 w e e^T}`` on the joints with Euler parameters, and its dense form."""
+    Delta, dense = {}, np.zeros((dae.n_q, dae.n_q))
+    for i, tj in enumerate(dae.tree.joints):
+        es = tj.motion.e_slice
+        if es is None:
+            continue
+        e = np.zeros(tj.motion.n_beta)
+        e[es] = beta[tj.s][es]
+        Delta[i] = 4.0 * w * np.outer(e, e)
+        dense[tj.s, tj.s] += Delta[i]
+    return Delta, dense
+
+
+@pytest.mark.parametrize(("seed", "n"), CASES)
+def test_articulated_solve_equals_dense_solve(seed, n):
+    dae = RelativeDAE(random_tree(seed, n).validate(), "recursive")
+    beta, betad = random_state(dae, 300 + seed)
+    kin = forward(dae.tree, beta, betad)
+    rng = np.random.default_rng(seed)
+    c_M, w = rng.uniform(0.5, 2.0), rng.uniform(0.5, 2.0)
+    Delta, dense = euler_terms(dae, beta, w)
+    f = articulated.factor(dae.tree, kin, c_M, Delta)
+    b = rng.normal(size=(dae.n_q, 3))
+    for Mbar in (recursive.mass_matrix(dae.tree, kin),
+                 nonrecursive.mass_and_bias(dae.tree, kin, dae.gravity)[0]):
+        ref = np.linalg.solve(c_M * Mbar + dense, b)
+        x = f.solve(b)
+        assert np.abs(x - ref).max() <= 1e-10 * np.abs(ref).max()
+        x0 = f.solve(b[:, 0])                    # one right-hand side
+        assert x0.shape == (dae.n_q,)
+        assert np.abs(x0 - ref[:, 0]).max() <= 1e-10 * np.abs(ref[:, 0]).max()
+
+
+@pytest.mark.parametrize("make", [four_bar, driven_chain, lambda: random_tree(9, 6),
+                                  lambda: random_tree(3, 20)])
+def test_schur_factor_solves_the_saddle_point_matrix(make):
+    """``[[c_M Mbar, G^T], [G, 0]]`` with the rows of cut joints, drives and Euler
+    normalisations: the factored solve equals a dense solve."""
+    dae = RelativeDAE(make().validate(), "recursive")
+    dae.drop_redundant(dae.initial_q())
+    beta, _ = random_state(dae, 7)
+    G = dae.constraint_jacobian(beta, 0.1).toarray()
+    assert len(G)
+    c_M = 1.7
+    W = np.block([[c_M * dae.mass_matrix(beta), G.T], [G, np.zeros((len(G), len(G)))]])
+    rhs = np.random.default_rng(1).normal(size=len(W))
+    ref = np.linalg.solve(W, rhs)
+    x = SchurFactor(dae.tree, forward(dae.tree, beta, np.zeros(dae.n_q)), G, c_M).solve(rhs)
+    assert np.abs(x - ref).max() <= 1e-9 * np.abs(ref).max()
