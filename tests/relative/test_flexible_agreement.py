@@ -19,11 +19,9 @@ import numpy as np
 import pytest
 
 import flexmbs as fm
-from flexmbs.fe.material import material_from_name
 from tests.scenarios.flexible.flexcase_models import (
-    box_beam_mesh,
-    reduce_cb,
     slider_crank_model,
+    steel_rod,
 )
 
 STEPS = (1e-3, 5e-4, 2.5e-4)
@@ -33,10 +31,7 @@ T_END = 0.1
 @pytest.fixture(scope="module")
 def damped_rod(tmp_path_factory):
     """Steel rod 0.4 x 0.01 x 0.01 m, two fixed-interface modes, each damped at 0.7."""
-    mesh = box_beam_mesh(tmp_path_factory.mktemp("rod") / "rod.msh", (0.4, 0.01, 0.01),
-                         (20, 1, 1), faces=("hole_A", "hole_B"))
-    return reduce_cb(mesh, material_from_name("steel"), 2, interfaces=("hole_A", "hole_B"),
-                     static_modes=False, name="rod", damping=0.7, stiffening=False)
+    return steel_rod(tmp_path_factory.mktemp("rod"), damping=0.7)
 
 
 def trajectory(rod, formulation: str, h: float) -> np.ndarray:

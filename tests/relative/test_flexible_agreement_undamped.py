@@ -18,11 +18,9 @@ import numpy as np
 import pytest
 
 import flexmbs as fm
-from flexmbs.fe.material import material_from_name
 from tests.scenarios.flexible.flexcase_models import (
-    box_beam_mesh,
-    reduce_cb,
     slider_crank_model,
+    steel_rod,
 )
 
 STEPS = (2e-5, 1e-5, 5e-6)
@@ -34,10 +32,7 @@ COLUMNS = {"slider x": slice(0, 1), "reaction F_J1": slice(1, 4), "rod q_e": sli
 @pytest.fixture(scope="module")
 def undamped_rod(tmp_path_factory):
     """Steel rod 0.4 x 0.01 x 0.01 m, two fixed-interface modes, no damping."""
-    mesh = box_beam_mesh(tmp_path_factory.mktemp("rod") / "rod.msh", (0.4, 0.01, 0.01),
-                         (20, 1, 1), faces=("hole_A", "hole_B"))
-    return reduce_cb(mesh, material_from_name("steel"), 2, interfaces=("hole_A", "hole_B"),
-                     static_modes=False, name="rod", damping=0.0, stiffening=False)
+    return steel_rod(tmp_path_factory.mktemp("rod"))
 
 
 def trajectory(rod, formulation: str, h: float) -> np.ndarray:

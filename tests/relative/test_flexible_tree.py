@@ -27,15 +27,13 @@ from scipy.integrate import solve_ivp
 
 import flexmbs as fm
 from flexmbs.errors import ModelError
-from flexmbs.fe.material import material_from_name
 from flexmbs.integrate.consistent import consistent_initial_conditions
 from flexmbs.relative.dae import RelativeDAE
 from flexmbs.simulate import prepare
 from tests.relative.test_absolute_vs_relative import saddle_accelerations
 from tests.scenarios.flexible.flexcase_models import (
-    box_beam_mesh,
-    reduce_cb,
     slider_crank_model,
+    steel_rod,
 )
 
 
@@ -43,10 +41,7 @@ from tests.scenarios.flexible.flexcase_models import (
 def rod(tmp_path_factory):
     """Steel rod 0.4 x 0.01 x 0.01 m, frame at ``hole_A``, two fixed-interface modes and
     the static modes of ``hole_B`` (so that ``hole_B`` moves and turns elastically)."""
-    mesh = box_beam_mesh(tmp_path_factory.mktemp("rod") / "rod.msh", (0.4, 0.01, 0.01),
-                         (20, 1, 1), faces=("hole_A", "hole_B"))
-    return reduce_cb(mesh, material_from_name("steel"), 2, interfaces=("hole_A", "hole_B"),
-                     static_modes=True, name="rod", stiffening=False)
+    return steel_rod(tmp_path_factory.mktemp("rod"), static_modes=True)
 
 
 def pendulum(rod) -> fm.System:
@@ -124,10 +119,7 @@ def dop853(dae, q0, qd0, mass, t_out) -> np.ndarray:
 def soft_rod(tmp_path_factory):
     """The rod with its two fixed-interface modes only (its interfaces do not deform:
     the static modes' stiffness would make the explicit reference too slow)."""
-    mesh = box_beam_mesh(tmp_path_factory.mktemp("rod") / "rod.msh", (0.4, 0.01, 0.01),
-                         (20, 1, 1), faces=("hole_A", "hole_B"))
-    return reduce_cb(mesh, material_from_name("steel"), 2, interfaces=("hole_A", "hole_B"),
-                     static_modes=False, name="rod", stiffening=False)
+    return steel_rod(tmp_path_factory.mktemp("rod"))
 
 
 @pytest.mark.slow

@@ -43,6 +43,17 @@ def reduce_cb(mesh, material, n_modes, interfaces=("clamp",), frame=None,
     return reduce_model(fe, settings, name=name)
 
 
+def steel_rod(directory, *, static_modes=False, damping=0.0):
+    """The steel rod of the joint-coordinate checks: 0.4 x 0.01 x 0.01 m, 20 x 1 x 1
+    hex27, interfaces ``hole_A`` (its frame) and ``hole_B``, two fixed-interface modes
+    (with ``static_modes`` also those of the interfaces), ``damping`` ratio, no K2/K3."""
+    mesh = box_beam_mesh(Path(directory) / "rod.msh", (0.4, 0.01, 0.01), (20, 1, 1),
+                         faces=("hole_A", "hole_B"))
+    return reduce_cb(mesh, STEEL, 2, interfaces=("hole_A", "hole_B"),
+                     static_modes=static_modes, name="rod", damping=damping,
+                     stiffening=False)
+
+
 def rotating_beam_model(body, Omega, *, stiffening=True, damping=False):
     """Cantilever clamped to a hub of radius 0 spinning about z at ``Omega`` [rad/s]."""
     beam = FlexibleBody("beam", body, omega0=(0.0, 0.0, Omega), damping=damping,
