@@ -464,7 +464,7 @@ class NewtonSolver:
         self._max_it = self._snes.getTolerances()[3]
         self._ksp = self._snes.getKSP()
         if isinstance(self._fill, ShellFill):
-            self._fill.configure(self._ksp)
+            self._fill.configure(self._ksp, owner=self)
         if self._native_test:
             self._install_test()
         self._configured = self._petsc_on = True
@@ -879,8 +879,9 @@ class NewtonSolver:
     def destroy(self) -> None:
         if isinstance(getattr(self, "_fill", None), ShellFill):
             self._fill.release(self._ksp)
+            self._fill = None
         for obj in (self._snes, self._J, self._x, self._f):
             if obj is not None:
                 obj.destroy()
         self._J = None
-        self._snes = self._x = self._f = None
+        self._snes = self._x = self._f = self._ksp = None

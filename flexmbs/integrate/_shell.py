@@ -7,6 +7,9 @@ Private to ``flexmbs.integrate`` (:mod:`._newton`).  The shell matrix has no pro
 """
 from __future__ import annotations
 
+import atexit
+import weakref
+
 import numpy as np
 from petsc4py import PETSc
 
@@ -24,6 +27,27 @@ class _Apply:
 
     def apply(self, pc, x, y) -> None:
         y.setArray(self._fill.factor.solve(x.getArray(readonly=True)))
+
+
+def _drop_preconditioner(pc: PETSc.PC) -> None:
+    """The preconditioner back to none (its Python context released)."""
+    if pc is not None and pc.handle:
+        pc.setType(PETSc.PC.Type.NONE)
+
+
+#: the shell fills whose preconditioner PETSc holds (released at exit if not before)
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+
+
+def _release_all() -> None:
+    for fill in list(_LIVE):
+        owner = fill._owner() if fill._owner is not None else None
+        if owner is not None:
+            owner.destroy()
+        else:
+            _drop_preconditioner(fill._pc)
+            fill._pc = fill.factor = None
+    _LIVE.clear()
 
 
 class _NoProduct:
@@ -48,18 +72,26 @@ class ShellFill:
         M.setUp()
         return M
 
-    def configure(self, ksp: PETSc.KSP) -> None:
-        """KSP ``preonly`` with the factor's solve as the preconditioner."""
+    def configure(self, ksp: PETSc.KSP, owner=None) -> None:
+        """KSP ``preonly`` with the factor's solve as the preconditioner.  PETSc must not
+        hold Python objects (this preconditioner, the shell matrix) when it is finalised
+        at exit: ``owner.destroy()`` (the Newton solver, held weakly) runs at exit if it
+        was not called before (an integrator never destroyed), which :meth:`release`s."""
         ksp.setType(PETSc.KSP.Type.PREONLY)
         pc = ksp.getPC()
         pc.setType(PETSc.PC.Type.PYTHON)
         pc.setPythonContext(_Apply(self))
+        self._pc = pc
+        self._owner = None if owner is None else weakref.ref(owner)
+        if not _LIVE:
+            atexit.register(_release_all)       # after petsc4py's import: runs before it
+        _LIVE.add(self)
 
     def release(self, ksp: PETSc.KSP) -> None:
-        """Drop the Python preconditioner (PETSc must not hold Python objects when it
-        is finalised at exit) and the factor."""
-        ksp.getPC().setType(PETSc.PC.Type.NONE)
-        self.factor = None
+        """Drop the Python preconditioner and the factor."""
+        _drop_preconditioner(ksp.getPC())
+        _LIVE.discard(self)
+        self._pc = self.factor = None
 
     def __call__(self, M: PETSc.Mat, A) -> None:
         self.factor = A

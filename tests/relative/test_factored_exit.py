@@ -1,0 +1,49 @@
+"""A recursive run's Newton solver holds Python objects in PETSc (a shell matrix and a
+Python preconditioner, ``flexmbs/integrate/_shell.py``).  An integrator that is never
+destroyed (the exported ``GeneralizedAlpha`` used directly, or a run interrupted by
+Ctrl-C) must still let the process exit cleanly: before, PETSc's finalisation at exit
+touched the released Python objects and the process died with SEGV (exit code 59)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SCRIPT = """
+from flexmbs.relative.dae import RelativeDAE
+from flexmbs.integrate import GeneralizedAlpha, consistent_initial_conditions
+from tests.relative.models import four_bar
+dae = RelativeDAE(four_bar().validate(), "recursive")
+q0 = dae.initial_q(); dae.drop_redundant(q0)
+init = consistent_initial_conditions(dae, q0, dae.initial_qd(), 0.0)
+integ = GeneralizedAlpha(dae, rho_inf=0.9)
+integ.run(init.q, init.qd, init.qdd, init.lam, 0.0, 0.02, h=2e-3)
+assert integ.newton.snes.getKSP().getPC().getType() == "python"   # the factored route
+print("done, not destroyed")
+"""
+
+
+@pytest.mark.parametrize("interrupted", [False, True])
+def test_an_integrator_never_destroyed_exits_cleanly(interrupted):
+    script = SCRIPT
+    if interrupted:                     # Ctrl-C inside the Newton matrix of a step
+        script = script.replace("integ.run(", "import flexmbs.relative.dae as D\n"
+                                "calls = [0]\n"
+                                "orig = D.RelativeDAE.newton_factor\n"
+                                "def stop(self, *a):\n"
+                                "    calls[0] += 1\n"
+                                "    if calls[0] == 2: raise KeyboardInterrupt\n"
+                                "    return orig(self, *a)\n"
+                                "D.RelativeDAE.newton_factor = stop\n"
+                                "try:\n    integ.run(")
+        script = script.replace("h=2e-3)\n", "h=2e-3)\nexcept KeyboardInterrupt:\n"
+                                "    print('interrupted')\n", 1)
+        script = script.replace('assert integ.newton', '# assert integ.newton')
+    out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert ("interrupted" if interrupted else "done, not destroyed") in out.stdout
