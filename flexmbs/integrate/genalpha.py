@@ -65,6 +65,7 @@ from flexmbs.compiled import use_compiled
 from flexmbs.errors import ConvergenceError
 
 from . import genalpha_kernel, genalpha_reference, steps_kernel
+from .increments_kernel import FLOOR
 from ._newton import LOOP_DENSE_MAX, NewtonFailure, NewtonSolver, NewtonState
 from ._petsc import block_csr, saddle
 from .affine_step import AffineStep
@@ -272,11 +273,18 @@ class GeneralizedAlpha:
             # not damp the error a Newton solve leaves in lam, so it adds up over the
             # steps (order 2 is lost below h ~ 1e-4 s on a pendulum); solved to round-off
             # it keeps order 2
-            newton_rtol, alg_tol, self._f_floor_factor = 1e-10, 4.0 * np.finfo(float).eps, 0.0
+            # (a tighter tolerance asked for is kept)
+            newton_rtol = min(newton_rtol, 1e-10)
+            alg_tol, self._f_floor_factor = 4.0 * np.finfo(float).eps, 0.0
             self.notes.append(
                 "rho_inf = 1 (no numerical damping) with constraints: the index-3 form does "
                 "not damp multiplier errors, so every Newton solve is taken to round-off "
                 "(costs some 20 % more iterations; rho_inf = 0.9 avoids it)")
+        if newton_rtol is not None:
+            # the residual floor leaves an error of some 64 eps s_b in the unknowns; a
+            # tolerance whose smallest threshold kappa FLOOR s_b is below that lowers it
+            # in proportion (else the floor, not kappa, stops Newton at small steps)
+            self._f_floor_factor *= min(1.0, newton_rtol * FLOOR / (64.0 * np.finfo(float).eps))
         self.jacobian_reuse = jacobian_reuse
         self.project_velocity = project_velocity
         self._n, self._m = dae.n_q, dae.n_lam + n_mu
