@@ -694,14 +694,17 @@ class GeneralizedAlpha:
     def _set_newton_scales(self, s: State) -> None:
         """The model's magnitudes for the Newton increment test (:mod:`._newton`):
 
-            s_q = max(1, max|q_0|),   s_lam = m_s s_q,   F_floor = 64 eps m_s s_q sqrt(N)
+            s_q = max(1, max|q_0|),   s_lam = m_s s_q,
+            F_floor = 64 eps m_s s_q sqrt(N) min(1, kappa FLOOR / (64 eps))
 
         (``q_0`` without the internal states of force elements, which are no lengths)
 
         with ``m_s = max_i |M_ii(q_0)|``: the scaled multipliers ``lam / beta'`` and the
         equilibrium rows ``r / beta'`` are (mass x length); a block whose values are all 0
         (an unloaded joint) is at round-off once its increment is ``64 eps s_b``, and a
-        residual norm below ``F_floor`` is round-off of the model's own terms."""
+        residual norm below ``F_floor`` is round-off of the model's own terms (lowered
+        with a ``kappa = newton_rtol`` whose smallest threshold ``kappa FLOOR s_q`` is
+        below that round-off, docs/solver.md; 0 at ``rho_inf = 1``)."""
         if not self._newton.increment_test:
             return
         q = s.q
