@@ -111,10 +111,10 @@ def agreement_trajectory(model, h: float, t_end: float, rho_inf: float,
                          n_out: int) -> np.ndarray:
     """Slider x, the crank pivot's reaction force (J1) and the rod's modal coordinates at
     the ``n_out + 1`` output times ``0, t_end / n_out, ...``, columns ``[x, F_J1 (3),
-    q_e]``.  Newton by SNES's own tests (residual to 1e-10 of the first): the increment
-    test (``newton_rtol``) gives the same iterates at 1e-10 and 1e-13 (its round-off
-    criteria stop it), and over 1e4 steps of microseconds what it leaves puts the forms
-    1e-8 m apart (8.0e-9 m against 1.0e-10 m over 10 ms at h = 2 us)."""
+    q_e]``.  Newton by SNES's own tests (residual to 1e-10 of the first); the increment
+    test at ``newton_rtol = 1e-10`` now gives the same agreement (1.51e-10 against 1.48e-10 m
+    over 10 ms at h = 2 us; before its residual floor was scaled with the tolerance it
+    stopped Newton early and left 9.9e-9 m, docs/solver.md)."""
     res = fm.simulate(model, t_end, h, rho_inf=rho_inf, output_dt=t_end / n_out,
                       integrator_options={"newton_rtol": None})
     if res.t.shape[0] != n_out + 1 or abs(res.t[-1] - t_end) > 1e-12:

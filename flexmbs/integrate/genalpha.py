@@ -65,6 +65,7 @@ from flexmbs.compiled import use_compiled
 from flexmbs.errors import ConvergenceError
 
 from . import genalpha_kernel, genalpha_reference, steps_kernel
+from .increments_kernel import FLOOR
 from ._newton import LOOP_DENSE_MAX, NewtonFailure, NewtonSolver, NewtonState
 from ._petsc import block_csr, saddle
 from .affine_step import AffineStep
@@ -272,11 +273,18 @@ class GeneralizedAlpha:
             # not damp the error a Newton solve leaves in lam, so it adds up over the
             # steps (order 2 is lost below h ~ 1e-4 s on a pendulum); solved to round-off
             # it keeps order 2
-            newton_rtol, alg_tol, self._f_floor_factor = 1e-10, 4.0 * np.finfo(float).eps, 0.0
+            # (a tighter tolerance asked for is kept)
+            newton_rtol = min(newton_rtol, 1e-10)
+            alg_tol, self._f_floor_factor = 4.0 * np.finfo(float).eps, 0.0
             self.notes.append(
                 "rho_inf = 1 (no numerical damping) with constraints: the index-3 form does "
                 "not damp multiplier errors, so every Newton solve is taken to round-off "
                 "(costs some 20 % more iterations; rho_inf = 0.9 avoids it)")
+        if newton_rtol is not None:
+            # the residual floor leaves an error of some 64 eps s_b in the unknowns; a
+            # tolerance whose smallest threshold kappa FLOOR s_b is below that lowers it
+            # in proportion (else the floor, not kappa, stops Newton at small steps)
+            self._f_floor_factor *= min(1.0, newton_rtol * FLOOR / (64.0 * np.finfo(float).eps))
         self.jacobian_reuse = jacobian_reuse
         self.project_velocity = project_velocity
         self._n, self._m = dae.n_q, dae.n_lam + n_mu
@@ -686,14 +694,17 @@ class GeneralizedAlpha:
     def _set_newton_scales(self, s: State) -> None:
         """The model's magnitudes for the Newton increment test (:mod:`._newton`):
 
-            s_q = max(1, max|q_0|),   s_lam = m_s s_q,   F_floor = 64 eps m_s s_q sqrt(N)
+            s_q = max(1, max|q_0|),   s_lam = m_s s_q,
+            F_floor = 64 eps m_s s_q sqrt(N) min(1, kappa FLOOR / (64 eps))
 
         (``q_0`` without the internal states of force elements, which are no lengths)
 
         with ``m_s = max_i |M_ii(q_0)|``: the scaled multipliers ``lam / beta'`` and the
         equilibrium rows ``r / beta'`` are (mass x length); a block whose values are all 0
         (an unloaded joint) is at round-off once its increment is ``64 eps s_b``, and a
-        residual norm below ``F_floor`` is round-off of the model's own terms."""
+        residual norm below ``F_floor`` is round-off of the model's own terms (lowered
+        with a ``kappa = newton_rtol`` whose smallest threshold ``kappa FLOOR s_q`` is
+        below that round-off, docs/solver.md; 0 at ``rho_inf = 1``)."""
         if not self._newton.increment_test:
             return
         q = s.q
