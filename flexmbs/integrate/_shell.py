@@ -41,12 +41,12 @@ _LIVE: weakref.WeakSet = weakref.WeakSet()
 
 def _release_all() -> None:
     for fill in list(_LIVE):
-        owner = fill._owner() if fill._owner is not None else None
+        owner = fill.owner() if fill.owner is not None else None
         if owner is not None:
             owner.destroy()
         else:
-            _drop_preconditioner(fill._pc)
-            fill._pc = fill.factor = None
+            _drop_preconditioner(fill.pc)
+            fill.pc = fill.factor = None
     _LIVE.clear()
 
 
@@ -81,8 +81,8 @@ class ShellFill:
         pc = ksp.getPC()
         pc.setType(PETSc.PC.Type.PYTHON)
         pc.setPythonContext(_Apply(self))
-        self._pc = pc
-        self._owner = None if owner is None else weakref.ref(owner)
+        self.pc = pc
+        self.owner = None if owner is None else weakref.ref(owner)
         if not _LIVE:
             atexit.register(_release_all)       # after petsc4py's import: runs before it
         _LIVE.add(self)
@@ -91,7 +91,7 @@ class ShellFill:
         """Drop the Python preconditioner and the factor."""
         _drop_preconditioner(ksp.getPC())
         _LIVE.discard(self)
-        self._pc = self.factor = None
+        self.pc = self.factor = None
 
     def __call__(self, M: PETSc.Mat, A) -> None:
         self.factor = A
