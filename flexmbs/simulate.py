@@ -508,7 +508,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
             integ = GGLIntegrator(asm, options_prefix=options_prefix, petsc_options=petsc_options)
             try:
                 traj = integ.run(init.q, init.qd, init.lam, t0, t_end, h=dt, rtol=rtol,
-                                 atol=atol, output_times=out_times, callback=recorder, store=False)
+                                 atol=atol, output_times=out_times, callback=recorder, store=False,
+                                 output_t0=out_times is not None)
             finally:
                 if hasattr(integ, "destroy"):
                     integ.destroy()

@@ -148,11 +148,14 @@ class GGLIntegrator:
 
     def run(self, q0, qd0, lam0, t0: float, t_end: float, *, h: float,
             rtol: float = DEFAULTS.rtol, atol: float = DEFAULTS.atol, output_times: Sequence[float] | None = None,
-            callback: Callback | None = None, store: bool = True) -> Trajectory:
+            callback: Callback | None = None, store: bool = True,
+            output_t0: bool = False) -> Trajectory:
         """Integrate from consistent ``(q0, qd0, lam0)`` at ``t0``; ``h`` is the first step.
 
         Output at every accepted step (or, with ``output_times``, interpolated by TS at
-        those times); ``callback(t, q, qd, qdd, lam, stats)`` as in generalized-α.
+        those times, and at ``t0`` too with ``output_t0``, as generalized-α's
+        ``callback_at_outputs``); ``callback(t, q, qd, qdd, lam, stats)`` as in
+        generalized-α.
         """
         n, m, ts = self._n, self._m, self._ts
         y = PETSc.Vec().createSeq(self._N, comm=self._comm)
@@ -200,6 +203,9 @@ class GGLIntegrator:
             if outs is None:
                 emit(t, u.getArray(readonly=True))
             else:
+                if step == 0 and output_t0 and not (
+                        outs and abs(outs[0] - t) <= 1e-12 * abs(t_end - t0)):
+                    emit(t, u.getArray(readonly=True))
                 while state["i_out"] < len(outs) and outs[state["i_out"]] <= t + 1e-12 * abs(
                         t_end - t0):
                     t_o = outs[state["i_out"]]

@@ -140,6 +140,13 @@ def test_ts_scheme_agrees_with_generalized_alpha():
     a_ts = ts.joint_coordinates["pin"][-20:, 0]
     assert np.allclose(ga.t[-20:], out) and np.allclose(ts.t[-20:], out)
     assert np.abs(a_ga - a_ts).max() < 1e-4
+    # both record t0 and the output times (TS left out t0 before): the same rows, the
+    # same consistent initial state
+    assert ts.t.shape == ga.t.shape and np.allclose(ts.t, ga.t, rtol=0, atol=1e-12)
+    assert ts.t[0] == 0.0
+    assert np.allclose(ts.q[0], ga.q[0], rtol=0, atol=1e-12)
+    odd = fm.simulate(model, 0.1, 1e-3, method="ts", output_dt=0.013)
+    assert np.allclose(odd.t, np.r_[0.0, np.arange(1, 8) * 0.013, 0.1])
 
 
 def test_static_equilibrium_hanging_spring():
