@@ -187,7 +187,9 @@ def main() -> None:
                     help="common output times (--agreement)")
     args = ap.parse_args()
     logging.disable(logging.WARNING)
-    if args.agreement:
+    if args.agreement is not None:
+        if not args.agreement > 0:
+            ap.error(f"--agreement: expected a step H > 0 [s], got {args.agreement}")
         zeta = 0.0 if args.zeta is None else args.zeta
         with tempfile.TemporaryDirectory() as tmp:
             model = damped_slider_crank(tmp, args.modes, zeta)
