@@ -451,6 +451,12 @@ class NewtonSolver:
     def _setup(self, A0) -> None:
         if isinstance(A0, ShellFill):           # factored by the system (:mod:`._shell`)
             self._fill, self._J = A0, A0.create(self._comm)
+            unused = [k for k in ("ksp_type", "pc_type", "pc_factor_mat_solver_type",
+                                  "newton_mat_type") if not self._options.is_default(k)]
+            if unused:
+                log.warning("PETSc options %s not used: this system factors its Newton "
+                            "matrix itself (articulated bodies, KSP preonly)",
+                            ", ".join(f"-{self._options.prefix}{k}" for k in unused))
         elif self._dense(csr_parts(A0)[3][0]):
             self._fill = DenseFill(A0)
             self._J = self._fill.create(self._comm)

@@ -47,3 +47,27 @@ def test_an_integrator_never_destroyed_exits_cleanly(interrupted):
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert ("interrupted" if interrupted else "done, not destroyed") in out.stdout
+
+
+def test_linear_solver_options_are_reported_unused(caplog):
+    """The recursive formulation solves its Newton matrix itself: a PETSc linear-solver
+    option cannot act on it, so the run says so in one line (and still runs, with the
+    same result as without the option) instead of ignoring it silently."""
+    import logging
+
+    import numpy as np
+
+    import flexmbs as fm
+    from tests.relative.models import four_bar
+
+    def run(**kw):
+        model = four_bar()
+        model.formulation = "recursive"
+        return fm.simulate(model, 0.05, 2e-3, output_dt=0.01, **kw)
+
+    plain = run()
+    with caplog.at_level(logging.WARNING, logger="flexmbs.integrate"):
+        given = run(petsc_options={"ksp_type": "gmres", "pc_type": "jacobi"})
+    said = [r.getMessage() for r in caplog.records if "not used" in r.getMessage()]
+    assert len(said) == 1 and "ksp_type" in said[0] and "pc_type" in said[0]
+    assert np.array_equal(plain.q, given.q)
