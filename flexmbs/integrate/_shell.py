@@ -26,7 +26,10 @@ class _Apply:
         self._fill = fill
 
     def apply(self, pc, x, y) -> None:
-        y.setArray(self._fill.factor.solve(x.getArray(readonly=True)))
+        try:
+            y.setArray(self._fill.factor.solve(x.getArray(readonly=True)))
+        except (ArithmeticError, ValueError):   # LinAlgError: a singular factor
+            y.set(np.nan)                       # Newton reports a non-finite increment
 
 
 def _drop_preconditioner(pc: PETSc.PC) -> None:

@@ -71,3 +71,25 @@ def test_linear_solver_options_are_reported_unused(caplog):
     said = [r.getMessage() for r in caplog.records if "not used" in r.getMessage()]
     assert len(said) == 1 and "ksp_type" in said[0] and "pc_type" in said[0]
     assert np.array_equal(plain.q, given.q)
+
+
+def test_a_singular_factor_is_a_newton_failure(monkeypatch):
+    """A factor whose solve fails (numpy's LinAlgError: singular) gives a non-finite
+    Newton increment, so the run ends as a convergence failure with its one-line
+    reason, not with numpy's traceback."""
+    import numpy as np
+
+    import flexmbs as fm
+    from flexmbs.relative import dae as relative_dae
+    from tests.relative.models import four_bar
+
+    class Singular:
+        def solve(self, rhs):
+            raise np.linalg.LinAlgError("Singular matrix")
+
+    monkeypatch.setattr(relative_dae.RelativeDAE, "newton_factor",
+                        lambda self, *a: Singular())
+    model = four_bar()
+    model.formulation = "recursive"
+    with pytest.raises(fm.ConvergenceError):
+        fm.simulate(model, 0.01, 2e-3)
