@@ -159,9 +159,10 @@ def minimum_norm(A: sp.spmatrix | np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.zeros(A.shape[1])
     if max(A.shape) > _DENSE_MAX:
         return lstsq(A, b)
-    Ad = A.toarray() if sp.issparse(A) else np.asarray(A, dtype=float)
+    Ad = A if type(A) is np.ndarray and A.dtype == np.float64 else \
+        A.toarray() if sp.issparse(A) else np.asarray(A, dtype=float)
     L, info = potrf(Ad @ Ad.T, lower=1, clean=0)
-    d = np.diagonal(L)
+    d = L.diagonal()
     if info != 0 or not d.min() > CHOLESKY_RATIO * d.max():
         return lstsq(Ad, b)
     return Ad.T @ potrs(L, b, lower=1)[0]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
+from flexmbs.bodies.flexible_set import FlexibleSet
 from flexmbs.bodies.rigid_set import RigidSet, cross
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics.frames import FrameJet
@@ -108,8 +109,10 @@ class OutputPoint:
         self.plan = ReactionPlan(layout)
         self._entry_cache = None
         #: the rigid bodies whose energies are summed at once
-        self.rigid = RigidSet(layout.bodies, [layout.body_slices[b.name].start
-                                              for b in layout.bodies])
+        starts = [layout.body_slices[b.name].start for b in layout.bodies]
+        self.rigid = RigidSet(layout.bodies, starts)
+        #: the flexible bodies whose energies are one call each
+        self.flexible = FlexibleSet(layout.bodies, starts)
 
     def reactions(self, q: np.ndarray, lam: np.ndarray, t: float,
                   at: RowsAt | None = None) -> dict:
@@ -169,8 +172,10 @@ class OutputPoint:
 
     def energy(self, forces, q: np.ndarray, qd: np.ndarray, t: float) -> dict:
         """The energies [J] of :func:`flexmbs.system.outputs.energy`, the rigid bodies'
-        summed at once (:class:`~flexmbs.bodies.rigid_set.RigidSet`)."""
-        return outputs.energy(self.layout, forces, q, qd, t, rigid=self.rigid)
+        summed at once (:class:`~flexmbs.bodies.rigid_set.RigidSet`), the flexible
+        bodies' in one call each (:class:`~flexmbs.bodies.flexible_set.FlexibleSet`)."""
+        return outputs.energy(self.layout, forces, q, qd, t, rigid=self.rigid,
+                              flexible=self.flexible)
 
 
 def _value_jet(p: np.ndarray, R: np.ndarray) -> FrameJet:

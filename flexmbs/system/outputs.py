@@ -102,7 +102,7 @@ def joint_coordinates(layout, joints, q):
     return out
 
 
-def energy(layout, forces, q, qd, t=0.0, rigid=None):
+def energy(layout, forces, q, qd, t=0.0, rigid=None, flexible=None):
     """Energies [J] at ``(q, qd, t)`` (``forces``: the system's
     :class:`~flexmbs.system.force_terms.ForceTerms`):
 
@@ -123,13 +123,19 @@ def energy(layout, forces, q, qd, t=0.0, rigid=None):
     ``E`` is constant for a model without them.
 
     ``rigid``: a :class:`~flexmbs.bodies.rigid_set.RigidSet` whose bodies' ``T`` and
-    ``V_g`` are summed at once (the others body by body)."""
+    ``V_g`` are summed at once, ``flexible``: a :class:`~flexmbs.bodies.flexible_set.
+    FlexibleSet` whose bodies' ``T``, ``V_g`` and strain energies are each one call (the
+    others body by body)."""
     q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
     T = V = W = 0.0
     if rigid is not None:
         T, V = rigid.energies(q, qd, layout.gravity)
+    if flexible is not None:
+        T_f, V_f, W = flexible.energies(q, qd, layout.gravity)
+        T += T_f
+        V += V_f
     for b in layout.bodies:
-        if rigid is not None and b in rigid:
+        if (rigid is not None and b in rigid) or (flexible is not None and b in flexible):
             continue
         s = layout.body_slices[b.name]
         T += b.kinetic_energy(q[s], qd[s])
