@@ -44,6 +44,8 @@ class SchurFactor:
                 rows[i] = g
         self.n, self.n_e, self.G_c = tree.n_beta, len(rows), np.asarray(G_c, dtype=float)
         self.K_e = articulated.factor(tree, kin, c_M, rows=rows)
+        if not all(np.all(np.isfinite(P)) for P in self.K_e.P):
+            raise FloatingPointError("non-finite entries in the Newton matrix")
         if len(self.G_c):
             self.Z, self.Y = self.K_e.solve_rows(self.G_c.T)
             Sc = self.G_c @ self.Z
