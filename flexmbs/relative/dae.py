@@ -34,10 +34,11 @@ are made once (memoised on its bytes) for the residual, the rows and their Jacob
 A rigid tree with ``"recursive"`` hands the integrator its Newton matrix factored
 (``newton_factor``, :class:`~flexmbs.integrate.protocol.FactoredNewton`): modified
 Newton on ``[[c_M Mbar, G^T], [G, 0]]`` by the articulated-body factorisation and a
-Schur complement on the rows (:mod:`flexmbs.relative.newton_factor`), O(n m) per
-iteration, no tangent.  When the integrator asks again for a matrix at the same time
-and another ``q`` (Newton stopped contracting), it gets the full one (central
-differences, dense LU).
+Schur complement on the rows of the cut joints and drives (the Euler normalisations
+eliminated joint by joint inside the recursion, :mod:`flexmbs.relative.newton_factor`),
+O(n (1 + m_c)) per iteration (m_c rows of cut joints and drives), no tangent.  When the
+integrator asks again for a matrix at the same time and another ``q`` (Newton stopped
+contracting), it gets the full one (central differences, dense LU).
 """
 from __future__ import annotations
 
@@ -311,15 +312,17 @@ class RelativeDAE:
         last = self._factor_at
         again = last is not None and last[0] == t and last[1] != key[1]
         self._factor_at = key
-        G = self.constraint_jacobian(q, t).toarray()
         if again:
+            G = self.constraint_jacobian(q, t).toarray()
             K, C, M = (x.toarray() for x in self.tangent(q, qd, qdd, lam, t))
             W = np.zeros((self.n_q + self.n_lam,) * 2)
             W[:self.n_q, :self.n_q] = c_K * K + c_C * C + c_M * M
             W[:self.n_q, self.n_q:], W[self.n_q:, :self.n_q] = G.T, G
             return DenseFactor(W)
         kin = forward(self.tree, np.asarray(q, float), np.zeros(self.n_q))
-        return SchurFactor(self.tree, kin, G, c_M)
+        G_c = (self._cut_jacobian(np.asarray(q, float), t) if len(self.cut_rows)
+               else np.zeros((0, self.n_q)))
+        return SchurFactor(self.tree, kin, np.asarray(q, float), G_c, c_M)
 
     def _flexible_tangent(self, q, qd, qdd, lam, t):
         """Dense ``(K, C, M)`` of a flexible tree (:mod:`flexmbs.relative.flexible_tangent`)."""

@@ -76,6 +76,20 @@ def pendulum_chain(n: int = 3, L: float = 0.5, omega: float = 2.0,
     return model
 
 
+def spherical_chain(n: int = 4, L: float = 0.4) -> fm.System:
+    """``n`` rods of length ``L`` [m] on spherical joints (one Euler normalisation row
+    each), hanging at a slant in the x-y plane, started turning together at 2 rad/s
+    about the x axis through the ground pivot (out of the plane)."""
+    model = fm.System(gravity=(0.0, -9.81, 0.0), name=f"spherical_chain{n}")
+    parent = fm.ground
+    u = L * np.array([np.sin(0.4), -np.cos(0.4), 0.0])
+    for i in range(n):
+        b = link(f"rod{i}", i * u, (i + 1) * u, omega=(2.0, 0.0, 0.0))
+        model.add(b, fm.Spherical(f"J{i}", parent, b, at=i * u))
+        parent = b
+    return model
+
+
 def spatial_chain() -> fm.System:
     """Six revolutes about different axes, links along a bent line hanging from the
     first joint (a spatial open chain), started turning at 1 rad/s about the vertical

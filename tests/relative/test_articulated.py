@@ -6,8 +6,10 @@ Reference: ``numpy.linalg.solve`` with ``Mbar`` of the composite rigid bodies
 kind.  ``Mbar`` is singular along each joint's Euler parameters (``G(e) e = 0``), so the
 joint-space terms ``Delta_i = 4 w e e^T`` of those joints are added on both sides.
 With the rows ``G`` of cut joints, drives and Euler normalisations: the factored Newton
-matrix (:class:`~flexmbs.relative.newton_factor.SchurFactor`) against a dense solve of
-``[[c_M Mbar, G^T], [G, 0]]``.
+matrix (:class:`~flexmbs.relative.newton_factor.SchurFactor`, the Euler normalisations
+eliminated inside the recursion, the Schur complement on the cut joints and drives)
+against a dense solve of ``[[c_M Mbar, G^T], [G, 0]]``; so is the articulated solve with
+the Euler rows as local rows (no ``Delta``) alone.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from flexmbs.relative import articulated, nonrecursive, recursive
 from flexmbs.relative.dae import RelativeDAE
 from flexmbs.relative.kinematics import forward
 from flexmbs.relative.newton_factor import SchurFactor
-from tests.relative.models import driven_chain, four_bar, random_tree
+from tests.relative.models import driven_chain, four_bar, random_tree, spherical_chain
 from tests.relative.test_formalisms import CASES, random_state
 
 
@@ -56,11 +58,38 @@ def test_articulated_solve_equals_dense_solve(seed, n):
         assert np.abs(x0 - ref[:, 0]).max() <= 1e-10 * np.abs(ref[:, 0]).max()
 
 
+@pytest.mark.parametrize(("seed", "n"), CASES)
+def test_articulated_solve_with_local_rows_equals_the_dense_saddle_solve(seed, n):
+    """The Euler rows ``2 e_j^T`` eliminated joint by joint (no ``Delta``): ``(x, y)`` of
+    ``[[c_M Mbar, G_e^T], [G_e, 0]] [x; y] = [b; c]`` against a dense solve."""
+    dae = RelativeDAE(random_tree(seed, n).validate(), "recursive")
+    beta, _ = random_state(dae, 500 + seed)
+    kin = forward(dae.tree, beta, np.zeros(dae.n_q))
+    rng = np.random.default_rng(seed)
+    c_M = rng.uniform(0.5, 2.0)
+    G_e = dae.constraint_jacobian(beta, 0.0).toarray()[:len(dae.tree.e_rows)]
+    rows = {i: 2.0 * np.where(np.isin(np.arange(tj.motion.n_beta),
+                                      np.arange(tj.motion.n_beta)[tj.motion.e_slice]),
+                              beta[tj.s], 0.0)
+            for i, tj in enumerate(dae.tree.joints) if tj.motion.e_slice is not None}
+    f = articulated.factor(dae.tree, kin, c_M, rows=rows)
+    n_e = len(G_e)
+    W = np.block([[c_M * recursive.mass_matrix(dae.tree, kin), G_e.T],
+                  [G_e, np.zeros((n_e, n_e))]])
+    rhs = rng.normal(size=(len(W), 2))
+    ref = np.linalg.solve(W, rhs)
+    x, y = f.solve_rows(rhs[:dae.n_q], rhs[dae.n_q:])
+    assert np.abs(np.vstack([x, y]) - ref).max() <= 1e-10 * np.abs(ref).max()
+
+
 @pytest.mark.parametrize("make", [four_bar, driven_chain, lambda: random_tree(9, 6),
-                                  lambda: random_tree(3, 20)])
+                                  lambda: random_tree(3, 20), lambda: random_tree(4, 20),
+                                  lambda: spherical_chain(12)])
 def test_schur_factor_solves_the_saddle_point_matrix(make):
     """``[[c_M Mbar, G^T], [G, 0]]`` with the rows of cut joints, drives and Euler
-    normalisations: the factored solve equals a dense solve."""
+    normalisations: the factored solve equals a dense solve.  (The 12-rod spherical
+    chain's matrix has a condition number 2e5: its slender rods spin about their axes
+    with a tenth of their transverse inertia.)"""
     dae = RelativeDAE(make().validate(), "recursive")
     dae.drop_redundant(dae.initial_q())
     beta, _ = random_state(dae, 7)
@@ -70,5 +99,6 @@ def test_schur_factor_solves_the_saddle_point_matrix(make):
     W = np.block([[c_M * dae.mass_matrix(beta), G.T], [G, np.zeros((len(G), len(G)))]])
     rhs = np.random.default_rng(1).normal(size=len(W))
     ref = np.linalg.solve(W, rhs)
-    x = SchurFactor(dae.tree, forward(dae.tree, beta, np.zeros(dae.n_q)), G, c_M).solve(rhs)
-    assert np.abs(x - ref).max() <= 1e-9 * np.abs(ref).max()
+    kin = forward(dae.tree, beta, np.zeros(dae.n_q))
+    x = SchurFactor(dae.tree, kin, beta, G[len(dae.tree.e_rows):], c_M).solve(rhs)
+    assert np.abs(x - ref).max() <= 1e-10 * np.abs(ref).max()
