@@ -125,7 +125,7 @@ def euler_tree():
 @pytest.mark.parametrize(("make", "extra"), [(four_bar, 0.5), (driven_chain, 0.5),
                                              (euler_tree, 0.5),
                                              (lambda: spherical_chain(6), 1.0)])
-def test_recursive_modified_newton_equals_the_nonrecursive_run(make, extra):
+def test_recursive_modified_newton_equals_the_nonrecursive_run(make, extra, monkeypatch):
     """The recursive run's Newton matrix is the articulated bodies' ``[[Mbar, G^T], [G,
     0]]`` (the Euler normalisations eliminated joint by joint, a Schur complement on
     the rows of the cut joint and drive; a chain of spherical joints has none),
@@ -134,6 +134,12 @@ def test_recursive_modified_newton_equals_the_nonrecursive_run(make, extra):
     with about as many iterations (``extra`` more per step at most: the spherical
     chain, turning at 2 rad/s, takes one more, the gyroscopic ``c_C C`` the modified
     matrix drops)."""
+    from flexmbs.relative import newton_factor
+    made = []                       # the factors the recursive run used, by kind
+    for kind in ("SchurFactor", "DenseFactor"):
+        cls = getattr(newton_factor, kind)
+        monkeypatch.setattr(cls, "__init__", lambda self, *a, _i=cls.__init__, _k=kind, **k:
+                            (made.append(_k), _i(self, *a, **k))[1])
     out, its = {}, {}
     for f in ("relative", "recursive"):
         model = make()
@@ -141,6 +147,8 @@ def test_recursive_modified_newton_equals_the_nonrecursive_run(make, extra):
         r = fm.simulate(model, 0.3, 2e-3, output_dt=0.1, rho_inf=0.9)
         out[f] = poses(r.q, r.bodies)
         its[f] = r.stats.newton_iterations / r.stats.steps
+    # the recursive run took the articulated route (a full matrix at most now and then)
+    assert made.count("SchurFactor") > 2 * made.count("DenseFactor"), made
     assert np.ptp(out["relative"], axis=0).max() > 0.01          # it moves
     assert np.abs(out["relative"] - out["recursive"]).max() < 1e-8
     assert its["recursive"] < its["relative"] + extra, its
