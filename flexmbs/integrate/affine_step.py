@@ -217,6 +217,11 @@ class AffineStep:
             tab.add_value(self.plan.pack.table().address)
             tab.add(T_A_KERNEL)
             tab.add_value(bodies_newton_values_c.address)
+            pack, st, n = self.plan.pack, self._st, self.n     # newton_dense's work
+            for shape in (pack.n_values, 3 * pack.n_b + 6, self.m, st.n_rows_all,
+                          st.S_alpha.shape[0], st.kernel_data[13].shape[0], (n, n),
+                          (st.C0.shape[0] * 4, 3), (3, n), (3, n)):
+                tab.add(np.zeros(shape))
             if len(tab) != N_NEWTON_TABLE:   # pragma: no cover - a layout change
                 raise RuntimeError(f"AffineStep: Newton table of {len(tab)} rows, the "
                                    f"kernel expects {N_NEWTON_TABLE}")

@@ -42,8 +42,9 @@ from flexmbs.compiled import (call_c2, call_c3, f1, f2, f3, f4, f8_pointer, i1, 
                               i8_pointer, native)
 from flexmbs.forces.friction_kernel import friction_newton, friction_residual
 from flexmbs.forces.spring_kernel import spring_newton, spring_residual
-from flexmbs.kinematics.frame_kernel import stacked_hessian_sum, stacked_rows, stacked_rows_into
-from flexmbs.system.stacked_kernel import drive_rows, stacked_mu
+from flexmbs.kinematics.frame_kernel import (stacked_hessian_sum_into, stacked_rows,
+                                             stacked_rows_into)
+from flexmbs.system.stacked_kernel import drive_rows, stacked_mu_into
 
 
 @njit(cache=True, inline="always")
@@ -216,30 +217,27 @@ def table_residual_c(F, x, ctx):  # pragma: no cover - compiled
 #: rows of the Newton table of :func:`newton_dense` (made by :class:`flexmbs.integrate.
 #: affine_step.AffineStep`): the address of the body pack's table (:meth:`flexmbs.bodies.
 #: pack.BodyPack.table`), the frame-derivative tensor ``T_A`` and the address of
-#: :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values_c`
-N_NEWTON_TABLE = 3
+#: :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values_c`; then the work arrays of
+#: :func:`newton_dense` (no allocation but the bodies' C function's own): the bodies'
+#: values (n_values,) and their input ``s`` (3 n_b + 6,), ``lam`` (m,), ``mu`` (n_rows,),
+#: ``mu_st`` (R,), ``mu_norm`` (normalisations,), the Hessian sum ``H`` (n, n) and its
+#: ``Wm`` (4 M, 3), ``dal``, ``dbe`` (3, n)
+N_NEWTON_TABLE = 13
 
 
 @njit(cache=True)
-def body_values(q, qd, qdd, g, cK, cC, nt):  # pragma: no cover - compiled
+def body_values(q, qd, qdd, g, cK, cC, nt, vals, s):  # pragma: no cover - compiled
     """The bodies' values ``c_K K + c_C C + M`` (each body's block ``(7 + nq)^2``, in body
     order) by :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values_c`, called by its
     address (row 2 of the Newton table ``nt``) with the pack's table (row 0), so that the
     compile of the Newton matrix does not link in (and optimise again) the bodies'
-    tangents, the longest compile of the package."""
-    bt = carray(i8_pointer(nt[0, 0]), (N_PACK_TABLE, 5))
-    nb = bt[0, 0]
-    nq = i1(bt, 2)
-    total = 0
-    for b in range(nq.shape[0]):
-        total += (7 + nq[b]) ** 2
-    vals = np.empty(total)
-    s = np.empty(3 * nb + 6)
+    tangents, the longest compile of the package.  Into ``vals`` (the blocks' values)
+    with ``s`` (3 n_b + 6,) its input's work array."""
+    nb = carray(i8_pointer(nt[0, 0]), (N_PACK_TABLE, 5))[0, 0]
     s[:nb], s[nb:2 * nb], s[2 * nb:3 * nb] = q[:nb], qd[:nb], qdd[:nb]
     s[3 * nb:3 * nb + 3] = g
     s[3 * nb + 3], s[3 * nb + 4], s[3 * nb + 5] = cK, cC, 1.0
     call_c3(nt[2, 0], vals.ctypes.data, s.ctypes.data, nt[0, 0])
-    return vals
 
 
 @njit(cache=True, inline="always")
@@ -284,7 +282,8 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
             i2(t, 42), n_rows)
         drive_rows(g_, G, p_, dp_, i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47))
     off, nq = i1(t, 14), i1(t, 15)
-    vals = body_values(q, qd, qdd, f1(t, 11), cK, cC, nt)
+    vals = f1(nt, 3)
+    body_values(q, qd, qdd, f1(t, 11), cK, cC, nt, vals, f1(nt, 4))
     N = n + m
     for i in range(N):
         for j in range(N):
@@ -303,15 +302,17 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
             for j in range(p):
                 out[lf_idx[a + i], lf_idx[a + j]] += -(cK * lf_K[kp + i * p + j])
     if m:
-        lam = np.empty(m)
+        lam = f1(nt, 5)
         for k in range(m):
             lam[k] = bp * x[n + k]
-        Sa = f2(t, 36)
-        mu_st, mu_norm = stacked_mu(lam, act, n_rows, Sa.shape[0], i1(t, 39), i1(t, 40),
-                                    i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), i1(t, 41))
-        H = stacked_hessian_sum(q, C, D, i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33),
-                                i1(t, 35), Sa, f2(t, 37), f2(t, 38), mu_st, f4(nt, 1),
-                                i2(t, 42), mu_norm)
+        mu_st, mu_norm = f1(nt, 7), f1(nt, 8)
+        stacked_mu_into(lam, act, i1(t, 39), i1(t, 40), i1(t, 43), i1(t, 44), i1(t, 45),
+                        f1(t, 46), i1(t, 41), f1(nt, 6), mu_st, mu_norm)
+        H = f2(nt, 9)
+        stacked_hessian_sum_into(q, C, D, i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33),
+                                 i1(t, 35), f2(t, 36), f2(t, 37), f2(t, 38), mu_st, f4(nt, 1),
+                                 i2(t, 42), mu_norm, H, f2(nt, 10), f2(nt, 11), f2(nt, 12),
+                                 f1(t, 65))
         for i in range(n):
             for j in range(n):
                 out[i, j] += cK * H[i, j]

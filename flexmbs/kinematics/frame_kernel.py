@@ -114,8 +114,17 @@ def _contract_marker(Wk, U0T, W12, q_b, eo, TA, out):  # pragma: no cover - comp
     marker to ``out``: the ``e, e`` block ``2 sum_(k,l) M[k, l] T_A[k, l]`` with
     ``M = Wk^T U^T`` (``d2V/de2 = 2 Q(U)``) and, on a flexible marker, the ``e, q_e``
     blocks ``sum_(k,l) Te[k, l, a] N[k, l, j]`` with ``N = Wk^T W`` (``d2V/de dq_e = Te W``)."""
+    _contract_marker_into(Wk, U0T, W12, q_b, eo, TA, out, np.empty(FRAME_WORK))
+
+
+@njit(cache=True)
+def _contract_marker_into(Wk, U0T, W12, q_b, eo, TA, out, wk):  # pragma: no cover
+    """:func:`_contract_marker` with ``U^T``, ``A``, ``Te`` in the work array ``wk``
+    (:data:`FRAME_WORK`): no allocation."""
     nq = W12.shape[1]
-    UT = U0T.copy()
+    UT = wk[0:12]
+    for i in range(12):
+        UT[i] = U0T[i]
     for i in range(12):
         for j in range(nq):
             UT[i] += W12[i, j] * q_b[7 + j]
@@ -130,7 +139,8 @@ def _contract_marker(Wk, U0T, W12, q_b, eo, TA, out):  # pragma: no cover - comp
                         out[eo + a, eo + b] += 2.0 * Mkl * TA[k, l, a, b]
     if nq == 0:
         return
-    _, Te = rotation_and_derivative(q_b[3], q_b[4], q_b[5], q_b[6])
+    Te = wk[21:57].reshape(3, 3, 4)
+    rotation_and_derivative_into(q_b[3], q_b[4], q_b[5], q_b[6], wk[12:21].reshape(3, 3), Te)
     qo = eo + 4
     for k in range(3):
         for l in range(3):
@@ -236,15 +246,16 @@ def _stacked_label_rows(Sa, Sb, kc, C, D, start, nq, g, dg):  # pragma: no cover
 
 
 @njit(cache=True)
-def _stacked_X_W(Sa, Sb, kc, C, D, mu, start, nq):  # pragma: no cover - compiled
-    """:func:`_hessian_X_W` of the stacked frames: the same sums in the same order, the
+def _stacked_X_W(Sa, Sb, kc, C, D, mu, start, nq, out, Wm, dal, dbe):  # pragma: no cover
+    """:func:`_hessian_X_W` of the stacked frames into ``out`` (n, n) and ``Wm`` (nv, 3),
+    ``dal``, ``dbe`` (3, n) its work arrays: the same sums in the same order, the
     terms with a zero weight and the columns outside the :func:`_span` of the row's
     vectors (where ``dalpha``, ``dbeta`` are zero) left out."""
     R, nv, n = Sa.shape[0], Sa.shape[1], D.shape[2]
-    out = np.zeros((n, n))
-    Wm = np.zeros((nv, 3))
-    dal = np.zeros((3, n))
-    dbe = np.zeros((3, n))
+    out[:] = 0.0
+    Wm[:] = 0.0
+    dal[:] = 0.0
+    dbe[:] = 0.0
     for r in range(R):
         if mu[r] == 0.0:
             continue
@@ -292,7 +303,6 @@ def _stacked_X_W(Sa, Sb, kc, C, D, mu, start, nq):  # pragma: no cover - compile
                         y = x * dbe[i, b]
                         out[a, b] += y
                         out[b, a] += y
-    return out, Wm
 
 
 @njit(cache=True)
@@ -319,19 +329,32 @@ def stacked_hessian_sum(q, C, D, start, nq, U0T, W12, wptr, Sa, Sb, kc, mu, TA, 
     whose frame is affine in ``q``: no second derivatives), and
     ``2 mu E`` on the ``e`` block of each normalisation ``e.e - 1``."""
     M, N = C.shape[0], q.shape[0]
-    out, Wm = _stacked_X_W(Sa, Sb, kc, C.reshape(4 * M, 3), D.reshape(4 * M, 3, N), mu,
-                           start, nq)
+    out = np.empty((N, N))
+    stacked_hessian_sum_into(q, C, D, start, nq, U0T, W12, wptr, Sa, Sb, kc, mu, TA, norm_idx,
+                             mu_norm, out, np.empty((4 * M, 3)), np.empty((3, N)),
+                             np.empty((3, N)), np.empty(FRAME_WORK))
+    return out
+
+
+@njit(cache=True)
+def stacked_hessian_sum_into(q, C, D, start, nq, U0T, W12, wptr, Sa, Sb, kc, mu, TA, norm_idx,
+                             mu_norm, out, Wm, dal, dbe, wk):  # pragma: no cover - compiled
+    """:func:`stacked_hessian_sum` written into ``out`` (N, N), with the work arrays
+    ``Wm`` (4 M, 3), ``dal``, ``dbe`` (3, N) and ``wk`` (:data:`FRAME_WORK`): no
+    allocation (the compiled Newton matrix, :mod:`flexmbs.integrate.step_kernel`)."""
+    M, N = C.shape[0], q.shape[0]
+    _stacked_X_W(Sa, Sb, kc, C.reshape(4 * M, 3), D.reshape(4 * M, 3, N), mu, start, nq, out,
+                 Wm, dal, dbe)
     for m in range(M):
         s = start[m]
         if s >= 0:
             n = nq[m]
-            _contract_marker(Wm[4 * m:4 * m + 4], U0T[m],
-                             W12[wptr[m] * 12:wptr[m + 1] * 12].reshape(12, n),
-                             q[s:s + 7 + n], s + 3, TA, out)
+            _contract_marker_into(Wm[4 * m:4 * m + 4], U0T[m],
+                                  W12[wptr[m] * 12:wptr[m + 1] * 12].reshape(12, n),
+                                  q[s:s + 7 + n], s + 3, TA, out, wk)
     for b in range(norm_idx.shape[0]):
         for a in range(4):
             out[norm_idx[b, a], norm_idx[b, a]] += 2.0 * mu_norm[b]
-    return out
 
 
 @njit(cache=True)
