@@ -445,6 +445,16 @@ def bodies_residual(q, qd, qdd, g, off, nq, m, stiff, ptr, lin0, lin_q, I2, lin_
     ``ptr[b + 1, k]`` (``k`` the array, in argument order); a rigid body (``nq[b] = 0``)
     by :func:`~flexmbs.bodies.rigid_kernel.rigid_residual`."""
     out = np.empty(q.shape[0])
+    bodies_residual_into(out, q, qd, qdd, g, off, nq, m, stiff, ptr, lin0, lin_q, I2, lin_qd,
+                         lin_qdd, C_t, K_e, K2, H_p)
+    return out
+
+
+@njit(cache=True)
+def bodies_residual_into(out, q, qd, qdd, g, off, nq, m, stiff, ptr, lin0, lin_q, I2, lin_qd,
+                         lin_qdd, C_t, K_e, K2, H_p):  # pragma: no cover - compiled
+    """:func:`bodies_residual` written into ``out`` (n,): no allocation for rigid bodies
+    and point masses (a flexible body's :func:`ffrf_residual` makes its own arrays)."""
     for b in range(off.shape[0]):
         n = nq[b]
         o, nc = off[b], 7 + nq[b]
@@ -466,7 +476,6 @@ def bodies_residual(q, qd, qdd, g, off, nq, m, stiff, ptr, lin0, lin_q, I2, lin_
             K2[p0[7]:p1[7]].reshape(n * n if stiff[b] else 0, n if stiff[b] else 0),
             H_p[p0[8]:p1[8]].reshape(n_p, n_p),
             stiff[b])
-    return out
 
 
 @njit(cache=True, inline="always")

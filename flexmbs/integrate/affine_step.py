@@ -36,6 +36,7 @@ import numpy as np
 
 from flexmbs.bodies.ffrf_kernel import bodies_newton_values_c
 from flexmbs.compiled import Table, arg
+from flexmbs.kinematics.frame_kernel import FRAME_WORK
 from flexmbs.kinematics.frames import T_A_KERNEL
 from flexmbs.integrate.step_kernel import (
     N_NEWTON_TABLE,
@@ -70,6 +71,10 @@ class AffineStep:
         self._wd_w, self._wd_f = np.zeros_like(w), np.zeros_like(f)
         self._bufs = (np.zeros(st.n_rows_all), np.zeros((st.n_rows_all, n)),
                       np.zeros(st.C0.shape), np.zeros(st.D0.shape))
+        # the kernels' work arrays (no allocation inside a step): q, qd, qdd, r; the
+        # label rows p, dp; a frame's U^T, A, Te
+        R = st.S_alpha.shape[0]
+        self._work = (np.zeros((4, n)), np.zeros(R), np.zeros((R, n)), np.zeros(FRAME_WORK))
         self._const = (plan.gravity, act, st.n_rows_all, *pack.args, *st.kernel_data,
                        row, lo, nd)
         # force elements: linear ones (Q = K q, e.g. a constant torque), joint friction
@@ -117,7 +122,7 @@ class AffineStep:
         g, n_rows = self._const[0], self._const[2]
         return (self.q0, self.v0, self.w0, float(self.scal[0]), float(self.scal[1]), g,
                 self._act, n_rows, *self._const[3:], self._wd_w, self._wd_f, *self._lf,
-                *self._bufs, self._z, *self._fr)
+                *self._bufs, self._z, *self._fr, *self._work)
 
     # --- the Python call -----------------------------------------------------------------
     def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
@@ -174,7 +179,8 @@ class AffineStep:
             tab.add_value(n_rows)
             for a in rest:
                 tab.add(a.astype(np.int64) if a.dtype == bool else a)
-            for a in (self._wd_w, self._wd_f, *self._lf, *self._bufs, self._z, *self._fr):
+            for a in (self._wd_w, self._wd_f, *self._lf, *self._bufs, self._z, *self._fr,
+                      *self._work):
                 tab.add(a)
             tab.add_value(table_residual_c.address)
             if len(tab) != N_TABLE:          # pragma: no cover - a layout change
@@ -211,6 +217,11 @@ class AffineStep:
             tab.add_value(self.plan.pack.table().address)
             tab.add(T_A_KERNEL)
             tab.add_value(bodies_newton_values_c.address)
+            pack, st, n = self.plan.pack, self._st, self.n     # newton_dense's work
+            for shape in (pack.n_values, 3 * pack.n_b + 6, self.m, st.n_rows_all,
+                          st.S_alpha.shape[0], st.kernel_data[13].shape[0], (n, n),
+                          (st.C0.shape[0] * 4, 3), (3, n), (3, n)):
+                tab.add(np.zeros(shape))
             if len(tab) != N_NEWTON_TABLE:   # pragma: no cover - a layout change
                 raise RuntimeError(f"AffineStep: Newton table of {len(tab)} rows, the "
                                    f"kernel expects {N_NEWTON_TABLE}")

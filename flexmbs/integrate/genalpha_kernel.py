@@ -56,6 +56,25 @@ def update(x, q_n, qd_n, qdd_n, a_n, h, alpha_m, alpha_f, beta, gamma,
     return q, qd, qdd, a, lam
 
 
+@njit(cache=True)
+def update_into(x, q, qd, qdd, a, lam, h, alpha_m, alpha_f, beta, gamma,
+                bp):  # pragma: no cover - compiled
+    """:func:`update` written over the state ``(q, qd, qdd, a, lam)`` at ``t_n`` (the same
+    formulas in the same order; each row's old values read before it is written): no
+    allocation (the compiled step loop, :mod:`.steps_kernel`)."""
+    n = q.shape[0]
+    for i in range(n):
+        q_n, qd_n, qdd_n, a_n = q[i], qd[i], qdd[i], a[i]
+        qi = x[i]
+        ai = (qi - q_n - h * qd_n - h * h * (0.5 - beta) * a_n) / (beta * h * h)
+        q[i] = qi
+        a[i] = ai
+        qd[i] = qd_n + h * (1.0 - gamma) * a_n + h * gamma * ai
+        qdd[i] = ((1.0 - alpha_m) * ai + alpha_m * a_n - alpha_f * qdd_n) / (1.0 - alpha_f)
+    for i in range(lam.shape[0]):
+        lam[i] = x[n + i] * bp
+
+
 def warm() -> None:
     """Compile :func:`predict` and :func:`update` now, with the one signature every call
     uses (C-contiguous float64 arrays, float scalars): run once by the first import of an

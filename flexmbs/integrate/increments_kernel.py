@@ -31,7 +31,21 @@ def block_maxima(dx, x, f, bounds, alg0, d1, scales, eps):  # pragma: no cover -
     """
     nb = bounds.shape[0] - 1
     d = np.zeros(nb)
-    xm = np.zeros(nb)
+    x0max, fm, roundoff, ratio = block_maxima_into(dx, x, f, bounds, alg0, d1, scales, eps,
+                                                   d, np.zeros(nb))
+    return d, x0max, fm, roundoff, ratio
+
+
+@njit(cache=True)
+def block_maxima_into(dx, x, f, bounds, alg0, d1, scales, eps, d,
+                      xm):  # pragma: no cover - compiled
+    """:func:`block_maxima` with ``d_b`` and ``max |x_b|`` written into the work arrays
+    ``d``, ``xm`` (nb,); returns the rest, ``(x0max, fmax, roundoff, ratio)``: no
+    allocation (the compiled step loop, :mod:`.steps_kernel`)."""
+    nb = bounds.shape[0] - 1
+    for b in range(nb):
+        d[b] = 0.0
+        xm[b] = 0.0
     for b in range(nb):
         for i in range(bounds[b], bounds[b + 1]):
             a = abs(dx[i])
@@ -56,7 +70,7 @@ def block_maxima(dx, x, f, bounds, alg0, d1, scales, eps):  # pragma: no cover -
         q = d[b] / ref if ref > 0.0 else np.inf
         if not q <= ratio:
             ratio = q
-    return d, xm[0], fm, roundoff, ratio
+    return xm[0], fm, roundoff, ratio
 
 
 #: rows of the context table of :func:`increment_test_c` (made by

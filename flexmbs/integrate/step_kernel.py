@@ -37,22 +37,24 @@ from __future__ import annotations
 import numpy as np
 from numba import carray, njit, types
 
-from flexmbs.bodies.ffrf_kernel import N_PACK_TABLE, bodies_residual
+from flexmbs.bodies.ffrf_kernel import N_PACK_TABLE, bodies_residual_into
 from flexmbs.compiled import (call_c2, call_c3, f1, f2, f3, f4, f8_pointer, i1, i2,
                               i8_pointer, native)
 from flexmbs.forces.friction_kernel import friction_newton, friction_residual
 from flexmbs.forces.spring_kernel import spring_newton, spring_residual
-from flexmbs.kinematics.frame_kernel import stacked_hessian_sum, stacked_rows
-from flexmbs.system.stacked_kernel import drive_rows, stacked_mu
+from flexmbs.kinematics.frame_kernel import (stacked_hessian_sum_into, stacked_rows,
+                                             stacked_rows_into)
+from flexmbs.system.stacked_kernel import drive_rows, stacked_mu_into
 
 
 @njit(cache=True, inline="always")
-def _affine_state(x, q0, v0, w0, gp, bp):  # pragma: no cover - compiled
-    """``q = x[:n]``, ``qd = v0 + gp (q - q0)``, ``qdd = w0 + bp (q - q0)``."""
+def _affine_state(x, q0, v0, w0, gp, bp, W_x):  # pragma: no cover - compiled
+    """``q = x[:n]``, ``qd = v0 + gp (q - q0)``, ``qdd = w0 + bp (q - q0)`` written into
+    the rows 0, 1, 2 of the work array ``W_x`` (4, n) and returned (views)."""
     n = q0.shape[0]
-    q = x[:n].copy()
-    qd = np.empty(n)
-    qdd = np.empty(n)
+    q, qd, qdd = W_x[0], W_x[1], W_x[2]
+    for i in range(n):
+        q[i] = x[i]
     for i in range(n):
         dq = q[i] - q0[i]
         qd[i] = v0[i] + gp * dq
@@ -76,7 +78,7 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
                     C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst, norm_rows,
                     norm_idx, wd_row, wd_lo, wd_n, wd_w, wd_f, lf_ptr, lf_idx, lf_kptr, lf_K,
                     g_out, G_out, C_out, D_out, z_idx, fr_int, fr_par, sp_int, sp_par,
-                    sp_tab):  # pragma: no cover
+                    sp_tab, W_x, W_p, W_dp, W_f):  # pragma: no cover
     """``F`` of the module docstring written into ``F``, and ``g, G, C, D`` into
     ``*_out``; returns whether all of ``F`` is finite (a finite sum has finite terms).
     Drive rows included (``wd_*``: the time weights of
@@ -87,13 +89,19 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
     arguments of ``bodies_residual`` (after the state and gravity) and of
     ``stacked_rows`` (after ``q``), flat (numba types a tuple argument in Python at every
     call, which is slow).  Outputs are written in place because every array a compiled
-    function returns costs a Python object (about a microsecond each)."""
+    function returns costs a Python object (about a microsecond each).  Last the work
+    arrays (no allocation on rigid systems without joint friction): ``W_x`` (4, n) for
+    ``q, qd, qdd, r``, the label rows ``W_p`` (R,), ``W_dp`` (R, n) and the frames' ``W_f``
+    (:data:`~flexmbs.kinematics.frame_kernel.FRAME_WORK`,), ``R = Sa.shape[0]``; the
+    rows and frames are written straight into ``g_out, G_out, C_out, D_out``."""
     n = q0.shape[0]
-    q, qd, qdd = _affine_state(x, q0, v0, w0, gp, bp)
-    r = bodies_residual(q, qd, qdd, gravity, b_off, b_nq, b_m, b_stiff, b_ptr, lin0, lin_q, I2,
-                        lin_qd, lin_qdd, C_t, K_e, K2, H_p)
-    g, G, C, D, p, dp = stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc,
-                                     src, dst, norm_rows, norm_idx, n_rows)
+    q, qd, qdd = _affine_state(x, q0, v0, w0, gp, bp, W_x)
+    r = W_x[3]
+    bodies_residual_into(r, q, qd, qdd, gravity, b_off, b_nq, b_m, b_stiff, b_ptr, lin0, lin_q,
+                         I2, lin_qd, lin_qdd, C_t, K_e, K2, H_p)
+    g, G, C, D, p, dp = g_out, G_out, C_out, D_out, W_p, W_dp
+    stacked_rows_into(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst,
+                      norm_rows, norm_idx, g, G, C, D, p, dp, W_f)
     drive_rows(g, G, p, dp, wd_row, wd_lo, wd_n, wd_w, wd_f)
     for i in z_idx:
         r[i] = qd[i]
@@ -122,10 +130,6 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
             F[lf_idx[a + i]] -= s / bp
     for j in range(n + m):
         total += F[j]
-    g_out[:] = g
-    G_out[:] = G
-    C_out[:] = C
-    D_out[:] = D
     return np.isfinite(total)
 
 
@@ -133,9 +137,10 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
 #: affine_step.AffineStep`): PETSc's ``VecGetArrayRead``, ``VecRestoreArrayRead``,
 #: ``VecGetArray``, ``VecRestoreArray``; a slot for two pointers; ``status``; ``q_last``;
 #: ``scal = [gp, bp]``; then every argument of :func:`affine_residual` after ``F, x`` in
-#: order (``gp, bp`` in ``scal``, ``n_rows`` as a value); last the address of
-#: :func:`table_residual_c`
-N_TABLE = 63
+#: order (``gp, bp`` in ``scal``, ``n_rows`` as a value; the work arrays ``W_x, W_p,
+#: W_dp, W_f`` in rows 62 to 65, :func:`newton_dense` uses ``W_x`` too); last the address
+#: of :func:`table_residual_c`
+N_TABLE = 67
 
 
 @njit(cache=True, inline="always")
@@ -157,7 +162,8 @@ def table_residual(F, X, t):  # pragma: no cover - compiled
         i1(t, 35), f2(t, 36), f2(t, 37), f2(t, 38), i1(t, 39), i1(t, 40), i1(t, 41),
         i2(t, 42), i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47), i1(t, 48),
         i1(t, 49), i1(t, 50), f1(t, 51), f1(t, 52), f2(t, 53), f3(t, 54), f4(t, 55),
-        i1(t, 56), i2(t, 57), f2(t, 58), i2(t, 59), f2(t, 60), f2(t, 61))
+        i1(t, 56), i2(t, 57), f2(t, 58), i2(t, 59), f2(t, 60), f2(t, 61), f2(t, 62),
+        f1(t, 63), f2(t, 64), f1(t, 65))
     q_last = f1(t, 6)
     for i in range(n):
         q_last[i] = X[i]
@@ -211,30 +217,27 @@ def table_residual_c(F, x, ctx):  # pragma: no cover - compiled
 #: rows of the Newton table of :func:`newton_dense` (made by :class:`flexmbs.integrate.
 #: affine_step.AffineStep`): the address of the body pack's table (:meth:`flexmbs.bodies.
 #: pack.BodyPack.table`), the frame-derivative tensor ``T_A`` and the address of
-#: :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values_c`
-N_NEWTON_TABLE = 3
+#: :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values_c`; then the work arrays of
+#: :func:`newton_dense` (no allocation but the bodies' C function's own): the bodies'
+#: values (n_values,) and their input ``s`` (3 n_b + 6,), ``lam`` (m,), ``mu`` (n_rows,),
+#: ``mu_st`` (R,), ``mu_norm`` (normalisations,), the Hessian sum ``H`` (n, n) and its
+#: ``Wm`` (4 M, 3), ``dal``, ``dbe`` (3, n)
+N_NEWTON_TABLE = 13
 
 
 @njit(cache=True)
-def body_values(q, qd, qdd, g, cK, cC, nt):  # pragma: no cover - compiled
+def body_values(q, qd, qdd, g, cK, cC, nt, vals, s):  # pragma: no cover - compiled
     """The bodies' values ``c_K K + c_C C + M`` (each body's block ``(7 + nq)^2``, in body
     order) by :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values_c`, called by its
     address (row 2 of the Newton table ``nt``) with the pack's table (row 0), so that the
     compile of the Newton matrix does not link in (and optimise again) the bodies'
-    tangents, the longest compile of the package."""
-    bt = carray(i8_pointer(nt[0, 0]), (N_PACK_TABLE, 5))
-    nb = bt[0, 0]
-    nq = i1(bt, 2)
-    total = 0
-    for b in range(nq.shape[0]):
-        total += (7 + nq[b]) ** 2
-    vals = np.empty(total)
-    s = np.empty(3 * nb + 6)
+    tangents, the longest compile of the package.  Into ``vals`` (the blocks' values)
+    with ``s`` (3 n_b + 6,) its input's work array."""
+    nb = carray(i8_pointer(nt[0, 0]), (N_PACK_TABLE, 5))[0, 0]
     s[:nb], s[nb:2 * nb], s[2 * nb:3 * nb] = q[:nb], qd[:nb], qdd[:nb]
     s[3 * nb:3 * nb + 3] = g
     s[3 * nb + 3], s[3 * nb + 4], s[3 * nb + 5] = cK, cC, 1.0
     call_c3(nt[2, 0], vals.ctypes.data, s.ctypes.data, nt[0, 0])
-    return vals
 
 
 @njit(cache=True, inline="always")
@@ -260,7 +263,7 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
     act = i1(t, 12)
     m = act.shape[0]
     gp, bp = scal[0], scal[1]
-    q, qd, qdd = _affine_state(x, q0, v0, w0, gp, bp)
+    q, qd, qdd = _affine_state(x, q0, v0, w0, gp, bp, f2(t, 62))
     cK, cC = 1.0 / bp, gp / bp
     # rows and frames at q: the residual's, else evaluated here
     q_last = f1(t, 6)
@@ -279,7 +282,8 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
             i2(t, 42), n_rows)
         drive_rows(g_, G, p_, dp_, i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47))
     off, nq = i1(t, 14), i1(t, 15)
-    vals = body_values(q, qd, qdd, f1(t, 11), cK, cC, nt)
+    vals = f1(nt, 3)
+    body_values(q, qd, qdd, f1(t, 11), cK, cC, nt, vals, f1(nt, 4))
     N = n + m
     for i in range(N):
         for j in range(N):
@@ -298,15 +302,17 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
             for j in range(p):
                 out[lf_idx[a + i], lf_idx[a + j]] += -(cK * lf_K[kp + i * p + j])
     if m:
-        lam = np.empty(m)
+        lam = f1(nt, 5)
         for k in range(m):
             lam[k] = bp * x[n + k]
-        Sa = f2(t, 36)
-        mu_st, mu_norm = stacked_mu(lam, act, n_rows, Sa.shape[0], i1(t, 39), i1(t, 40),
-                                    i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), i1(t, 41))
-        H = stacked_hessian_sum(q, C, D, i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33),
-                                i1(t, 35), Sa, f2(t, 37), f2(t, 38), mu_st, f4(nt, 1),
-                                i2(t, 42), mu_norm)
+        mu_st, mu_norm = f1(nt, 7), f1(nt, 8)
+        stacked_mu_into(lam, act, i1(t, 39), i1(t, 40), i1(t, 43), i1(t, 44), i1(t, 45),
+                        f1(t, 46), i1(t, 41), f1(nt, 6), mu_st, mu_norm)
+        H = f2(nt, 9)
+        stacked_hessian_sum_into(q, C, D, i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33),
+                                 i1(t, 35), f2(t, 36), f2(t, 37), f2(t, 38), mu_st, f4(nt, 1),
+                                 i2(t, 42), mu_norm, H, f2(nt, 10), f2(nt, 11), f2(nt, 12),
+                                 f1(t, 65))
         for i in range(n):
             for j in range(n):
                 out[i, j] += cK * H[i, j]

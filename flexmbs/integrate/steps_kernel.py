@@ -26,7 +26,8 @@ residual) leaves the state and the Newton state as they were before it, and retu
 halving, diagnostics) as always.  (Numba's cache of this module does not notice edits
 of the kernels it compiles in, the predictor, update and increment kernels: an edit of
 theirs must edit this file too; the residual and the Newton matrix are called by address,
-each returning 1 when its values are finite, 0 when not or when it stopped on an exception.)
+each returning 1 when its values are finite, 0 when not or when it stopped on an exception;
+the residual works in its table's work arrays: no heap allocation on a rigid system.)
 """
 from __future__ import annotations
 
@@ -37,8 +38,8 @@ from numba import njit
 
 from flexmbs.compiled import call_c3, f1
 
-from .genalpha_kernel import predict, update
-from .increments_kernel import block_maxima, decide
+from .genalpha_kernel import predict, update_into
+from .increments_kernel import block_maxima_into, decide
 from .step_kernel import N_TABLE
 
 #: :func:`run_steps` ends: landed on the target, took ``max_steps``, or a step to redo
@@ -148,11 +149,12 @@ def call_newton(W, x, fns):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def newton_solve(x, F, y, W, Wb, LU, piv, tab, fns, fn, d1, bounds, scales, tints, treals,
-                 reuse, theta, ii):  # pragma: no cover - compiled
+                 reuse, theta, ii, d, xm):  # pragma: no cover - compiled
     """One Newton solve from ``x`` (overwritten by the solution): ``(converged,
     iterations, Jacobians)``.  ``W`` is copied to ``Wb`` before its first refill (the
     caller restores it if the solve fails); ``tints``, ``treals``: the increment test's
-    ``ints`` and ``reals`` (:mod:`.increments_kernel`), ``fn`` its residual norms."""
+    ``ints`` and ``reals`` (:mod:`.increments_kernel`), ``fn`` its residual norms; ``d``,
+    ``xm`` its work arrays (one per block)."""
     tints[3] = 0
     tints[4] = 0
     jacs = 0
@@ -196,8 +198,8 @@ def newton_solve(x, F, y, W, Wb, LU, piv, tab, fns, fn, d1, bounds, scales, tint
             return False, it, jacs
         if fnorm == 0.0:
             return True, it, jacs
-        d, x0max, fmax, roundoff, ratio = block_maxima(y, x, F, bounds, tints[1], d1, scales,
-                                                       treals[2])
+        x0max, fmax, roundoff, ratio = block_maxima_into(y, x, F, bounds, tints[1], d1,
+                                                         scales, treals[2], d, xm)
         reason = decide(it, fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, tints,
                          treals)
         if reason != tints[5]:
@@ -227,6 +229,7 @@ def run_steps(q, qd, qdd, a, lam, ri, ii, consts, max_steps, x, F, y, W, Wb, LU,
     h, target, eps, h_min = consts[0], consts[1], consts[2], consts[3]
     alpha_m, alpha_f, beta, gamma = consts[4], consts[5], consts[6], consts[7]
     theta, jac_cost, jac_reuse = consts[8], consts[9], consts[10] != 0.0
+    d, xm = np.empty(d1.shape[0]), np.empty(d1.shape[0])  # the increment test's work
     sc, q0, v0, w0 = f1(tab, 7), f1(tab, 8), f1(tab, 9), f1(tab, 10)   # gp, bp; predictor
     for _ in range(max_steps):
         t = ri[R_T]
@@ -250,7 +253,7 @@ def run_steps(q, qd, qdd, a, lam, ri, ii, consts, max_steps, x, F, y, W, Wb, LU,
             ii[I_STALE] = 1
             tints[2] = 1
         ok, its, jacs = newton_solve(x, F, y, W, Wb, LU, piv, tab, fns, fn, d1, bounds,
-                                     scales, tints, treals, reuse, theta, ii)
+                                     scales, tints, treals, reuse, theta, ii, d, xm)
         if not ok:                      # as before the step: the caller redoes it
             ii[I_STALE] = stale0
             if jacs:
@@ -267,9 +270,7 @@ def run_steps(q, qd, qdd, a, lam, ri, ii, consts, max_steps, x, F, y, W, Wb, LU,
             ri[R_NNEW] = 0.75 * ri[R_NNEW] + 0.25 * its
         if jacs:
             ri[R_HJAC] = h_try
-        q1, qd1, qdd1, a1, lam1 = update(x, q, qd, qdd, a, h_try, alpha_m, alpha_f, beta,
-                                         gamma, bp)
-        q[:], qd[:], qdd[:], a[:], lam[:] = q1, qd1, qdd1, a1, lam1
+        update_into(x, q, qd, qdd, a, lam, h_try, alpha_m, alpha_f, beta, gamma, bp)
         ii[I_STEPS] += 1
         ii[I_NEWTON] += its
         ii[I_JAC] += jacs

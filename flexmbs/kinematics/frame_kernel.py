@@ -24,12 +24,16 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from flexmbs.kinematics.rotation_kernel import rotation_and_derivative, rotation_matrix
+from flexmbs.kinematics.rotation_kernel import (rotation_and_derivative,
+                                                rotation_and_derivative_into, rotation_matrix)
 
 #: ``rotation_matrix`` and ``rotation_and_derivative`` stay importable from here (they
 #: lived here before :mod:`flexmbs.kinematics.rotation_kernel`)
 __all__ = ["fill_frame", "label_hessian_sum", "label_rows", "rotation_and_derivative",
            "rotation_matrix", "stacked_hessian_sum", "stacked_rows"]
+
+#: length of the work array of :func:`fill_frame_into`: ``U^T`` (12), ``A`` (9), ``Te`` (36)
+FRAME_WORK = 57
 
 
 @njit(cache=True)
@@ -38,9 +42,20 @@ def fill_frame(q_b, U0T, W12, W_r, off, V, D):  # pragma: no cover - compiled
     module docstring (``D``'s ``dp/dr = E`` columns are the caller's template).
     ``U0T`` (12,) is ``[s, R]^T`` flattened ``[u l]``; ``W12`` (12, n_q), ``W_r``
     (3, 4 n_q); for a rigid marker ``n_q = 0``."""
+    fill_frame_into(q_b, U0T, W12, W_r, off, V, D, np.empty(FRAME_WORK))
+
+
+@njit(cache=True)
+def fill_frame_into(q_b, U0T, W12, W_r, off, V, D, wk):  # pragma: no cover - compiled
+    """:func:`fill_frame` with its arrays ``U^T``, ``A``, ``Te`` in the work array ``wk``
+    (:data:`FRAME_WORK`): no allocation."""
     nq = W12.shape[1]
-    A, Te = rotation_and_derivative(q_b[3], q_b[4], q_b[5], q_b[6])
-    UT = U0T.copy()                                     # U^T = U0^T + W12 q_e, [u l]
+    UT = wk[0:12]
+    A = wk[12:21].reshape(3, 3)
+    Te = wk[21:57].reshape(3, 3, 4)
+    rotation_and_derivative_into(q_b[3], q_b[4], q_b[5], q_b[6], A, Te)
+    for i in range(12):                                 # U^T = U0^T + W12 q_e, [u l]
+        UT[i] = U0T[i]
     for i in range(12):
         s = 0.0
         for j in range(nq):
@@ -99,8 +114,17 @@ def _contract_marker(Wk, U0T, W12, q_b, eo, TA, out):  # pragma: no cover - comp
     marker to ``out``: the ``e, e`` block ``2 sum_(k,l) M[k, l] T_A[k, l]`` with
     ``M = Wk^T U^T`` (``d2V/de2 = 2 Q(U)``) and, on a flexible marker, the ``e, q_e``
     blocks ``sum_(k,l) Te[k, l, a] N[k, l, j]`` with ``N = Wk^T W`` (``d2V/de dq_e = Te W``)."""
+    _contract_marker_into(Wk, U0T, W12, q_b, eo, TA, out, np.empty(FRAME_WORK))
+
+
+@njit(cache=True)
+def _contract_marker_into(Wk, U0T, W12, q_b, eo, TA, out, wk):  # pragma: no cover
+    """:func:`_contract_marker` with ``U^T``, ``A``, ``Te`` in the work array ``wk``
+    (:data:`FRAME_WORK`): no allocation."""
     nq = W12.shape[1]
-    UT = U0T.copy()
+    UT = wk[0:12]
+    for i in range(12):
+        UT[i] = U0T[i]
     for i in range(12):
         for j in range(nq):
             UT[i] += W12[i, j] * q_b[7 + j]
@@ -115,7 +139,8 @@ def _contract_marker(Wk, U0T, W12, q_b, eo, TA, out):  # pragma: no cover - comp
                         out[eo + a, eo + b] += 2.0 * Mkl * TA[k, l, a, b]
     if nq == 0:
         return
-    _, Te = rotation_and_derivative(q_b[3], q_b[4], q_b[5], q_b[6])
+    Te = wk[21:57].reshape(3, 3, 4)
+    rotation_and_derivative_into(q_b[3], q_b[4], q_b[5], q_b[6], wk[12:21].reshape(3, 3), Te)
     qo = eo + 4
     for k in range(3):
         for l in range(3):
@@ -185,14 +210,15 @@ def _span(v, start, nq):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _stacked_label_rows(Sa, Sb, kc, C, D, start, nq):  # pragma: no cover - compiled
-    """:func:`label_rows` of the stacked frames (:func:`stacked_rows`): the same sums in
-    the same order, their terms with a zero weight ``S`` and the columns outside each
-    vector's :func:`_span` (where ``D`` is zero) left out."""
-    R, nv, n = Sa.shape[0], Sa.shape[1], D.shape[2]
-    g = np.zeros(R)
-    dg = np.zeros((R, n))
-    for r in range(R):
+def _stacked_label_rows(Sa, Sb, kc, C, D, start, nq, g, dg):  # pragma: no cover - compiled
+    """:func:`label_rows` of the stacked frames (:func:`stacked_rows`) written into ``g``
+    (R,), ``dg`` (R, n): the same sums in the same order, their terms with a zero weight
+    ``S`` and the columns outside each vector's :func:`_span` (where ``D`` is zero) left
+    out."""
+    nv = Sa.shape[1]
+    g[:] = 0.0
+    dg[:] = 0.0
+    for r in range(Sa.shape[0]):
         a0, a1, a2 = kc[r, 0], kc[r, 1], kc[r, 2]
         b0, b1, b2 = 0.0, 0.0, 0.0
         for v in range(nv):
@@ -217,19 +243,19 @@ def _stacked_label_rows(Sa, Sb, kc, C, D, start, nq):  # pragma: no cover - comp
                 if f != 0.0:
                     for j in range(lo, hi):
                         dg[r, j] += f * D[v, i, j]
-    return g, dg
 
 
 @njit(cache=True)
-def _stacked_X_W(Sa, Sb, kc, C, D, mu, start, nq):  # pragma: no cover - compiled
-    """:func:`_hessian_X_W` of the stacked frames: the same sums in the same order, the
+def _stacked_X_W(Sa, Sb, kc, C, D, mu, start, nq, out, Wm, dal, dbe):  # pragma: no cover
+    """:func:`_hessian_X_W` of the stacked frames into ``out`` (n, n) and ``Wm`` (nv, 3),
+    ``dal``, ``dbe`` (3, n) its work arrays: the same sums in the same order, the
     terms with a zero weight and the columns outside the :func:`_span` of the row's
     vectors (where ``dalpha``, ``dbeta`` are zero) left out."""
     R, nv, n = Sa.shape[0], Sa.shape[1], D.shape[2]
-    out = np.zeros((n, n))
-    Wm = np.zeros((nv, 3))
-    dal = np.zeros((3, n))
-    dbe = np.zeros((3, n))
+    out[:] = 0.0
+    Wm[:] = 0.0
+    dal[:] = 0.0
+    dbe[:] = 0.0
     for r in range(R):
         if mu[r] == 0.0:
             continue
@@ -277,7 +303,6 @@ def _stacked_X_W(Sa, Sb, kc, C, D, mu, start, nq):  # pragma: no cover - compile
                         y = x * dbe[i, b]
                         out[a, b] += y
                         out[b, a] += y
-    return out, Wm
 
 
 @njit(cache=True)
@@ -304,19 +329,32 @@ def stacked_hessian_sum(q, C, D, start, nq, U0T, W12, wptr, Sa, Sb, kc, mu, TA, 
     whose frame is affine in ``q``: no second derivatives), and
     ``2 mu E`` on the ``e`` block of each normalisation ``e.e - 1``."""
     M, N = C.shape[0], q.shape[0]
-    out, Wm = _stacked_X_W(Sa, Sb, kc, C.reshape(4 * M, 3), D.reshape(4 * M, 3, N), mu,
-                           start, nq)
+    out = np.empty((N, N))
+    stacked_hessian_sum_into(q, C, D, start, nq, U0T, W12, wptr, Sa, Sb, kc, mu, TA, norm_idx,
+                             mu_norm, out, np.empty((4 * M, 3)), np.empty((3, N)),
+                             np.empty((3, N)), np.empty(FRAME_WORK))
+    return out
+
+
+@njit(cache=True)
+def stacked_hessian_sum_into(q, C, D, start, nq, U0T, W12, wptr, Sa, Sb, kc, mu, TA, norm_idx,
+                             mu_norm, out, Wm, dal, dbe, wk):  # pragma: no cover - compiled
+    """:func:`stacked_hessian_sum` written into ``out`` (N, N), with the work arrays
+    ``Wm`` (4 M, 3), ``dal``, ``dbe`` (3, N) and ``wk`` (:data:`FRAME_WORK`): no
+    allocation (the compiled Newton matrix, :mod:`flexmbs.integrate.step_kernel`)."""
+    M, N = C.shape[0], q.shape[0]
+    _stacked_X_W(Sa, Sb, kc, C.reshape(4 * M, 3), D.reshape(4 * M, 3, N), mu, start, nq, out,
+                 Wm, dal, dbe)
     for m in range(M):
         s = start[m]
         if s >= 0:
             n = nq[m]
-            _contract_marker(Wm[4 * m:4 * m + 4], U0T[m],
-                             W12[wptr[m] * 12:wptr[m + 1] * 12].reshape(12, n),
-                             q[s:s + 7 + n], s + 3, TA, out)
+            _contract_marker_into(Wm[4 * m:4 * m + 4], U0T[m],
+                                  W12[wptr[m] * 12:wptr[m + 1] * 12].reshape(12, n),
+                                  q[s:s + 7 + n], s + 3, TA, out, wk)
     for b in range(norm_idx.shape[0]):
         for a in range(4):
             out[norm_idx[b, a], norm_idx[b, a]] += 2.0 * mu_norm[b]
-    return out
 
 
 @njit(cache=True)
@@ -331,9 +369,23 @@ def stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst
     normalisations ``e.e - 1`` with gradient ``2 e``.  Returns ``(g, G, C, D, p, dp)``
     with ``g`` (n_rows,) and ``G`` (n_rows, N) (rows not written are zero: the caller's,
     drives) and the label rows ``p``, ``dp`` themselves."""
+    N, R = q.shape[0], Sa.shape[0]
+    g, G, C, D = np.empty(n_rows), np.empty((n_rows, N)), np.empty(C0.shape), np.empty(D0.shape)
+    p, dp = np.empty(R), np.empty((R, N))
+    stacked_rows_into(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst,
+                      norm_rows, norm_idx, g, G, C, D, p, dp, np.empty(FRAME_WORK))
+    return g, G, C, D, p, dp
+
+
+@njit(cache=True)
+def stacked_rows_into(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst,
+                      norm_rows, norm_idx, g, G, C, D, p, dp, wk):  # pragma: no cover
+    """:func:`stacked_rows` written into ``g, G, C, D, p, dp`` (their shapes as returned
+    there), with ``wk`` the work array of :func:`fill_frame_into`: no allocation (the
+    step kernels' residual, :mod:`flexmbs.integrate.step_kernel`)."""
     M, N = C0.shape[0], q.shape[0]
-    C = C0.copy()
-    D = D0.copy()
+    C[:] = C0
+    D[:] = D0
     for m in range(M):
         s = start[m]
         if s < 0:
@@ -342,12 +394,14 @@ def stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst
                     C[m, 0, k] += q[-s - 2 + k]
             continue
         n = nq[m]
-        fill_frame(q[s:s + 7 + n], U0T[m], W12[wptr[m] * 12:wptr[m + 1] * 12].reshape(12, n),
-                   W_r[wptr[m] * 12:wptr[m + 1] * 12].reshape(3, 4 * n), s, C[m], D[m])
-    p, dp = _stacked_label_rows(Sa, Sb, kc, C.reshape(4 * M, 3), D.reshape(4 * M, 3, N),
-                                start, nq)
-    g = np.zeros(n_rows)
-    G = np.zeros((n_rows, N))
+        fill_frame_into(q[s:s + 7 + n], U0T[m],
+                        W12[wptr[m] * 12:wptr[m + 1] * 12].reshape(12, n),
+                        W_r[wptr[m] * 12:wptr[m + 1] * 12].reshape(3, 4 * n), s, C[m], D[m],
+                        wk)
+    _stacked_label_rows(Sa, Sb, kc, C.reshape(4 * M, 3), D.reshape(4 * M, 3, N), start, nq,
+                        p, dp)
+    g[:] = 0.0
+    G[:] = 0.0
     for i in range(src.shape[0]):
         g[dst[i]] = p[src[i]]
         G[dst[i]] = dp[src[i]]
@@ -359,4 +413,3 @@ def stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst
             s += e * e
             G[r, norm_idx[b, a]] = 2.0 * e
         g[r] = s
-    return g, G, C, D, p, dp

@@ -40,8 +40,19 @@ def rotation_matrix(e0, x, y, z):  # pragma: no cover - compiled
 @njit(cache=True)
 def rotation_and_derivative(e0, x, y, z):  # pragma: no cover - compiled
     """``A(e)`` (3, 3) and ``Te[k, l, a] = dA_kl/de_a`` (3, 3, 4), both exact."""
-    A = rotation_matrix(e0, x, y, z)
+    A = np.empty((3, 3))
     Te = np.empty((3, 3, 4))
+    rotation_and_derivative_into(e0, x, y, z, A, Te)
+    return A, Te
+
+
+@njit(cache=True)
+def rotation_and_derivative_into(e0, x, y, z, A, Te):  # pragma: no cover - compiled
+    """:func:`rotation_and_derivative` written into ``A`` (3, 3) and ``Te`` (3, 3, 4)
+    (no allocation: the step kernels pass work arrays)."""
+    a = rotation_entries(e0, x, y, z)
+    for kl in range(9):
+        A[kl // 3, kl % 3] = a[kl]
     rows = ((e0, x, -y, -z), (-z, y, x, -e0), (y, z, e0, x),
             (z, y, x, e0), (e0, -x, y, -z), (-x, -e0, z, y),
             (-y, z, -e0, x), (x, e0, z, y), (e0, -x, -y, z))
@@ -51,7 +62,6 @@ def rotation_and_derivative(e0, x, y, z):  # pragma: no cover - compiled
         Te[kl // 3, kl % 3, 1] = 2.0 * r[1]
         Te[kl // 3, kl % 3, 2] = 2.0 * r[2]
         Te[kl // 3, kl % 3, 3] = 2.0 * r[3]
-    return A, Te
 
 
 @njit(cache=True, inline="always")

@@ -37,10 +37,21 @@ def stacked_mu(lam, act, n_rows, n_label, src, dst, wd_row, wd_lo, wd_n, wd_w,
     """The weights of :func:`~flexmbs.kinematics.frame_kernel.stacked_hessian_sum` from the
     multipliers ``lam`` of the active rows ``act``: ``mu`` on the label rows (a drive row's
     ``mu`` times its weights ``w_j`` on its label rows) and on the normalisations."""
-    mu = np.zeros(n_rows)
+    mu_st, mu_norm = np.empty(n_label), np.empty(norm_rows.shape[0])
+    stacked_mu_into(lam, act, src, dst, wd_row, wd_lo, wd_n, wd_w, norm_rows,
+                    np.empty(n_rows), mu_st, mu_norm)
+    return mu_st, mu_norm
+
+
+@njit(cache=True)
+def stacked_mu_into(lam, act, src, dst, wd_row, wd_lo, wd_n, wd_w, norm_rows, mu, mu_st,
+                    mu_norm):  # pragma: no cover - compiled
+    """:func:`stacked_mu` written into ``mu_st`` (n_label,) and ``mu_norm``, ``mu``
+    (n_rows,) its work array: no allocation (the compiled Newton matrix)."""
+    mu[:] = 0.0
     for k in range(act.shape[0]):
         mu[act[k]] = lam[k]
-    mu_st = np.zeros(n_label)
+    mu_st[:] = 0.0
     for i in range(src.shape[0]):
         mu_st[src[i]] = mu[dst[i]]
     o = 0
@@ -48,7 +59,5 @@ def stacked_mu(lam, act, n_rows, n_label, src, dst, wd_row, wd_lo, wd_n, wd_w,
         for j in range(wd_n[d]):
             mu_st[wd_lo[d] + j] += mu[wd_row[d]] * wd_w[o + j]
         o += wd_n[d]
-    mu_norm = np.empty(norm_rows.shape[0])
     for b in range(norm_rows.shape[0]):
         mu_norm[b] = mu[norm_rows[b]]
-    return mu_st, mu_norm

@@ -25,3 +25,19 @@ def test_predict_and_update_equal_the_reference():
             mod.update(x, q, qd, qdd, a, h, p.alpha_m, p.alpha_f, p.beta, p.gamma, bp))
     for k, r in zip(out["kernel"], out["reference"]):
         assert np.allclose(k, r, rtol=1e-13, atol=1e-13 * np.abs(r).max())
+
+
+def test_update_into_the_state_equals_the_reference():
+    """The compiled loop's update written over the state (``update_into``, no arrays
+    made) against the reference's ``update``: the same formulas, so equal to round-off."""
+    rng = np.random.default_rng(12)
+    n, m, h = 9, 4, 1e-3
+    p = GenAlphaParameters.from_rho_inf(0.8)
+    bp = p.beta_prime(h)
+    state = [rng.normal(size=n) for _ in range(4)] + [rng.normal(size=m)]
+    x = rng.normal(size=n + m)
+    ref = genalpha_reference.update(x, *state[:4], h, p.alpha_m, p.alpha_f, p.beta,
+                                    p.gamma, bp)
+    genalpha_kernel.update_into(x, *state, h, p.alpha_m, p.alpha_f, p.beta, p.gamma, bp)
+    for k, r in zip(state, ref):
+        assert np.allclose(k, r, rtol=1e-13, atol=1e-13 * np.abs(r).max())

@@ -137,3 +137,49 @@ def test_stacked_newton_matrix_and_step_residual_equal_blockwise(which, monkeypa
     S_ref = asm2.newton_matrix(q, qd, qdd, bp * x[n:], t, 1.0 / bp, gp / bp, 1.0).toarray()
     assert np.abs(S - S_ref).max() <= 1e-13 * np.abs(S_ref).max()
     assert np.abs(S2 - S_ref).max() <= 1e-13 * np.abs(S_ref).max()
+
+
+@pytest.mark.parametrize("which", ["slider_crank_torque", "slider_crank_drive"])
+def test_compiled_step_residual_allocates_nothing_on_a_rigid_system(which):
+    """The compiled step residual of a rigid system (the C function the compiled step
+    loop calls, :func:`~flexmbs.integrate.step_kernel.table_residual_c`) works in its
+    table's work arrays: numba's runtime counts no allocation over 20 calls (the counter
+    itself checked on a kernel that allocates one array), and the values equal the
+    Python call's (:meth:`AffineStep.__call__`, same kernel, arrays passed in)."""
+    from numba.core.runtime import _nrt_python, rtsys
+
+    from flexmbs.integrate.genalpha_kernel import update
+    from flexmbs.integrate.step_kernel import table_residual_c
+    model = {"slider_crank_torque": _slider_crank_torque,
+             "slider_crank_drive": lambda: slider_crank()[0]}[which]()
+    asm = AssembledSystem(model)
+    plan = asm.affine_plan()
+    n = asm.n_q
+    rng = np.random.default_rng(5)
+    q = asm.initial_q() + 1e-2 * rng.normal(size=n)
+    step = AffineStep(asm, plan).set(q - 1e-3, rng.normal(size=n), rng.normal(size=n), 37.0,
+                                     2.3e4, 0.21)
+    x = np.concatenate([q, rng.normal(size=asm.n_lam)])
+    F_py = np.empty_like(x)
+    step(x.copy(), F_py)
+    call = table_residual_c.compile().ctypes
+    F = np.empty_like(x)
+    ctx = step.c_context()
+    assert call(F.ctypes.data, x.ctypes.data, ctx) == 1          # compiled, warm
+    z = np.zeros(2)
+    update(z, z[:1], z[:1], z[:1], z[:1], 0.1, 0.5, 0.5, 0.25, 0.5, 1.0)
+    enabled = _nrt_python.memsys_stats_enabled()
+    _nrt_python.memsys_enable_stats()
+    try:
+        s0 = rtsys.get_allocation_stats().alloc
+        update(z, z[:1], z[:1], z[:1], z[:1], 0.1, 0.5, 0.5, 0.25, 0.5, 1.0)
+        s1 = rtsys.get_allocation_stats().alloc
+        for _ in range(20):
+            call(F.ctypes.data, x.ctypes.data, ctx)
+        s2 = rtsys.get_allocation_stats().alloc
+    finally:
+        if not enabled:
+            _nrt_python.memsys_disable_stats()
+    assert s1 - s0 >= 5                  # update makes its five arrays: counted
+    assert s2 - s1 == 0
+    assert np.array_equal(F, F_py)
