@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from flexmbs.bodies.rigid_set_kernel import A_and_omega_into
+
 
 @njit(cache=True)
 def flexible_energies(q, qd, gravity, m, s0, C_t, I0, I1, I2, C_r0, C_r1_l, M_e, K_e,
@@ -37,23 +39,8 @@ def flexible_energies(q, qd, gravity, m, s0, C_t, I0, I1, I2, C_r0, C_r1_l, M_e,
     qe = q[7:]
     qde = qd[7:]
     A = np.empty((3, 3))
-    for ij in range(9):                         # A(e) = e . (e @ TAk)
-        s = 0.0
-        for l in range(4):
-            t = 0.0
-            for k in range(4):
-                t += e[k] * TAk[k, 9 * l + ij]
-            s += e[l] * t
-        A[ij // 3, ij % 3] = s
     w = np.empty(3)
-    for i in range(3):                          # omega' = 2 L(e) ed
-        s = 0.0
-        for l in range(4):
-            Lil = 0.0
-            for k in range(4):
-                Lil += e[k] * TLk[k, 4 * i + l]
-            s += Lil * ed[l]
-        w[i] = 2.0 * s
+    A_and_omega_into(e, ed, TLk, TAk, A, w)      # A(e), omega' = 2 L(e) ed
     v = np.empty(3)
     mc = np.empty(3)
     Ctqd = np.empty(3)

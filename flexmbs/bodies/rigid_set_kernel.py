@@ -15,6 +15,28 @@ from numba import njit
 
 
 @njit(cache=True)
+def A_and_omega_into(e, ed, TLk, TAk, A, w):  # pragma: no cover
+    """``A = A(e)`` (3, 3) and ``w = omega' = 2 L(e) ed`` (3,) from the tables ``TAk``,
+    ``TLk`` (module docstring), written into ``A`` and ``w``."""
+    for i in range(3):                          # omega' = 2 L(e) ed
+        s = 0.0
+        for l in range(4):
+            Lil = 0.0
+            for k in range(4):
+                Lil += e[k] * TLk[k, 4 * i + l]
+            s += Lil * ed[l]
+        w[i] = 2.0 * s
+    for ij in range(9):                         # A(e) = e . (e @ TAk)
+        s = 0.0
+        for l in range(4):
+            t = 0.0
+            for k in range(4):
+                t += e[k] * TAk[k, 9 * l + ij]
+            s += e[l] * t
+        A[ij // 3, ij % 3] = s
+
+
+@njit(cache=True)
 def rigid_energies(q, qd, cols, m, c, I_O, gravity, TLk, TAk):  # pragma: no cover
     """``(T, V_g)`` [J] of the rigid bodies (module docstring; ``TLk`` (4, 12) the
     ``L_k``, ``TAk`` (4, 36) the ``T_A[:, :, k, l]`` over ``l``, as in :mod:`flexmbs.
@@ -29,22 +51,7 @@ def rigid_energies(q, qd, cols, m, c, I_O, gravity, TLk, TAk):  # pragma: no cov
         for k in range(4):
             e[k] = q[cols[b, 3 + k]]
             ed[k] = qd[cols[b, 3 + k]]
-        for i in range(3):                      # omega' = 2 L(e) ed
-            s = 0.0
-            for l in range(4):
-                Lil = 0.0
-                for k in range(4):
-                    Lil += e[k] * TLk[k, 4 * i + l]
-                s += Lil * ed[l]
-            w[i] = 2.0 * s
-        for ij in range(9):                     # A(e) = e . (e @ TAk)
-            s = 0.0
-            for l in range(4):
-                t = 0.0
-                for k in range(4):
-                    t += e[k] * TAk[k, 9 * l + ij]
-                s += e[l] * t
-            A[ij // 3, ij % 3] = s
+        A_and_omega_into(e, ed, TLk, TAk, A, w)
         wc0 = w[1] * c[b, 2] - w[2] * c[b, 1]
         wc1 = w[2] * c[b, 0] - w[0] * c[b, 2]
         wc2 = w[0] * c[b, 1] - w[1] * c[b, 0]
