@@ -130,6 +130,8 @@ class AffineStep:
         ``n + m``); raises ``FloatingPointError`` naming the source of a non-finite value."""
         if self._args is None:
             self._args = self._call_args()
+        self.q_last[:1] = np.nan        # rows written in place: valid only once it returns
+        self.plan.forget()              # (the system's caches hold these arrays)
         finite = affine_residual(out, x, *self._args)
         n = self.n
         self.q_last[:] = x[:n]

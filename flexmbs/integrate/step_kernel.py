@@ -154,6 +154,9 @@ def table_residual(F, X, t):  # pragma: no cover - compiled
     q0 = f1(t, 8)
     n = q0.shape[0]
     scal = f1(t, 7)
+    q_last = f1(t, 6)
+    if n:                       # the rows are written in place: not valid until the end
+        q_last[0] = np.nan      # (a kernel that raises part-way leaves no stale key)
     finite = affine_residual(
         F, X, q0, f1(t, 9), f1(t, 10), scal[0], scal[1], f1(t, 11), i1(t, 12), t[13, 0],
         i1(t, 14), i1(t, 15), f1(t, 16), i1(t, 17), i2(t, 18), f1(t, 19), f1(t, 20),
@@ -164,7 +167,6 @@ def table_residual(F, X, t):  # pragma: no cover - compiled
         i1(t, 49), i1(t, 50), f1(t, 51), f1(t, 52), f2(t, 53), f3(t, 54), f4(t, 55),
         i1(t, 56), i2(t, 57), f2(t, 58), i2(t, 59), f2(t, 60), f2(t, 61), f2(t, 62),
         f1(t, 63), f2(t, 64), f1(t, 65))
-    q_last = f1(t, 6)
     for i in range(n):
         q_last[i] = X[i]
     status = i1(t, 5)
@@ -237,7 +239,8 @@ def body_values(q, qd, qdd, g, cK, cC, nt, vals, s):  # pragma: no cover - compi
     s[:nb], s[nb:2 * nb], s[2 * nb:3 * nb] = q[:nb], qd[:nb], qdd[:nb]
     s[3 * nb:3 * nb + 3] = g
     s[3 * nb + 3], s[3 * nb + 4], s[3 * nb + 5] = cK, cC, 1.0
-    call_c3(nt[2, 0], vals.ctypes.data, s.ctypes.data, nt[0, 0])
+    vals[:] = np.nan            # a tangent that stops on an exception leaves NaN, not the
+    call_c3(nt[2, 0], vals.ctypes.data, s.ctypes.data, nt[0, 0])    # last call's values
 
 
 @njit(cache=True, inline="always")

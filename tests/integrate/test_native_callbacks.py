@@ -155,3 +155,54 @@ def test_c_newton_matrix_stopped_on_an_exception_is_reported_failed():
     step.scal[1] = 0.0                                  # beta' = 0: 1/beta' raises
     assert fn(W.ctypes.data, x.ctypes.data, ctx) == 0
     assert not np.isfinite(step.newton_dense(x)).all()
+
+
+@pytest.mark.skipif(not use_compiled(), reason="compiled kernels only")
+def test_a_residual_that_raises_leaves_no_stale_rows():
+    """The compiled residual writes the constraint rows and frames into the table in
+    place.  If a force element raises part-way (here the friction law divides by a zero
+    coefficient at the second point), a later Newton matrix at the first point must not
+    reuse the half-written rows as if they were the first point's: it equals the matrix
+    of a fresh step (before: up to 2.7 off, reported finite), and the system's cache no
+    longer claims rows at the first point."""
+    from flexmbs.forces import friction_kernel as fk
+    from flexmbs.integrate.step_kernel import newton_dense_c, table_residual_c
+    from tests.forces.test_friction_kernel import slider_crank
+
+    asm = slider_crank().assemble()
+    plan = asm.affine_plan()
+    rng = np.random.default_rng(1)
+    n, m = asm.n_q, asm.n_lam
+    q = asm.initial_q() + 1e-2 * rng.normal(size=n)
+    state = (q - 1e-3 * rng.normal(size=n), rng.normal(size=n), rng.normal(size=n),
+             37.0, 2.3e4, 0.1)
+    x1 = np.concatenate([q, rng.normal(size=m) / 2.3e4])
+    x2 = x1.copy()
+    x2[:n] += 0.05
+
+    def residual(step, x):
+        F, x = np.empty_like(x), x.copy()
+        return table_residual_c.compile().ctypes(F.ctypes.data, x.ctypes.data,
+                                                  step.c_context())
+
+    def newton(step, x):
+        step._newton_table()
+        out, x = np.full((x.size, x.size), np.nan), x.copy()
+        ok = newton_dense_c.compile().ctypes(out.ctypes.data, x.ctypes.data,
+                                             step._nctx_address)
+        return ok, out
+
+    fresh = AffineStep(asm, plan).set(*state)
+    residual(fresh, x1)
+    _, W_ref = newton(fresh, x1)
+    step = AffineStep(asm, plan).set(*state)
+    residual(step, x1)
+    par = plan.friction.fr_par
+    keep = par.copy()
+    par[:, [fk.P_MU_S, fk.P_MU_K, fk.P_V_S]] = 0.0
+    try:
+        assert residual(step, x2) == 0                  # not finite (it raised)
+    finally:
+        par[:] = keep
+    ok, W = newton(step, x1)
+    assert ok == 1 and np.array_equal(W, W_ref)
