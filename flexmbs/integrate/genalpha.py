@@ -263,6 +263,9 @@ class GeneralizedAlpha:
         self.dae = dae
         self.params = GenAlphaParameters.from_rho_inf(rho_inf)
         self.rho_inf = rho_inf
+        if newton_rtol is not None and not (np.isfinite(newton_rtol) and newton_rtol > 0):
+            raise ValueError(f"generalized-alpha: newton_rtol must be a number > 0 (or None: "
+                             f"SNES's own tests), got {newton_rtol}")
         #: what the integrator chose by itself and the user should know (run summary)
         self.notes: list[str] = []
         alg_tol, self._f_floor_factor = 1e-12, 64.0 * np.finfo(float).eps

@@ -54,3 +54,15 @@ def test_newton_error_shrinks_with_newton_rtol(slider_crank):
     assert err[1e-5] > err[1e-7] > err[1e-9]          # each tightening tells
     assert err[1e-5] > 20.0 * err[1e-9]
     assert err[1e-9] <= 2.0 * roundoff                # ... down to round-off
+
+
+@pytest.mark.parametrize("bad", [0.0, -1e-5, float("nan")])
+def test_a_newton_tolerance_that_is_not_positive_is_refused(bad):
+    """A zero or negative newton_rtol would make the residual floor negative (it never
+    stops Newton) and the increment test unsatisfiable: one line naming the option."""
+    import flexmbs as fm
+    model = fm.System(gravity=(0, -9.81, 0))
+    rod = fm.RigidBody.box("rod", (1.0, 0.02, 0.02), 7850.0, com=(0.5, 0, 0))
+    model.add(fm.Revolute("pin", fm.ground, rod, at=(0, 0, 0), axis="z"))
+    with pytest.raises(ValueError, match="newton_rtol must be a number > 0"):
+        fm.simulate(model, 0.01, 1e-3, integrator_options={"newton_rtol": bad})
