@@ -148,5 +148,7 @@ def factor(tree: Tree, kin: TreeKinematics, c_M: float = 1.0,
         p = tree.joints[i].parent
         if p >= 0:
             B = B_of(kin.rho[i])
-            IA[p] = IA[p] + B.T @ (IA[i] - U[i] @ P[i] @ U[i].T) @ B
+            Ia = IA[i] - U[i] @ P[i] @ U[i].T      # symmetric: kept so (the round-off
+            Ia = 0.5 * (Ia + Ia.T)                  # of its skew part grew link by link:
+            IA[p] = IA[p] + B.T @ Ia @ B            # 2.1 relative at 32 spherical links)
     return ArticulatedFactor(tree, kin, U, P, Q, R, sl, start)
