@@ -43,8 +43,12 @@ class SchurFactor:
                 g[es] = 2.0 * beta[tj.s][es]                    # G_e row j = 2 e_j^T
                 rows[i] = g
         self.n, self.n_e, self.G_c = tree.n_beta, len(rows), np.asarray(G_c, dtype=float)
-        self.K_e = articulated.factor(tree, kin, c_M, rows=rows)
-        if not all(np.all(np.isfinite(P)) for P in self.K_e.P):
+        try:
+            self.K_e = articulated.factor(tree, kin, c_M, rows=rows)
+        except np.linalg.LinAlgError:           # a singular joint block (e.g. e_j = 0)
+            raise FloatingPointError("a singular joint block in the Newton matrix") from None
+        if not all(np.all(np.isfinite(X)) for X in self.K_e.P + [Q for Q in self.K_e.Q
+                                                                  if Q is not None]):
             raise FloatingPointError("non-finite entries in the Newton matrix")
         if len(self.G_c):
             self.Z, self.Y = self.K_e.solve_rows(self.G_c.T)

@@ -93,3 +93,22 @@ def test_a_singular_factor_is_a_newton_failure(monkeypatch):
     model.formulation = "recursive"
     with pytest.raises(fm.ConvergenceError):
         fm.simulate(model, 0.01, 2e-3)
+
+
+def test_a_singular_joint_block_is_an_arithmetic_failure():
+    """Euler parameters of a joint at zero make its local saddle singular: the factor
+    says so as a FloatingPointError (which Newton reports as a failed matrix in one
+    line), not numpy's LinAlgError."""
+    import numpy as np
+
+    from flexmbs.relative.dae import RelativeDAE
+    from flexmbs.relative.kinematics import forward
+    from flexmbs.relative.newton_factor import SchurFactor
+    from tests.relative.models import spherical_chain
+
+    dae = RelativeDAE(spherical_chain(3).validate(), "recursive")
+    beta = dae.initial_q()
+    beta[dae.tree.e_rows[1]] = 0.0
+    kin = forward(dae.tree, beta, np.zeros(dae.n_q))
+    with pytest.raises(FloatingPointError, match="singular joint block"):
+        SchurFactor(dae.tree, kin, beta, np.zeros((0, dae.n_q)), 1.0)
