@@ -3,7 +3,8 @@ level (THEORY §2.1, §4, §5.5): the joint that comes with
 :class:`~flexmbs.constraints.rim_rolling.RimRolling`.
 
 With the rim ``p(psi) = r + A(e) u(psi)``, ``u(psi) = X(psi) + Phi(psi) q_e``
-(:mod:`flexmbs.constraints.rim_curve`) and the plane of marker ``P`` (normal
+(:mod:`flexmbs.constraints.rim_curve`; ``u``, ``u'``, ``u''`` from the basis rows of
+:meth:`~flexmbs.constraints.rim_curve.RimCurve.basis`) and the plane of marker ``P`` (normal
 ``n = z_P``), the lowest rim point ``psi*`` makes ``f_psi = 0`` of
 
     f(x, psi) = n . (p(psi) - p_P),        g(x) = f(x, psi*(x)) = 0,
@@ -34,7 +35,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from flexmbs.constraints.base import Joint
-from flexmbs.constraints.rim_curve import trig_basis
 from flexmbs.errors import ModelError
 from flexmbs.kinematics import jet as J
 from flexmbs.kinematics.frames import material_vectors, rotation_data
@@ -95,7 +95,7 @@ class RimContact(Joint):
         n = np.asarray(P.z.v, dtype=float)
         U = curve.coefficients(qb[7:])
         psi = roll.contact_angle_at(U, A.T @ n)
-        b0, b1 = trig_basis(psi, curve.n, 0), trig_basis(psi, curve.n, 1)
+        b0, b1 = curve.basis(psi, 0), curve.basis(psi, 1)
         u, u1 = b0 @ U, b1 @ U
         Phi0 = np.tensordot(b0, curve.Phi_c, axes=1)
         v, d, h = body_point_jet(rot, u, Phi0, True, order)
@@ -105,5 +105,5 @@ class RimContact(Joint):
             return [g]
         Phi1 = np.tensordot(b1, curve.Phi_c, axes=1)
         f_psi = J.dot(P.z, on_local(*body_point_jet(rot, u1, Phi1, False, order), qw))
-        f_pp = n @ (A @ (trig_basis(psi, curve.n, 2) @ U))
+        f_pp = n @ (A @ (curve.basis(psi, 2) @ U))
         return [J.Jet(g.v, g.d, g.h - np.outer(f_psi.d, f_psi.d) / f_pp)]

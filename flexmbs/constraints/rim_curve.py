@@ -1,19 +1,42 @@
 """The deformed rim of an elastic wheel as a smooth closed curve (THEORY §2.1, §4).
 
-The rim is a ring of ``N`` mesh nodes evenly spaced in angle about the wheel's axis (a
-named node set of the mesh).  Node ``k`` sits at ``X_k`` (body frame) with mode rows
-``Phi_k`` (3 x n_q), so its deformed body-frame position is ``u_k = X_k + Phi_k q_e``.
-Around the ring both are interpolated trigonometrically in the angle
-``psi = phi - phi_0`` (``phi_0`` the angle of the first node):
+The rim is a ring of ``N`` mesh nodes about the wheel's axis (a named node set of the
+mesh).  Node ``k`` sits at ``X_k`` (body frame) with mode rows ``Phi_k`` (3 x n_q), so
+its deformed body-frame position is ``u_k = X_k + Phi_k q_e``.  Around the ring both are
+interpolated in the angle ``psi = phi - phi_0`` about the ring's centre (``phi_0`` the
+angle of the first node) by one linear rule, a basis row ``b(psi)`` (N,) applied to
+coefficients ``F`` (N, ...) of the nodal values:
 
-    u(psi) = X(psi) + Phi(psi) q_e,     f(psi) = sum_j b_j(psi) F_j,
-    b(psi) = [1, cos psi, sin psi, ..., cos K psi, sin K psi (, cos(N/2) psi)],
+    u(psi) = X(psi) + Phi(psi) q_e,     f(psi) = b(psi) F,     f(psi_k) = f_k,
 
-with the coefficients ``F_j`` of the discrete Fourier transform of the nodal values
-(``K = (N - 1) // 2``; the last cosine for even ``N``), so ``f(psi_k) = f_k`` at every
-node and a circle ``X(psi)`` is reproduced exactly.  The curve is smooth (C-infinity),
-with ``u'``, ``u''`` from ``b'``, ``b''``.  Every function here is complex-safe (no
-``abs``, no ``np.linalg.norm``) for the complex-step derivatives of the rows.
+with ``u'``, ``u''`` from ``b'``, ``b''``.  Two rules:
+
+* nodes evenly spaced in angle (``psi_k = 2 pi k / N``): trigonometric interpolation,
+
+      b(psi) = [1, cos psi, sin psi, ..., cos K psi, sin K psi (, cos(N/2) psi)],
+
+  ``F`` the discrete Fourier coefficients of the nodal values (``K = (N - 1) // 2``; the
+  last cosine for even ``N``): C-infinity, a circle reproduced exactly;
+* nodes unevenly spaced (a ring of an unstructured or graded mesh): the circle part by
+  least squares plus a periodic cubic spline of the rest (:class:`RingSpline`),
+
+      f(psi) = t(psi) P f_n + S(psi) (f_n - T P f_n),
+      t(psi) = [1, cos psi, sin psi],   T = t(psi_k) (N x 3),   P = (T^T T)^-1 T^T,
+
+  ``S(psi)`` the periodic cubic spline through the nodal values, ``F = f_n`` the nodal
+  values themselves.  It interpolates the nodes (``t(psi_k) P + S(psi_k)(I - T P) =
+  I``), reproduces any ``f`` in ``span{1, cos psi, sin psi}`` exactly (then
+  ``f_n - T P f_n = 0``): a circle about the ring's centre and every rigid-body mode row,
+  so an undeformed rim is the circle to round-off; and ``u``, ``u'``, ``u''`` are
+  continuous (``u'''`` jumps at the nodes), which the contact angle's Newton iteration
+  and the contact's Hessian (``f_psi,psi``) need.  The error on a smooth rest (the
+  deformation) is the cubic spline's: ``O(h^4)`` in ``u``, ``O(h^2)`` in ``u''`` (``h``
+  the largest node step).  Trigonometric interpolation on uneven nodes would be
+  ill-conditioned (and not unique for even ``N``), a spline of the coordinates alone would
+  miss the circle by ``O(h^4)``.
+
+Every function here is complex-safe (no ``abs``, no ``np.linalg.norm`` of ``psi``; the
+spline's interval from ``Re psi``) for the complex-step derivatives of the rows.
 """
 from __future__ import annotations
 
@@ -61,11 +84,87 @@ def trig_coefficients(values: np.ndarray) -> np.ndarray:
     return out
 
 
+def circle_basis(psi, order: int = 0) -> np.ndarray:
+    """``d^order t / dpsi^order`` (3,) of ``t(psi) = [1, cos psi, sin psi]``."""
+    c, s = np.cos(psi), np.sin(psi)
+    rows = ((1.0, c, s), (0.0, -s, c), (0.0, -c, -s))[order]
+    return np.array(rows, dtype=np.result_type(c, float))
+
+
+def periodic_spline_moments(psi_k: np.ndarray) -> np.ndarray:
+    """``M`` (N, N): the second derivatives ``S''(psi_k) = M f`` of the periodic cubic
+    spline through values ``f`` at the angles ``psi_k`` (increasing, in ``[0, 2 pi)``),
+    from the continuity of ``S'`` at every node (``h_k = psi_k+1 - psi_k``, cyclic):
+
+        h_k-1 M_k-1 / 6 + (h_k-1 + h_k) M_k / 3 + h_k M_k+1 / 6
+            = (f_k+1 - f_k) / h_k - (f_k - f_k-1) / h_k-1."""
+    N = len(psi_k)
+    h = np.diff(np.append(psi_k, 2.0 * np.pi))
+    hm = np.roll(h, 1)                                   # h_k-1
+    k, kp, km = np.arange(N), (np.arange(N) + 1) % N, (np.arange(N) - 1) % N
+    lhs = np.zeros((N, N))
+    rhs = np.zeros((N, N))
+    np.add.at(lhs, (k, km), hm / 6.0)
+    np.add.at(lhs, (k, k), (hm + h) / 3.0)
+    np.add.at(lhs, (k, kp), h / 6.0)
+    np.add.at(rhs, (k, kp), 1.0 / h)
+    np.add.at(rhs, (k, k), -1.0 / h - 1.0 / hm)
+    np.add.at(rhs, (k, km), 1.0 / hm)
+    return np.linalg.solve(lhs, rhs)
+
+
+@dataclass(frozen=True, eq=False)
+class RingSpline:
+    """The basis rows of the uneven-node interpolant (module docstring): node angles
+    ``psi_k`` (N,) [rad], ``P`` (3, N), ``G = I - T P`` (N, N) and ``MG = M G`` (N, N)
+    (:func:`periodic_spline_moments`)."""
+
+    psi_k: np.ndarray
+    P: np.ndarray
+    G: np.ndarray
+    MG: np.ndarray
+
+    @classmethod
+    def of(cls, psi_k: np.ndarray) -> "RingSpline":
+        psi_k = np.asarray(psi_k, float)
+        T = np.stack([circle_basis(p) for p in psi_k])
+        P = np.linalg.solve(T.T @ T, T.T)
+        G = np.eye(len(psi_k)) - T @ P
+        return cls(psi_k, P, G, periodic_spline_moments(psi_k) @ G)
+
+    def basis(self, psi, order: int = 0) -> np.ndarray:
+        """``d^order b / dpsi^order`` (N,) at ``psi`` [rad]: on the interval
+        ``[psi_i, psi_i+1]`` (``h``, ``s = psi_i+1 - psi``, ``w = psi - psi_i``)
+
+            S = f_i s/h + f_i+1 w/h + M_i (s^3/h - h s)/6 + M_i+1 (w^3/h - h w)/6."""
+        N = len(self.psi_k)
+        two_pi = 2.0 * np.pi
+        x = psi - two_pi * np.floor(np.real(psi) / two_pi)
+        i = min(max(int(np.searchsorted(self.psi_k, np.real(x), side="right")) - 1, 0),
+                N - 1)
+        j = (i + 1) % N
+        end = self.psi_k[j] if j else two_pi
+        h = end - self.psi_k[i]
+        s, w = end - x, x - self.psi_k[i]
+        if order == 0:
+            cf = (s / h, w / h)
+            cm = ((s ** 3 / h - h * s) / 6.0, (w ** 3 / h - h * w) / 6.0)
+        elif order == 1:
+            cf = (-1.0 / h, 1.0 / h)
+            cm = (h / 6.0 - s * s / (2.0 * h), w * w / (2.0 * h) - h / 6.0)
+        else:
+            cf = (0.0, 0.0)
+            cm = (s / h, w / h)
+        return (circle_basis(psi, order) @ self.P + cf[0] * self.G[i] + cf[1] * self.G[j]
+                + cm[0] * self.MG[i] + cm[1] * self.MG[j])
+
+
 @dataclass(frozen=True, eq=False)
 class RimCurve:
     """The interpolated rim: ``phi_0`` [rad], frame ``(a, b, axis)`` (body frame, columns
     of ``frame``), ``centre`` [m], coefficients ``X_c`` (N, 3) [m] and ``Phi_c``
-    (N, 3, n_q), the ring's ``nodes`` in angular order."""
+    (N, 3, n_q), the ring's ``nodes`` in angular order, and the ``spline`` of unevenly
+    spaced nodes (None: evenly spaced, trigonometric interpolation; module docstring)."""
 
     phi_0: float
     frame: np.ndarray
@@ -73,6 +172,7 @@ class RimCurve:
     X_c: np.ndarray
     Phi_c: np.ndarray
     nodes: np.ndarray
+    spline: RingSpline | None = None
 
     @property
     def n(self) -> int:
@@ -82,29 +182,48 @@ class RimCurve:
         """``U`` (N, 3): the coefficients of ``u(psi) = X(psi) + Phi(psi) q_e``."""
         return self.X_c + self.Phi_c @ q_e
 
+    def basis(self, psi, order: int = 0) -> np.ndarray:
+        """``d^order b / dpsi^order`` (N,) of the interpolation rule at ``psi`` [rad]."""
+        if self.spline is None:
+            return trig_basis(psi, self.n, order)
+        return self.spline.basis(psi, order)
+
     def point(self, U, psi, order: int = 0):
         """``d^order u / dpsi^order`` (3,) from the coefficients ``U``."""
-        return trig_basis(psi, self.n, order) @ U
+        return self.basis(psi, order) @ U
 
     def angle_of_node(self, k: int) -> float:
-        return 2.0 * np.pi * k / self.n
+        if self.spline is None:
+            return 2.0 * np.pi * k / self.n
+        return float(self.spline.psi_k[k])
 
     @property
     def B_nodes(self) -> np.ndarray:
         """``b(psi_k)`` of every node (N, N): ``B_nodes @ U`` are the nodal ``u_k``."""
         cached = self.__dict__.get("_B_nodes")
         if cached is None:
-            cached = np.stack([trig_basis(self.angle_of_node(k), self.n)
-                               for k in range(self.n)])
+            cached = np.stack([self.basis(self.angle_of_node(k)) for k in range(self.n)])
             cached.setflags(write=False)
             self.__dict__["_B_nodes"] = cached
         return cached
 
 
+def circle_centre(loc: np.ndarray) -> np.ndarray:
+    """In-plane centre (2,) of the circle through the points ``loc`` (n, 2+) by algebraic
+    least squares, ``x^2 + y^2 = 2 c_x x + 2 c_y y + d`` (exact for points on a circle)."""
+    mean = loc[:, :2].mean(axis=0)
+    xy = loc[:, :2] - mean
+    lhs = np.column_stack([2.0 * xy, np.ones(len(xy))])
+    sol = np.linalg.lstsq(lhs, np.sum(xy * xy, axis=1), rcond=None)[0]
+    return mean + sol[:2]
+
+
 def ring_order(points: np.ndarray, axis: np.ndarray, who: str) -> tuple:
-    """``(order, phi_0, frame, centre)`` of a ring of points about ``axis`` (body frame):
-    the points sorted by angle, checked to lie in one plane normal to the axis and evenly
-    spaced in angle.  ValueError naming ``who`` otherwise."""
+    """``(order, phi_0, frame, centre, psi_k)`` of a ring of points about ``axis`` (body
+    frame): the points sorted by angle, checked to lie in one plane normal to the axis,
+    around it (no quarter turn without a node), at distinct angles;  ``psi_k`` the
+    angles from the first node when they are not evenly spaced (None if they are).
+    ValueError naming ``who`` otherwise."""
     if len(points) < 8:
         raise ValueError(f"{who}: the rim needs a ring of at least 8 nodes, got "
                          f"{len(points)}")
@@ -123,19 +242,38 @@ def ring_order(points: np.ndarray, axis: np.ndarray, who: str) -> tuple:
     order = np.argsort(phi)
     step = np.diff(np.append(phi[order], phi[order][0] + 2.0 * np.pi))
     N = len(points)
-    if np.max(np.abs(step - 2.0 * np.pi / N)) > 1e-6 * 2.0 * np.pi / N:
-        raise ValueError(f"{who}: the rim nodes must be evenly spaced in angle about the "
-                         f"wheel axis; their steps range from {step.min():.6g} to "
-                         f"{step.max():.6g} rad (expected {2 * np.pi / N:.6g})")
-    return order, float(phi[order][0]), frame, centre
+    if np.max(np.abs(step - 2.0 * np.pi / N)) <= 1e-6 * 2.0 * np.pi / N:
+        return order, float(phi[order][0]), frame, centre, None
+    # unevenly spaced: angles about the circle's centre (the mean is not it)
+    centre = centre + frame[:, :2] @ circle_centre(loc)
+    loc = (points - centre) @ frame
+    radius = np.hypot(loc[:, 0], loc[:, 1])
+    if radius.min() < 0.5 * radius.max():
+        raise ValueError(f"{who}: the rim nodes must form a ring about the wheel axis, but "
+                         f"their distances from its centre range from {radius.min():.6g} "
+                         f"to {radius.max():.6g} m")
+    phi = np.arctan2(loc[:, 1], loc[:, 0])
+    order = np.argsort(phi)
+    step = np.diff(np.append(phi[order], phi[order][0] + 2.0 * np.pi))
+    if step.max() > 0.5 * np.pi:
+        raise ValueError(f"{who}: the rim nodes must go around the wheel axis, but they "
+                         f"leave a gap of {step.max():.6g} rad (at most pi/2)")
+    if step.min() < 1e-6 * 2.0 * np.pi / N:
+        raise ValueError(f"{who}: the rim nodes must be at distinct angles about the wheel "
+                         f"axis, but two are {step.min():.3g} rad apart (one node per angle)")
+    psi_k = phi[order] - phi[order][0]
+    return order, float(phi[order][0]), frame, centre, psi_k
 
 
 def rim_curve(points: np.ndarray, modes: np.ndarray, nodes, axis, who: str) -> RimCurve:
     """The :class:`RimCurve` of mesh ``nodes`` (``points`` (n, 3) [m], ``modes``
     (n, 3, n_q)) about ``axis`` (body frame)."""
     nodes = np.asarray(nodes, int)
-    order, phi_0, frame, centre = ring_order(points[nodes], axis, who)
+    order, phi_0, frame, centre, psi_k = ring_order(points[nodes], axis, who)
     nodes = nodes[order]
+    if psi_k is not None:
+        return RimCurve(phi_0, frame, centre, points[nodes].astype(float),
+                        np.asarray(modes, float)[nodes], nodes, RingSpline.of(psi_k))
     X_c = trig_coefficients(points[nodes])
     Phi_c = trig_coefficients(np.asarray(modes, float)[nodes])
     return RimCurve(phi_0, frame, centre, X_c, Phi_c, nodes)
