@@ -220,10 +220,11 @@ def circle_centre(loc: np.ndarray) -> np.ndarray:
 
 def ring_order(points: np.ndarray, axis: np.ndarray, who: str) -> tuple:
     """``(order, phi_0, frame, centre, psi_k)`` of a ring of points about ``axis`` (body
-    frame): the points sorted by angle, checked to lie in one plane normal to the axis,
-    around it (no quarter turn without a node), at distinct angles;  ``psi_k`` the
-    angles from the first node when they are not evenly spaced (None if they are).
-    ValueError naming ``who`` otherwise."""
+    frame): the points sorted by angle, checked to lie in one plane normal to the axis;
+    if they are not evenly spaced, also on a circle about it (to 5 %; its centre by
+    :func:`circle_centre`), around it (no gap over a quarter turn) and at distinct angles
+    (steps over 1e-3 of the mean), with ``psi_k`` their angles from the first node (None
+    if evenly spaced).  ValueError naming ``who`` otherwise."""
     if len(points) < 8:
         raise ValueError(f"{who}: the rim needs a ring of at least 8 nodes, got "
                          f"{len(points)}")
@@ -248,19 +249,20 @@ def ring_order(points: np.ndarray, axis: np.ndarray, who: str) -> tuple:
     centre = centre + frame[:, :2] @ circle_centre(loc)
     loc = (points - centre) @ frame
     radius = np.hypot(loc[:, 0], loc[:, 1])
-    if radius.min() < 0.5 * radius.max():
-        raise ValueError(f"{who}: the rim nodes must form a ring about the wheel axis, but "
-                         f"their distances from its centre range from {radius.min():.6g} "
-                         f"to {radius.max():.6g} m")
+    if np.ptp(radius) > 0.05 * radius.mean():
+        raise ValueError(f"{who}: the rim nodes must form a ring about the wheel axis (a "
+                         f"circle to 5 %), but their distances from its centre range from "
+                         f"{radius.min():.6g} to {radius.max():.6g} m")
     phi = np.arctan2(loc[:, 1], loc[:, 0])
     order = np.argsort(phi)
     step = np.diff(np.append(phi[order], phi[order][0] + 2.0 * np.pi))
     if step.max() > 0.5 * np.pi:
         raise ValueError(f"{who}: the rim nodes must go around the wheel axis, but they "
                          f"leave a gap of {step.max():.6g} rad (at most pi/2)")
-    if step.min() < 1e-6 * 2.0 * np.pi / N:
+    if step.min() < 1e-3 * 2.0 * np.pi / N:
         raise ValueError(f"{who}: the rim nodes must be at distinct angles about the wheel "
-                         f"axis, but two are {step.min():.3g} rad apart (one node per angle)")
+                         f"axis (one node per angle), but two are {step.min():.3g} rad apart "
+                         f"(the mean step is {2.0 * np.pi / N:.3g} rad)")
     psi_k = phi[order] - phi[order][0]
     return order, float(phi[order][0]), frame, centre, psi_k
 
