@@ -650,7 +650,8 @@ CONSTRAINT = _per_kind(kinds.CONSTRAINTS, {
             "has no velocity relative to the plane (two rows: the friction force) and "
             "touches it (a normal-contact joint NAME.contact is added)"),
         Key("rim", "str", default="rim", doc="the rim: an interface or face of the wheel's "
-            "body file whose nodes form a ring about `axis`, evenly spaced in angle"),
+            "body file whose nodes form a ring about `axis` (in one plane normal to it, "
+            "at distinct angles, evenly spaced or not: docs/nonholonomic.md)"),
         Key("axis", "vec3", "-", (0.0, 0.0, 1.0), "the wheel's axis in its body frame"),
     ),
     "knife_edge": _table(
