@@ -4,8 +4,8 @@ The rim is a ring of ``N`` mesh nodes about the wheel's axis (a named node set o
 mesh).  Node ``k`` sits at ``X_k`` (body frame) with mode rows ``Phi_k`` (3 x n_q), so
 its deformed body-frame position is ``u_k = X_k + Phi_k q_e``.  Around the ring both are
 interpolated in the angle ``psi = phi - phi_0`` about the ring's centre (``phi_0`` the
-angle of the first node) by one linear rule, a basis row ``b(psi)`` (N,) applied to
-coefficients ``F`` (N, ...) of the nodal values:
+angle of the first node) by one linear rule, a basis row ``b(psi)`` (n_F,) applied to
+coefficients ``F`` (n_F, ...) of the nodal values:
 
     u(psi) = X(psi) + Phi(psi) q_e,     f(psi) = b(psi) F,     f(psi_k) = f_k,
 
@@ -15,16 +15,19 @@ with ``u'``, ``u''`` from ``b'``, ``b''``.  Two rules:
 
       b(psi) = [1, cos psi, sin psi, ..., cos K psi, sin K psi (, cos(N/2) psi)],
 
-  ``F`` the discrete Fourier coefficients of the nodal values (``K = (N - 1) // 2``; the
-  last cosine for even ``N``): C-infinity, a circle reproduced exactly;
+  ``F`` (``n_F = N``) the discrete Fourier coefficients of the nodal values
+  (``K = (N - 1) // 2``; the last cosine for even ``N``): C-infinity, a circle
+  reproduced exactly;
 * nodes unevenly spaced (a ring of an unstructured or graded mesh): the circle part by
   least squares plus a periodic cubic spline of the rest (:class:`RingSpline`),
 
       f(psi) = t(psi) P f_n + S(psi) (f_n - T P f_n),
       t(psi) = [1, cos psi, sin psi],   T = t(psi_k) (N x 3),   P = (T^T T)^-1 T^T,
 
-  ``S(psi)`` the periodic cubic spline through the nodal values, ``F = f_n`` the nodal
-  values themselves.  It interpolates the nodes (``t(psi_k) P + S(psi_k)(I - T P) =
+  ``S(psi)`` the periodic cubic spline through the nodal values, its moments (second
+  derivatives at the nodes) ``M`` times them; ``F = [P f_n; G f_n; M G f_n]``
+  (``n_F = 2 N + 3``, ``G = I - T P``), so the spline acts on ``G f_n``, round-off for a
+  circle (and so is the noise it adds to ``u'``).  It interpolates the nodes (``t(psi_k) P + S(psi_k)(I - T P) =
   I``), reproduces any ``f`` in ``span{1, cos psi, sin psi}`` exactly (then
   ``f_n - T P f_n = 0``): a circle about the ring's centre and every rigid-body mode row,
   so an undeformed rim is the circle to round-off; and ``u``, ``u'``, ``u''`` are
@@ -115,9 +118,10 @@ def periodic_spline_moments(psi_k: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class RingSpline:
-    """The basis rows of the uneven-node interpolant (module docstring): node angles
-    ``psi_k`` (N,) [rad], ``P`` (3, N), ``G = I - T P`` (N, N) and ``MG = M G`` (N, N)
-    (:func:`periodic_spline_moments`)."""
+    """The uneven-node interpolant (module docstring) at node angles ``psi_k`` (N,)
+    [rad]: coefficients ``F = [P f; G f; M G f]`` (2 N + 3, ...) of nodal values ``f``
+    (``G = I - T P``, ``M`` of :func:`periodic_spline_moments`), so a circle's spline
+    part ``G f`` is round-off and so is its noise in ``u'``."""
 
     psi_k: np.ndarray
     P: np.ndarray
@@ -132,11 +136,18 @@ class RingSpline:
         G = np.eye(len(psi_k)) - T @ P
         return cls(psi_k, P, G, periodic_spline_moments(psi_k) @ G)
 
-    def basis(self, psi, order: int = 0) -> np.ndarray:
-        """``d^order b / dpsi^order`` (N,) at ``psi`` [rad]: on the interval
-        ``[psi_i, psi_i+1]`` (``h``, ``s = psi_i+1 - psi``, ``w = psi - psi_i``)
+    def coefficients(self, values: np.ndarray) -> np.ndarray:
+        """``F`` (2 N + 3, ...) of the nodal ``values`` (N, ...)."""
+        values = np.asarray(values, float)
+        return np.concatenate([np.tensordot(A, values, axes=1)
+                               for A in (self.P, self.G, self.MG)])
 
-            S = f_i s/h + f_i+1 w/h + M_i (s^3/h - h s)/6 + M_i+1 (w^3/h - h w)/6."""
+    def basis(self, psi, order: int = 0) -> np.ndarray:
+        """``d^order b / dpsi^order`` (2 N + 3,) at ``psi`` [rad]: ``t(psi)`` on ``P f``
+        and, on the interval ``[psi_i, psi_i+1]`` (``h``, ``s = psi_i+1 - psi``,
+        ``w = psi - psi_i``), the spline of ``g = G f`` with moments ``m = M G f``
+
+            S = g_i s/h + g_i+1 w/h + m_i (s^3/h - h s)/6 + m_i+1 (w^3/h - h w)/6."""
         N = len(self.psi_k)
         two_pi = 2.0 * np.pi
         x = psi - two_pi * np.floor(np.real(psi) / two_pi)
@@ -146,24 +157,27 @@ class RingSpline:
         end = self.psi_k[j] if j else two_pi
         h = end - self.psi_k[i]
         s, w = end - x, x - self.psi_k[i]
+        c, sn = np.cos(psi), np.sin(psi)
         if order == 0:
-            cf = (s / h, w / h)
+            t, cf = (1.0, c, sn), (s / h, w / h)
             cm = ((s ** 3 / h - h * s) / 6.0, (w ** 3 / h - h * w) / 6.0)
         elif order == 1:
-            cf = (-1.0 / h, 1.0 / h)
+            t, cf = (0.0, -sn, c), (-1.0 / h, 1.0 / h)
             cm = (h / 6.0 - s * s / (2.0 * h), w * w / (2.0 * h) - h / 6.0)
         else:
-            cf = (0.0, 0.0)
-            cm = (s / h, w / h)
-        return (circle_basis(psi, order) @ self.P + cf[0] * self.G[i] + cf[1] * self.G[j]
-                + cm[0] * self.MG[i] + cm[1] * self.MG[j])
+            t, cf, cm = (0.0, -c, -sn), (0.0, 0.0), (s / h, w / h)
+        row = np.zeros(2 * N + 3, dtype=np.result_type(c, float))
+        row[:3] = t
+        row[[3 + i, 3 + j]] = cf
+        row[[3 + N + i, 3 + N + j]] = cm
+        return row
 
 
 @dataclass(frozen=True, eq=False)
 class RimCurve:
     """The interpolated rim: ``phi_0`` [rad], frame ``(a, b, axis)`` (body frame, columns
-    of ``frame``), ``centre`` [m], coefficients ``X_c`` (N, 3) [m] and ``Phi_c``
-    (N, 3, n_q), the ring's ``nodes`` in angular order, and the ``spline`` of unevenly
+    of ``frame``), ``centre`` [m], coefficients ``X_c`` (n_F, 3) [m] and ``Phi_c``
+    (n_F, 3, n_q), the ring's ``nodes`` in angular order, and the ``spline`` of unevenly
     spaced nodes (None: evenly spaced, trigonometric interpolation; module docstring)."""
 
     phi_0: float
@@ -179,11 +193,11 @@ class RimCurve:
         return len(self.nodes)
 
     def coefficients(self, q_e) -> np.ndarray:
-        """``U`` (N, 3): the coefficients of ``u(psi) = X(psi) + Phi(psi) q_e``."""
+        """``U`` (n_F, 3): the coefficients of ``u(psi) = X(psi) + Phi(psi) q_e``."""
         return self.X_c + self.Phi_c @ q_e
 
     def basis(self, psi, order: int = 0) -> np.ndarray:
-        """``d^order b / dpsi^order`` (N,) of the interpolation rule at ``psi`` [rad]."""
+        """``d^order b / dpsi^order`` (n_F,) of the interpolation rule at ``psi`` [rad]."""
         if self.spline is None:
             return trig_basis(psi, self.n, order)
         return self.spline.basis(psi, order)
@@ -199,7 +213,7 @@ class RimCurve:
 
     @property
     def B_nodes(self) -> np.ndarray:
-        """``b(psi_k)`` of every node (N, N): ``B_nodes @ U`` are the nodal ``u_k``."""
+        """``b(psi_k)`` of every node (N, n_F): ``B_nodes @ U`` are the nodal ``u_k``."""
         cached = self.__dict__.get("_B_nodes")
         if cached is None:
             cached = np.stack([self.basis(self.angle_of_node(k)) for k in range(self.n)])
@@ -274,8 +288,9 @@ def rim_curve(points: np.ndarray, modes: np.ndarray, nodes, axis, who: str) -> R
     order, phi_0, frame, centre, psi_k = ring_order(points[nodes], axis, who)
     nodes = nodes[order]
     if psi_k is not None:
-        return RimCurve(phi_0, frame, centre, points[nodes].astype(float),
-                        np.asarray(modes, float)[nodes], nodes, RingSpline.of(psi_k))
+        spline = RingSpline.of(psi_k)
+        return RimCurve(phi_0, frame, centre, spline.coefficients(points[nodes]),
+                        spline.coefficients(np.asarray(modes, float)[nodes]), nodes, spline)
     X_c = trig_coefficients(points[nodes])
     Phi_c = trig_coefficients(np.asarray(modes, float)[nodes])
     return RimCurve(phi_0, frame, centre, X_c, Phi_c, nodes)
