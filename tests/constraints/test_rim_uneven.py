@@ -10,21 +10,29 @@ squares plus a periodic cubic spline), against independent references:
   1.3 times the mean; :func:`~tests.constraints.test_rim_rolling.uneven_mesh`) is the circle of radius 0.1 m (closed form) and, very stiff, rolls
   as the rigid :class:`~flexmbs.constraints.rolling.Rolling` disc (a second formulation)
   with its contact point at rest and T + V conserved;
+* a graded tet10 ring meshed by gmsh (rim steps 0.03 to 0.074 rad), soft, rolls and
+  turns with its contact point at rest and T + V conserved (drift falling with dt);
 * evenly spaced rims keep the trigonometric rule (its basis and coefficients, bit for
   bit);
 * uneven node sets that are no ring are one-line refusals.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
+import gmsh
 import numpy as np
 import pytest
 
 import flexmbs as fm
-
 from flexmbs.constraints.rim_curve import rim_curve, trig_basis, trig_coefficients
 from flexmbs.constraints.velocity import fixed_motion
+from flexmbs.fe.assemble import assemble
+from flexmbs.fe.material import Material
+from flexmbs.io.mesh import read_mesh
+from flexmbs.reduction import InterfaceSpec, ReductionSettings, reduce_model
 
-from .test_rim_rolling import FLOOR, R_RIM, centre_gap, elastic_model, ring
+from .test_rim_rolling import FLOOR, GRAV, R_RIM, RHO, centre_gap, elastic_model, ring, start
 
 AXIS = np.array([1.0, 2.0, 3.0]) / np.sqrt(14.0)
 CENTRE = np.array([0.3, -0.2, 0.05])
@@ -193,3 +201,72 @@ def test_uneven_refusals_are_one_line(points, message):
     text = str(info.value)
     print(text)
     assert text.startswith("RimRolling 'r': ") and message in text and "\n" not in text
+
+
+def graded_tet_ring(folder: Path) -> Path:
+    """The ring (radii 0.09 / 0.1 m, width 0.02 m, axis z) in tet10 by gmsh, graded from
+    6 mm elements at x = 0.1 m to 15 mm at x = -0.1 m, split at z = 0 so that its outer
+    mid-plane circle is the 1D group "rim"."""
+    gmsh.initialize(["-noenv"], readConfigFiles=False)
+    try:
+        gmsh.option.setNumber("General.Terminal", 0)
+        gmsh.option.setNumber("General.NumThreads", 1)
+        gmsh.model.add("ring")
+        occ = gmsh.model.occ
+        halves = [occ.cut([(3, occ.addCylinder(0, 0, z0, 0, 0, 0.01, R_RIM))],
+                          [(3, occ.addCylinder(0, 0, z0, 0, 0, 0.01, 0.09))])[0][0]
+                  for z0 in (-0.01, 0.0)]
+        occ.fragment([halves[0]], [halves[1]])
+        occ.synchronize()
+        rim = [c for _, c in gmsh.model.getEntities(1)
+               if abs(occ.getCenterOfMass(1, c)[2]) < 1e-9
+               and abs(occ.getMass(1, c) - 2 * np.pi * R_RIM) < 1e-6]
+        gmsh.model.addPhysicalGroup(1, rim, name="rim")
+        gmsh.model.addPhysicalGroup(3, [v for _, v in gmsh.model.getEntities(3)],
+                                    name="volume")
+        field = gmsh.model.mesh.field.add("MathEval")
+        gmsh.model.mesh.field.setString(field, "F", "0.006 + 0.009 * (0.1 - x) / 0.2")
+        gmsh.model.mesh.field.setAsBackgroundMesh(field)
+        for name in ("MeshSizeExtendFromBoundary", "MeshSizeFromPoints",
+                     "MeshSizeFromCurvature"):
+            gmsh.option.setNumber(f"Mesh.{name}", 0)
+        gmsh.model.mesh.generate(3)
+        gmsh.model.mesh.setOrder(2)
+        path = folder / "ring_tet10_graded.msh"
+        gmsh.write(str(path))
+    finally:
+        gmsh.finalize()
+    return path
+
+
+@pytest.mark.slow
+def test_soft_graded_tet_ring_rolls_with_its_contact_at_rest(tmp_path):
+    """A real unstructured rim: the soft (E = 2e8 Pa) graded tet10 ring, tilted 0.2 rad,
+    5 rad/s, turning at 1 rad/s for 0.05 s: rows < 1e-10 m/s, the normal contact held
+    (< 1e-10 m), T + V drifting at order 2 or more in dt (the rolling does no work)."""
+    fe = assemble(read_mesh(graded_tet_ring(tmp_path)),
+                  Material(E=2e8, nu=0.3, rho=RHO, name="ring"))
+    body = reduce_model(fe, ReductionSettings(
+        n_modes=4, interfaces=(InterfaceSpec("rim", "rbe3", "equal"),), frame="mean_axis"),
+        name="ring")
+    drift = []
+    for dt in (1e-3, 5e-4):
+        r0, R0, v0, omega0 = start(0.2, -5.0, 1.0)
+        wheel = fm.FlexibleBody("wheel", body, r0=r0, R0=R0, v0=v0, omega0=omega0)
+        model = fm.System(gravity=(0.0, 0.0, -GRAV), name="tet_wheel")
+        roll = fm.RimRolling("roll", plane=FLOOR, wheel=wheel, rim="rim")
+        model.add(wheel, roll)
+        curve = roll.curve()
+        steps = np.diff(np.append(curve.spline.psi_k, 2.0 * np.pi))
+        assert curve.n > 100 and steps.max() / steps.min() > 2.0          # graded
+        res = fm.simulate(model, t_end=0.05, dt=dt, rho_inf=1.0)
+        asm = model.assemble()
+        c = [asm.velocity_constraint(q, qd, t) for t, q, qd in zip(res.t, res.q, res.qd)]
+        gap = max(abs(roll.gap(fixed_motion(FLOOR), q)) for q in res.q)
+        E, T = res.energy["total"], res.energy["kinetic"]
+        drift.append(np.abs(E - E[0]).max() / T.max())
+        print("dt", dt, "rows", np.abs(c).max(), "gap", gap, "drift", drift[-1],
+              "q_e", np.abs(res.q[:, 7:]).max())
+        assert np.abs(c).max() < 1e-10 and gap < 1e-10
+        assert np.abs(res.q[:, 7:]).max() > 1e-5                          # it deforms
+    assert drift[1] < 1e-6 and drift[0] / drift[1] > 3.0
