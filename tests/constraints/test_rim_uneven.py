@@ -7,9 +7,10 @@ squares plus a periodic cubic spline), against independent references:
 * a smooth non-circular rest converges at the cubic spline's orders, 4 in ``u`` and 2
   in ``u''`` (convergence rate), and ``u``, ``u'``, ``u''`` are continuous at the nodes;
 * the ring of meshes/ring_hex27_24.msh with its node angles remapped (rim steps 0.7 to
-  1.3 times the mean; :func:`~tests.constraints.test_rim_rolling.uneven_mesh`) is the circle of radius 0.1 m (closed form) and, very stiff, rolls
-  as the rigid :class:`~flexmbs.constraints.rolling.Rolling` disc (a second formulation)
-  with its contact point at rest and T + V conserved;
+  1.3 times the mean; ``uneven_mesh`` of test_rim_rolling.py) is the circle of radius
+  0.1 m (closed form) and, very stiff, rolls as the rigid
+  :class:`~flexmbs.constraints.rolling.Rolling` disc (a second formulation) with its
+  contact point at rest and T + V conserved;
 * a graded tet10 ring meshed by gmsh (rim steps 0.03 to 0.074 rad), soft, rolls and
   turns with its contact point at rest and T + V conserved (drift falling with dt);
 * evenly spaced rims keep the trigonometric rule (its basis and coefficients, bit for
@@ -174,7 +175,8 @@ def test_evenly_spaced_rim_keeps_the_trigonometric_rule():
     body = ring(2e8)
     X = np.asarray(body.points, float)[curve.nodes]
     assert np.array_equal(curve.X_c, trig_coefficients(X))
-    assert np.array_equal(curve.Phi_c, trig_coefficients(np.asarray(body.modes, float)[curve.nodes]))
+    modes = np.asarray(body.modes, float)[curve.nodes]
+    assert np.array_equal(curve.Phi_c, trig_coefficients(modes))
     for psi in (0.0, 0.3, 2.0 + 1e-20j, 5.9):
         for k in range(3):
             assert np.array_equal(curve.basis(psi, k), trig_basis(psi, 48, k))
