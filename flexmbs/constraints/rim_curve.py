@@ -29,8 +29,9 @@ with ``u'``, ``u''`` from ``b'``, ``b''``.  Two rules:
   (``n_F = 2 N + 3``, ``G = I - T P``), so the spline acts on ``G f_n``, round-off for a
   circle (and so is the noise it adds to ``u'``).  It interpolates the nodes
   (``t(psi_k) P + S(psi_k)(I - T P) = I``), reproduces any ``f`` in
-  ``span{1, cos psi, sin psi}`` exactly (then ``f_n - T P f_n = 0``): a circle about the ring's centre and every rigid-body mode row,
-  so an undeformed rim is the circle to round-off; and ``u``, ``u'``, ``u''`` are
+  ``span{1, cos psi, sin psi}`` exactly (then ``f_n - T P f_n = 0``): a circle about
+  the ring's centre and every rigid-body mode row, so an undeformed rim is the circle to
+  round-off; and ``u``, ``u'``, ``u''`` are
   continuous (``u'''`` jumps at the nodes), which the contact angle's Newton iteration
   and the contact's Hessian (``f_psi,psi``) need.  The error on a smooth rest (the
   deformation) is the cubic spline's: ``O(h^4)`` in ``u``, ``O(h^2)`` in ``u''`` (``h``
