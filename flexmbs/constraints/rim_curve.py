@@ -237,8 +237,9 @@ def ring_order(points: np.ndarray, axis: np.ndarray, who: str) -> tuple:
     """``(order, phi_0, frame, centre, psi_k)`` of a ring of points about ``axis`` (body
     frame): the points sorted by angle, checked to lie in one plane normal to the axis;
     if they are not evenly spaced, also on a circle about it (to 5 %; its centre by
-    :func:`circle_centre`), around it (no gap over a quarter turn) and at distinct angles
-    (steps over 1e-3 of the mean), with ``psi_k`` their angles from the first node (None
+    :func:`circle_centre`), around it (no gap over a quarter turn), at distinct angles
+    (steps over 1e-3 of the mean) and convex (each node turns the polygon the same way),
+    with ``psi_k`` their angles from the first node (None
     if evenly spaced).  ValueError naming ``who`` otherwise."""
     if len(points) < 8:
         raise ValueError(f"{who}: the rim needs a ring of at least 8 nodes, got "
@@ -278,6 +279,15 @@ def ring_order(points: np.ndarray, axis: np.ndarray, who: str) -> tuple:
         raise ValueError(f"{who}: the rim nodes must be at distinct angles about the wheel "
                          f"axis (one node per angle), but two are {step.min():.3g} rad apart "
                          f"(the mean step is {2.0 * np.pi / N:.3g} rad)")
+    xy = loc[order, :2]
+    edge = np.roll(xy, -1, axis=0) - xy                 # p_{k+1} - p_k, by angle
+    back = np.roll(edge, 1, axis=0)                     # p_k - p_{k-1}
+    turn = back[:, 0] * edge[:, 1] - back[:, 1] * edge[:, 0]
+    if turn.min() <= 0.0:
+        k = int(order[np.argmin(turn)])
+        raise ValueError(f"{who}: the rim nodes must form a convex ring about the wheel "
+                         f"axis (the contact is the lowest point of a convex curve), but "
+                         f"the ring turns inwards at its node {k} (counted from 0 in the node set)")
     psi_k = phi[order] - phi[order][0]
     return order, float(phi[order][0]), frame, centre, psi_k
 
