@@ -31,12 +31,15 @@ tree they are the descriptor form's tangent carried through ``T``
 (:mod:`flexmbs.relative.flexible_tangent`).  The poses, ``J`` and ``T`` at a ``beta``
 are made once (memoised on its bytes) for the residual, the rows and their Jacobian.
 
-A rigid tree with ``"recursive"`` hands the integrator its Newton matrix factored
+A tree with ``"recursive"`` hands the integrator its Newton matrix factored
 (``newton_factor``, :class:`~flexmbs.integrate.protocol.FactoredNewton`): modified
 Newton on ``[[c_M Mbar, G^T], [G, 0]]`` by the articulated-body factorisation and a
 Schur complement on the rows of the cut joints and drives (the Euler normalisations
 eliminated joint by joint inside the recursion, :mod:`flexmbs.relative.newton_factor`),
-O(n (1 + m_c)) per iteration (m_c rows of cut joints and drives), no tangent.  When the
+O(n (1 + m_c)) per iteration (m_c rows of cut joints and drives), no tangent; for a
+tree with flexible bodies ``c_M Mbar + Delta_e``, ``Delta_e = c_K K_e + c_C D_e`` on
+each flexible body's modal coordinates (the tangent's body-local constant part), by
+:mod:`flexmbs.relative.flexible_articulated`.  When the
 integrator asks again for a matrix at the same time and another ``q`` (Newton stopped
 contracting), it gets the full one (central differences, dense LU).
 """
