@@ -130,6 +130,131 @@ def print_spherical(sizes) -> None:
           f"{slope(sph, 'factor'):.2f}, step {slope(stepped, 'recursive'):.2f}", flush=True)
 
 
+def flexible_rod(n_modes: int = 4, zeta: float = 0.02):
+    """A steel rod 0.2 x 0.01 x 0.01 m (hex27 10 x 1 x 1), clamped at its interface
+    ``hole_A`` (its frame), ``n_modes`` fixed-interface modes damped at ``zeta`` (the
+    rod's modal coordinates), linear elastic, the face ``hole_B`` at its other end (the
+    meshing and reduction helpers of the tests' flexible scenarios)."""
+    import tempfile
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "tests" / "scenarios" / "flexible"))
+    from flexcase_models import STEEL, box_beam_mesh, reduce_cb
+    tmp = Path(tempfile.mkdtemp(prefix="flexible_chain"))
+    mesh = box_beam_mesh(tmp / "rod.msh", (0.2, 0.01, 0.01), (10, 1, 1),
+                         faces=("hole_A", "hole_B"))
+    return reduce_cb(mesh, STEEL, n_modes, interfaces=("hole_A",),
+                     static_modes=False, name="rod", damping=zeta, stiffening=False)
+
+
+def flexible_chain(n: int, rod) -> fm.System:
+    """n flexible rods ``rod`` hung end to end (the mean motion of the face ``hole_B``
+    of one to ``hole_A`` of the next) on revolute joints about z, at a slant of 0.3 rad,
+    gravity -y."""
+    model = fm.System(gravity=(0.0, -9.81, 0.0), name=f"flexible_chain{n}")
+    R_A = rod.marker("hole_A").R
+    R_B = {fc.name: fc for fc in rod.faces}["hole_B"].X_c
+    c, s = np.cos(0.3 - np.pi / 2), np.sin(0.3 - np.pi / 2)
+    R0 = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    u = R0 @ (R_B - R_A)
+    parent = fm.ground
+    for i in range(n):
+        b = fm.FlexibleBody(f"rod{i}", rod, r0=i * u - R0 @ R_A, R0=R0)
+        P = parent if parent is fm.ground else parent.face_marker("hole_B")
+        model.add(b, fm.Revolute(f"J{i}", P, b["hole_A"], axis="z"))
+        parent = b
+    return model
+
+
+def _flexible_run(model, factored: bool, t_end: float, h: float):
+    """The recursive formulation's generalized-alpha run of ``model``: the Newton matrix
+    by the flexible articulated bodies (``factored``) or dense (the tangent); its
+    :class:`~flexmbs.integrate.trajectory.Stats`, the number of full (tangent) matrices
+    it took (with ``factored``: those the integrator asked again within a step, taken
+    as a stall of modified Newton) and their time [s]."""
+    from flexmbs.integrate import GeneralizedAlpha, consistent_initial_conditions
+    dae = RelativeDAE(model.validate(), "recursive")
+    dae.factored = factored
+    init = consistent_initial_conditions(dae, dae.initial_q(), dae.initial_qd(), 0.0)
+    integ = GeneralizedAlpha(dae, rho_inf=0.9)
+    full, tangent = [0, 0.0], dae.tangent
+
+    def counted(*a):
+        t0 = time.perf_counter()
+        out = tangent(*a)
+        full[0] += 1
+        full[1] += time.perf_counter() - t0
+        return out
+    dae.tangent = counted
+    stats = integ.run(init.q, init.qd, init.qdd, init.lam, 0.0, t_end, h=h,
+                      output_times=[t_end]).stats
+    return stats, full[0], full[1]
+
+
+def _dense_matrix(dae, q, z, rhs, c_K, c_C, c_M):
+    """The full Newton matrix of a flexible tree (its tangent), LU and one solve."""
+    import scipy.linalg as sla
+    K, C, M = (x.toarray() for x in dae.tangent(q, z, z, np.zeros(dae.n_lam), 0.0))
+    G = dae.constraint_jacobian(q, 0.0).toarray()
+    n = dae.n_q
+    W = np.zeros((n + dae.n_lam,) * 2)
+    W[:n, :n] = c_K * K + c_C * C + c_M * M
+    W[:n, n:], W[n:, :n] = G.T, G
+    return sla.lu_solve(sla.lu_factor(W), rhs)
+
+
+def print_flexible(sizes, n_modes: int = 4, t_end: float = 0.02, h: float = 1e-3,
+                   dense_top: int = 32) -> None:
+    """Per chain of n flexible links (:func:`flexible_chain`, ``n_modes`` each): one
+    Newton matrix made, factored and solved once at the initial state by the flexible
+    articulated bodies (O(n)) and dense (the projected tangent and LU, n <= ``dense_top``),
+    and ms per generalized-alpha step of the recursive formulation by each route
+    (interleaved in one process), with the Newton iterations per step and the matrices
+    of the run (those of the articulated route that were full: modified Newton stalled,
+    the tangent and a dense LU)."""
+    rod = flexible_rod(n_modes)
+    _flexible_run(flexible_chain(sizes[0], rod), True, 2 * h, h)        # warm-up
+    _flexible_run(flexible_chain(sizes[0], rod), False, 2 * h, h)
+    c_K, c_C, c_M = 0.3 * h * h, 0.6 * h, 1.0           # generalized-alpha's, about
+    rows = []
+    for n in sizes:
+        row = {"n": n}
+        dae = RelativeDAE(flexible_chain(n, rod).validate(), "recursive")
+        q, z = dae.initial_q(), np.zeros(dae.n_q)
+        rhs = np.random.default_rng(n).normal(size=dae.n_q + dae.n_lam)
+        row["factor"] = per_call(lambda: dae.newton_factor(
+            q, z, z, np.zeros(dae.n_lam), 0.0, c_K, c_C, c_M).solve(rhs))
+        if n <= dense_top:
+            row["lu"] = per_call(partial(_dense_matrix, dae, q, z, rhs, c_K, c_C, c_M))
+        for key, factored in (("factored", True), ("dense", False)):
+            if factored or n <= dense_top:
+                st, full, t_full = _flexible_run(flexible_chain(n, rod), factored, t_end, h)
+                row[key] = st.wall_time / st.steps
+                if factored:
+                    row["modified"] = (st.wall_time - t_full) / st.steps
+                row[key + " its"] = (f"{st.newton_iterations / st.steps:.1f}, "
+                                     f"{st.jacobian_evaluations}, {full} full")
+        rows.append(row)
+        cell = {k: (f"{1e3 * row[k]:.2f} ({row[k + ' its']})" if k in row else "-")
+                for k in ("factored", "dense")}
+        cell["factored"] += f", {1e3 * row['modified']:.2f} without the full"
+        lu = f"{1e3 * row['lu']:.2f}" if "lu" in row else "-"
+        ratio = f"{row['dense'] / row['factored']:.1f}" if "dense" in row else "-"
+        if len(rows) == 1:
+            print(f"\n| n (flexible chain, {n_modes} modes each) | n_beta | Newton matrix "
+                  f"articulated / dense [ms] | articulated [ms/step] (its per step, "
+                  f"matrices, of them full), without the full matrices' time | dense [ms/step] (its, matrices) | step dense / articulated |"
+                  f"\n|---:|---:|---:|---:|---:|---:|")
+        print(f"| {n} | {dae.n_q} | {1e3 * row['factor']:.2f} / {lu} | {cell['factored']} "
+              f"| {cell['dense']} | {ratio} |", flush=True)
+    dense = [r for r in rows if "dense" in r]
+    print(f"\nslope of log(time) vs log(n), n >= 16, flexible chain: Newton matrix "
+          f"articulated {slope(rows, 'factor'):.2f}, dense {slope(dense, 'lu'):.2f}; step "
+          f"articulated {slope(rows, 'factored'):.2f} (without the full matrices "
+          f"{slope(rows, 'modified'):.2f}), dense {slope(dense, 'dense'):.2f}",
+          flush=True)
+
+
 def per_call(f, budget: float = 0.2) -> float:
     """Median wall time [s] of ``f()`` over about ``budget`` seconds (at least 3 calls)."""
     times, t_all = [], time.perf_counter()
@@ -199,6 +324,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help="chains up to 64 links")
     ap.add_argument("--spherical", action="store_true",
                     help="only the spherical chain's steps (table 3)")
+    ap.add_argument("--flexible", action="store_true",
+                    help="only the flexible chain's steps, articulated against dense")
     ap.add_argument("--top", type=int, default=None, help="the largest chain")
     args = ap.parse_args(argv)
     top = args.top or (64 if args.quick else 256)
@@ -207,6 +334,10 @@ def main(argv=None) -> int:
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     if args.spherical:
         print_spherical(sizes)
+        return 0
+    if args.flexible:
+        print_flexible(sizes)
+        print(f"\nload average at the end {os.getloadavg()[0]:.2f}")
         return 0
     ev = evaluations(sizes)
     print("\n| n | recursive residual (RNEA) [ms] | per body [us] | CRBA mass matrix [ms] "

@@ -31,12 +31,15 @@ tree they are the descriptor form's tangent carried through ``T``
 (:mod:`flexmbs.relative.flexible_tangent`).  The poses, ``J`` and ``T`` at a ``beta``
 are made once (memoised on its bytes) for the residual, the rows and their Jacobian.
 
-A rigid tree with ``"recursive"`` hands the integrator its Newton matrix factored
+A tree with ``"recursive"`` hands the integrator its Newton matrix factored
 (``newton_factor``, :class:`~flexmbs.integrate.protocol.FactoredNewton`): modified
 Newton on ``[[c_M Mbar, G^T], [G, 0]]`` by the articulated-body factorisation and a
 Schur complement on the rows of the cut joints and drives (the Euler normalisations
 eliminated joint by joint inside the recursion, :mod:`flexmbs.relative.newton_factor`),
-O(n (1 + m_c)) per iteration (m_c rows of cut joints and drives), no tangent.  When the
+O(n (1 + m_c)) per iteration (m_c rows of cut joints and drives), no tangent; for a
+tree with flexible bodies ``c_M Mbar + Delta_e``, ``Delta_e = c_K K_e + c_C D_e`` on
+each flexible body's modal coordinates (the tangent's body-local constant part), by
+:mod:`flexmbs.relative.flexible_articulated`.  When the
 integrator asks again for a matrix at the same time and another ``q`` (Newton stopped
 contracting), it gets the full one (central differences, dense LU).
 """
@@ -47,6 +50,7 @@ import scipy.linalg as sla
 import scipy.sparse as sp
 
 from flexmbs.relative import flexible_recursive, nonrecursive, recursive
+from flexmbs.relative.flexible_articulated import FlexibleSchurFactor
 from flexmbs.relative.newton_factor import DenseFactor, SchurFactor
 from flexmbs.relative.absolute_map import (
     absolute_state,
@@ -94,7 +98,7 @@ class RelativeDAE:
         self.n_lam = len(tree.e_rows) + len(self.cut_rows)
         self._memo: dict = {}           # the last kinematics and cut-joint Jacobian
         #: whether the integrator takes ``newton_factor`` (module doc)
-        self.factored = formulation == "recursive" and not tree.flexible
+        self.factored = formulation == "recursive"
         self._factor_at: tuple | None = None   # (t, q bytes) of the last newton_factor
         self.coordinate_labels = [
             label for tj, b in zip(tree.joints, tree.bodies, strict=True)
@@ -319,10 +323,29 @@ class RelativeDAE:
             W[:self.n_q, :self.n_q] = c_K * K + c_C * C + c_M * M
             W[:self.n_q, self.n_q:], W[self.n_q:, :self.n_q] = G.T, G
             return DenseFactor(W)
+        if self.tree.flexible:
+            return self._flexible_factor(q, t, c_K, c_C, c_M)
         kin = forward(self.tree, np.asarray(q, float), np.zeros(self.n_q))
         G_c = (self._cut_jacobian(np.asarray(q, float), t) if len(self.cut_rows)
                else np.zeros((0, self.n_q)))
         return SchurFactor(self.tree, kin, np.asarray(q, float), G_c, c_M)
+
+    def _flexible_factor(self, q, t, c_K, c_C, c_M):
+        """The modified Newton matrix of a flexible tree, ``[[c_M Mbar + Delta_e, G^T],
+        [G, 0]]`` (``Delta_e``: ``c_K K_e + c_C D_e`` on each flexible body's modal
+        coordinates), factored by articulated bodies
+        (:mod:`flexmbs.relative.flexible_articulated`)."""
+        q = np.asarray(q, float)
+        st = self.flexible_state(q)
+        slices = self.absolute.body_slices
+        q_b = flexible_recursive.body_state(self.tree, st, slices, self.absolute.n_q)[0]
+        M_b = self.body_mass_matrix(q_b).tocsr()
+        M_i = []
+        for body in self.tree.bodies:
+            s = slices[body.name]
+            M_i.append(M_b[s, s].toarray())
+        G_c = self._cut_jacobian(q, t) if len(self.cut_rows) else np.zeros((0, self.n_q))
+        return FlexibleSchurFactor(self.tree, st.loc, st.e, M_i, q, G_c, c_M, c_K, c_C)
 
     def _flexible_tangent(self, q, qd, qdd, lam, t):
         """Dense ``(K, C, M)`` of a flexible tree (:mod:`flexmbs.relative.flexible_tangent`)."""

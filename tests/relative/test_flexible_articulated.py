@@ -1,0 +1,222 @@
+"""The articulated-body factorisation of a flexible tree's Newton matrix
+(flexmbs.relative.flexible_articulated) against dense solves.
+
+References (independent of the recursion):
+
+* ``numpy.linalg.solve`` of the dense ``W_0' = [[c_M Mbar + Delta_e, G^T], [G, 0]]``
+  with ``Mbar`` of the composite bodies and of the non-recursive formalism (``T^T M_b
+  T``), ``Delta_e = c_K K_e + c_C D_e`` laid on each flexible body's modal coordinates
+  from the body's own matrices and ``G`` the DAE's constraint Jacobian (Euler
+  normalisations, cut joints, drives): random trees mixing rigid bodies and damped
+  flexible rods (every joint kind, spherical and free joints, joints on the rods'
+  elastic interfaces) at random deformed states, and the flexible slider-crank (cut joint
+  and drive);
+* the kept terms are the tangent's body-local constant part: at an undeformed state at
+  rest without gravity, the full tangent of the descriptor form carried through ``T``
+  (flexmbs.relative.flexible_tangent) is ``K = blockdiag(K_e)``, ``C = blockdiag(D_e)``,
+  so the full Newton matrix's dense solve equals the factor's there;
+* runs: the generalized-alpha run of the flexible slider-crank by the factor equals the
+  run by the dense full Newton matrix, and the non-recursive formalism's run.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flexmbs as fm
+from flexmbs.bodies.damping import RayleighDamping
+from flexmbs.integrate import GeneralizedAlpha, consistent_initial_conditions
+from flexmbs.relative.dae import RelativeDAE
+from tests.relative.models import random_body, random_rotation
+from tests.relative.test_flexible_recursive import random_state
+from tests.relative.test_flexible_tree import rod  # noqa: F401  (the fixture)
+from tests.scenarios.flexible.flexcase_models import slider_crank_model
+
+KINDS = ("Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", None)
+
+#: the Newton coefficients of a step (generalized-alpha at h = 1 ms, order of magnitude)
+C_K, C_C, C_M = 2.5e-1, 6e2, 1.0
+
+
+def damped_tree(rod, seed: int, n: int, gravity=(0.3, -9.81, 0.5)) -> fm.System:
+    """``n`` bodies, each rigid or a flexible rod with Rayleigh damping (at random), hung
+    on the ground or an earlier body by a random joint kind (or free); a joint on a rod
+    sits at one of its interfaces (``hole_B`` deforms and turns elastically)."""
+    rng = np.random.default_rng(seed)
+    model = fm.System(gravity=gravity, name=f"damped{seed}")
+    bodies = []
+    for i in range(n):
+        if rng.uniform() < 0.5:
+            b = fm.FlexibleBody(f"f{i}", rod, r0=rng.normal(0, 1.0, 3),
+                                R0=random_rotation(rng),
+                                structural_damping=RayleighDamping(1.0, 2e-5))
+        else:
+            b = random_body(rng, f"b{i}")
+        k = int(rng.integers(0, len(bodies) + 1))
+        parent = fm.ground if k == 0 else bodies[k - 1]
+        kind = KINDS[int(rng.integers(0, len(KINDS)))]
+        model.add(b)
+        bodies.append(b)
+        if kind is None:
+            continue
+        sides = [s["hole_B" if rng.uniform() < 0.7 else "hole_A"]
+                 if isinstance(s, fm.FlexibleBody) else s for s in (parent, b)]
+        kw = {"axis": rng.normal(size=3)}
+        if not any(isinstance(s, fm.FlexibleBody) for s in (parent, b)):
+            kw["at"] = rng.normal(0, 1.0, 3)
+        model.add(getattr(fm, kind)(f"J{i}", *sides, **kw))
+    return model
+
+
+def modal_terms(dae) -> np.ndarray:
+    """``Delta_e`` (n_beta, n_beta): ``c_K K_e + c_C D_e`` on each flexible body's
+    modal coordinates, from the bodies' own matrices."""
+    out = np.zeros((dae.n_q, dae.n_q))
+    for tj, body in zip(dae.tree.joints, dae.tree.bodies, strict=True):
+        if body.kind == "flexible":
+            out[tj.qe, tj.qe] = C_K * body.body.K_e + C_C * body.D_e
+    return out
+
+
+def dense_W0(dae, beta, Mbar, t=0.0) -> np.ndarray:
+    G = dae.constraint_jacobian(beta, t).toarray()
+    n, m = dae.n_q, dae.n_lam
+    W = np.zeros((n + m, n + m))
+    W[:n, :n] = C_M * Mbar + modal_terms(dae)
+    W[:n, n:], W[n:, :n] = G.T, G
+    return W
+
+
+def factor_of(dae, beta, t=0.0):
+    dae._factor_at = None
+    return dae.newton_factor(beta, np.zeros(dae.n_q), np.zeros(dae.n_q),
+                             np.zeros(dae.n_lam), t, C_K, C_C, C_M)
+
+
+def rel_err(a, b):
+    return np.abs(a - b).max() / np.abs(b).max()
+
+
+@pytest.mark.parametrize(("seed", "n"), [(0, 4), (3, 7), (5, 12)])
+def test_the_factor_solves_the_dense_matrix_on_random_flexible_trees(rod, seed, n):
+    model = damped_tree(rod, seed, n).validate()
+    rec, rel = RelativeDAE(model, "recursive"), RelativeDAE(model, "relative")
+    kinds = {b.kind for b in rec.tree.bodies}
+    assert rec.factored and kinds == {"rigid", "flexible"}
+    assert np.abs(modal_terms(rec)).max() > 0
+    assert any(tj.motion.e_slice is not None for tj in rec.tree.joints)   # Euler rows
+    rng = np.random.default_rng(200 + seed)
+    for _ in range(2):
+        beta, _ = random_state(rec, rng)
+        rhs = rng.normal(size=(rec.n_q + rec.n_lam, 3))
+        F = factor_of(rec, beta)
+        for Mbar in (rec.mass_matrix(beta), rel.mass_matrix(beta)):
+            x_ref = np.linalg.solve(dense_W0(rec, beta, Mbar), rhs)
+            err = rel_err(F.solve(rhs), x_ref)
+            print(f"seed {seed}, n {n}: {err:.1e}")
+            assert err < 1e-10
+        assert rel_err(F.solve(rhs[:, 0]), x_ref[:, 0]) < 1e-10      # one column
+
+
+def test_the_factor_solves_the_slider_crank_with_cut_joint_and_drive(rod):
+    model = slider_crank_model(rod)
+    rec = RelativeDAE(model.validate(), "recursive")
+    assert len(rec.cut_rows) and rec.tree.flexible
+    rng = np.random.default_rng(3)
+    beta = rec.initial_q()
+    for tj in rec.tree.joints:
+        beta[tj.qe] = rng.normal(0.0, 1e-5, tj.qe.stop - tj.qe.start)
+    rhs = rng.normal(size=rec.n_q + rec.n_lam)
+    x_ref = np.linalg.solve(dense_W0(rec, beta, rec.mass_matrix(beta)), rhs)
+    err = rel_err(factor_of(rec, beta).solve(rhs), x_ref)
+    print(f"slider-crank: {err:.1e}")
+    assert err < 1e-10
+
+
+def test_the_kept_terms_are_the_whole_tangent_at_rest_undeformed(rod):
+    """Undeformed, at rest, no gravity: ``r_b`` and every velocity term vanish, so the
+    full Newton matrix of the tangent is the factored one."""
+    model = damped_tree(rod, 1, 6, gravity=(0.0, 0.0, 0.0)).validate()
+    rec = RelativeDAE(model, "recursive")
+    rng = np.random.default_rng(9)
+    beta, _ = random_state(rec, rng)
+    for tj in rec.tree.joints:
+        beta[tj.qe] = 0.0
+    z, zl = np.zeros(rec.n_q), np.zeros(rec.n_lam)
+    K, C, M = (x.toarray() for x in rec.tangent(beta, z, z, zl, 0.0))
+    assert np.abs(K).max() > 0 and np.abs(C).max() > 0
+    G = rec.constraint_jacobian(beta, 0.0).toarray()
+    n = rec.n_q
+    W = np.zeros((n + rec.n_lam,) * 2)
+    W[:n, :n] = C_K * K + C_C * C + C_M * M
+    W[:n, n:], W[n:, :n] = G.T, G
+    rhs = rng.normal(size=n + rec.n_lam)
+    err = rel_err(factor_of(rec, beta).solve(rhs), np.linalg.solve(W, rhs))
+    print(f"full tangent at rest: {err:.1e}")
+    assert err < 1e-8
+
+
+def integrate(model, formulation, factored, t_end=0.01, h=5e-4):
+    dae = RelativeDAE(model.validate(), formulation)
+    dae.factored = factored
+    q0 = dae.initial_q()
+    dae.drop_redundant(q0)
+    init = consistent_initial_conditions(dae, q0, dae.initial_qd(), 0.0)
+    integ = GeneralizedAlpha(dae, rho_inf=0.9)
+    out = integ.run(init.q, init.qd, init.qdd, init.lam, 0.0, t_end, h=h)
+    return dae, out
+
+
+def test_a_factored_flexible_run_equals_the_dense_runs(rod, monkeypatch):
+    """The factored run takes both the articulated factor and, on the steps whose
+    modified Newton stalls, the full matrix of the tangent (counted)."""
+    calls = {"factor": 0, "tangent": 0}
+    for name in ("_flexible_factor", "tangent"):
+        def counted(self, *a, _orig=getattr(RelativeDAE, name), _key=name.strip("_")):
+            calls[_key.replace("flexible_", "")] += 1
+            return _orig(self, *a)
+        monkeypatch.setattr(RelativeDAE, name, counted)
+    runs = {("recursive", True): integrate(slider_crank_model(rod), "recursive", True)}
+    print(calls)
+    assert calls["factor"] > 0 and calls["tangent"] > 0
+    monkeypatch.undo()
+    runs.update({key: integrate(slider_crank_model(rod), *key)
+                 for key in [("recursive", False), ("relative", False)]})
+    q = {key: np.asarray(r[1].q) for key, r in runs.items()}
+    ref = q[("recursive", False)]
+    for key in [("recursive", True), ("relative", False)]:
+        err = np.abs(q[key] - ref).max() / np.abs(ref).max()
+        print(f"{key}: {err:.1e} from the dense recursive run")
+        assert err < 1e-8
+
+
+def test_the_modified_iteration_contracts_with_the_elastic_stiffness(rod):
+    """The spectral radius of ``I - W_0'^-1 W`` (``W`` the full Newton matrix of the
+    tangent) at the slider-crank's consistent start, generalized-alpha-like coefficients
+    at h = 0.5 ms: small with ``K_e`` kept; without it about ``(omega_e h)^2``, hundreds
+    (the modified iteration would diverge)."""
+    from flexmbs.relative import flexible_articulated
+    dae = RelativeDAE(slider_crank_model(rod).validate(), "recursive")
+    q0 = dae.initial_q()
+    dae.drop_redundant(q0)
+    s = consistent_initial_conditions(dae, q0, dae.initial_qd(), 0.0)
+    h = 5e-4
+    c_K, c_C = 0.28 * h * h, 0.55 * h
+    K, C, M = (x.toarray() for x in dae.tangent(s.q, s.qd, s.qdd, s.lam, 0.0))
+    G = dae.constraint_jacobian(s.q, 0.0).toarray()
+    n = dae.n_q
+    W = np.zeros((n + dae.n_lam,) * 2)
+    W[:n, :n] = c_K * K + c_C * C + M
+    W[:n, n:], W[n:, :n] = G.T, G
+    rates = []
+    for keep in (True, False):
+        with pytest.MonkeyPatch.context() as mp:
+            if not keep:
+                block = flexible_articulated.modal_block
+                mp.setattr(flexible_articulated, "modal_block",
+                           lambda body, c_K, c_C: block(body, 0.0, c_C))
+            dae._factor_at = None
+            F = dae.newton_factor(s.q, s.qd, s.qdd, s.lam, 0.0, c_K, c_C, 1.0)
+            rates.append(max(abs(np.linalg.eigvals(np.eye(len(W)) - F.solve(W)))))
+    print(f"contraction rate with K_e {rates[0]:.2e}, without {rates[1]:.2e}")
+    assert rates[0] < 0.05 < 10 < rates[1]
