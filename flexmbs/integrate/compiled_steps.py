@@ -152,9 +152,8 @@ class CompiledSteps:
                 None if ii[K.I_LASTOLD] < 0 else int(ii[K.I_LASTOLD]),
                 None if np.isnan(ri[K.R_NNEW]) else float(ri[K.R_NNEW]),
                 int(ii[K.I_NSOLVES]), bool(ii[K.I_POLICY])))
-        hj = float(ri[K.R_HJAC])
+        hj, k_out = float(ri[K.R_HJAC]), int(ii[K.I_OUTS])
         return Advance(int(code), float(ri[K.R_T]), tuple(st), int(ii[K.I_KGRID]),
                        float(ri[K.R_HCUR]), None if np.isnan(hj) else hj, int(ii[K.I_STEPS]),
                        int(ii[K.I_NEWTON]), jacs, float(ri[K.R_HMIN]),
-                       Block(out[:k_out], outr[:k_out]) if (k_out := int(ii[K.I_OUTS]))
-                       else None)
+                       Block(out[:k_out], outr[:k_out]) if k_out else None)

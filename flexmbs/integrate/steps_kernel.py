@@ -66,8 +66,8 @@ OUT_COLUMNS = 8
 #: ``tab`` and ``ntab``).  The loop calls the two by address: linking their code in would
 #: make numba optimise and emit all of it again in this module (about 35 s of compile)
 N_FNS = 4
-#: ``consts``: h, (unused: the targets are an array), eps, h_min, alpha_m, alpha_f, beta, gamma, theta,
-#: jacobian_cost, jacobian_reuse (0/1)
+#: ``consts``: h, (unused: the targets are an array), eps, h_min, alpha_m, alpha_f,
+#: beta, gamma, theta, jacobian_cost, jacobian_reuse (0/1)
 N_CONSTS = 11
 
 

@@ -400,7 +400,7 @@ class ResultWriter:
         self._flush(cp)
 
     def _flush(self, cp) -> None:
-
+        """:meth:`flush` with the checkpoint ``cp`` (None: none written)."""
         try:
             if not self._sets:
                 self._create()
