@@ -15,6 +15,7 @@ return to Python and the hand-over of the Newton state.
 """
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 import numpy as np
@@ -68,6 +69,12 @@ class Block(NamedTuple):
 #: states wait in its buffers: a few tens of steps, a fraction of the result file's flush
 #: interval on every model)
 BLOCK_OUTPUTS = 64
+#: and the most wall time [s] its steps may take before it returns at an output time
+#: (the rows of its outputs wait meanwhile: far below the result file's flush interval,
+#: with outputs many steps apart too); the first call, its speed unknown, at most
+#: :data:`FIRST_BLOCK_STEPS` steps
+BLOCK_SECONDS = 0.05
+FIRST_BLOCK_STEPS = 256
 
 _NO_ROWS = np.zeros((0, 1))
 _NO_INFO = np.zeros((0, K.OUT_COLUMNS))
@@ -98,6 +105,7 @@ class CompiledSteps:
         self._ri = np.zeros(6)
         self._ii = np.zeros(11, dtype=np.int64)
         self._seen = -1             # the solver's solve count when last in step with it
+        self._block_steps = float(FIRST_BLOCK_STEPS)    # steps in BLOCK_SECONDS
 
     def _take_newton_state(self) -> None:
         """The solver's matrix and counters, when an SNES solve ran since the last run."""
@@ -123,7 +131,8 @@ class CompiledSteps:
         """Steps from the state at ``t`` (arrays not changed) towards ``target`` on the
         grid ``t_grid + k h`` (the arguments of the Python loop of ``run``), at most
         ``max_steps`` of them.  ``target``: a time, or an ascending array of times, the
-        states at all but the last of which (at most :data:`BLOCK_OUTPUTS`) are kept in
+        states at all but the last of which (at most :data:`BLOCK_OUTPUTS`, within about
+        :data:`BLOCK_SECONDS` of steps at the last call's speed) are kept in
         :attr:`Advance.block`."""
         targets = np.atleast_1d(np.asarray(target, dtype=float))
         n_out = min(targets.size - 1, BLOCK_OUTPUTS)
@@ -138,13 +147,17 @@ class CompiledSteps:
         ri[K.R_HMIN] = np.inf
         ii[K.I_KGRID] = k_grid
         ii[K.I_STEPS:] = 0
-        c[0], c[2], c[3] = h, eps, h_min
+        c[:4] = (h, self._block_steps, eps, h_min)
         st = [np.array(v, dtype=float) for v in (q, qd, qdd, a, lam)]
+        wall = time.perf_counter()
         code = K.run_steps(*st, ri, ii, c, max_steps, targets, out, outr, *self._vec,
                            self._mat[0], self._mat[1],
                            self._mat[2], self._mat[3], self._tab, self._fns, self._fn,
                            self._d1, self._bounds, self._scales, self._tints, self._treals)
+        wall = time.perf_counter() - wall
         self._step.invalidate()         # the kernel wrote the step's buffers
+        if ii[K.I_STEPS] and wall > 0.0:
+            self._block_steps = max(1.0, BLOCK_SECONDS * ii[K.I_STEPS] / wall)
         jacs = int(ii[K.I_JAC])
         if ii[K.I_STEPS]:
             self._newton.adopt(NewtonState(

@@ -66,7 +66,8 @@ OUT_COLUMNS = 8
 #: ``tab`` and ``ntab``).  The loop calls the two by address: linking their code in would
 #: make numba optimise and emit all of it again in this module (about 35 s of compile)
 N_FNS = 4
-#: ``consts``: h, (unused: the targets are an array), eps, h_min, alpha_m, alpha_f,
+#: ``consts``: h, the steps after which a target reached ends the run (no more outputs
+#: wait in the buffers: the caller's bound in wall time), eps, h_min, alpha_m, alpha_f,
 #: beta, gamma, theta, jacobian_cost, jacobian_reuse (0/1)
 N_CONSTS = 11
 
@@ -237,8 +238,9 @@ def run_steps(q, qd, qdd, a, lam, ri, ii, consts, max_steps, targets, out, outr,
     reached before the last one (at most ``out.shape[0]`` of them, ``ii[I_OUTS]`` counts
     them) has its state written to the next row of ``out`` and ``outr``
     (:data:`O_T` ...); returns :data:`TARGET` (on the last target, or on the one that
-    filled the buffers), :data:`CHUNK` or :data:`REDO`."""
-    h, eps, h_min = consts[0], consts[2], consts[3]
+    filled the buffers or came ``consts[1]`` steps or more into the run), :data:`CHUNK`
+    or :data:`REDO`."""
+    h, block_steps, eps, h_min = consts[0], consts[1], consts[2], consts[3]
     n, m = q.shape[0], lam.shape[0]
     i_tgt = 0
     target = targets[0]
@@ -298,7 +300,8 @@ def run_steps(q, qd, qdd, a, lam, ri, ii, consts, max_steps, targets, out, outr,
                 ii[I_KGRID] += 1
             if abs(goal - target) <= eps:
                 k = ii[I_OUTS]
-                if i_tgt + 1 >= targets.shape[0] or k >= out.shape[0]:
+                if (i_tgt + 1 >= targets.shape[0] or k >= out.shape[0]
+                        or ii[I_STEPS] >= block_steps):
                     return TARGET
                 # an output time passed: its state to the buffers, on to the next target
                 row = out[k]

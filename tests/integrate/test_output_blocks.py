@@ -104,6 +104,20 @@ def test_a_block_of_outputs_records_what_one_call_per_output_does(build, t_end, 
     same_results(fm.simulate(build(), t_end, dt, rho_inf=0.9, output_dt=3 * dt), a)
 
 
+def test_a_block_ends_after_its_steps_in_wall_time(calls, monkeypatch):
+    """The rows of a block wait for its last step: a call passes output times only
+    within ``FIRST_BLOCK_STEPS`` steps, then within ``BLOCK_SECONDS`` of steps at the
+    last call's speed (here none: every later call returns at its first output)."""
+    monkeypatch.setattr(compiled_steps, "FIRST_BLOCK_STEPS", 10)
+    monkeypatch.setattr(compiled_steps, "BLOCK_SECONDS", 1e-12)
+    new = fm.simulate(rigid_pendulum(), 0.3, 1e-3, rho_inf=0.9, output_dt=3e-3)
+    # the first call: outputs at steps 3, 6, 9 passed, the one at step 12 ends it
+    assert calls["passed"] == 3 and calls["calls"] == new.t.size - 1 - 3
+    one_by_one(monkeypatch)
+    same_results(new, fm.simulate(rigid_pendulum(), 0.3, 1e-3, rho_inf=0.9,
+                                  output_dt=3e-3))
+
+
 def test_a_step_redone_right_after_an_output_of_a_block(calls, monkeypatch):
     """snes_max_it = 2: the compiled loop gives up on steps needing a third iteration,
     some right after an output time it passed; the SNES path redoes them the same way."""
