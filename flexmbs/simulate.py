@@ -477,7 +477,7 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
                 State(t0, init.q, init.qd, init.qdd, init.qdd, init.lam)
             recorder.state = _state_at_output(integ, (start.qd, start.qdd, a0))
             if writer is not None:
-                writer.checkpoint = lambda: integ.checkpoint().pack()
+                writer.checkpoint = lambda: _packed(integ.checkpoint())
             notes.extend(integ.notes)
             for note in integ.notes:
                 log.info(note)
@@ -497,7 +497,7 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
                                  step_callback=step_cb, a0=a0, scales_from=scales_from,
                                  resume=resume)
                 if writer is not None:      # the final one, before the solver is destroyed
-                    final = integ.checkpoint().pack()
+                    final = _packed(integ.checkpoint())
                     writer.checkpoint = lambda: final
             finally:
                 integ.destroy()
@@ -724,6 +724,12 @@ def _check_restart(point: RestartPoint, model, asm, t_end: float) -> None:
         raise FlexmbsError(f"{where}: its last saved step is at t = {point.t:.6g} s, not "
                            f"before t_end = {t_end:.6g} s: nothing to continue (a later "
                            f"--t-end extends the run)")
+
+
+def _packed(checkpoint: Checkpoint | None) -> np.ndarray | None:
+    """The flat vector of ``checkpoint`` (None: none goes with the output being written,
+    one the compiled loop passed on its way to a later one)."""
+    return None if checkpoint is None else checkpoint.pack()
 
 
 def _state_at_output(integ, start) -> Callable:

@@ -69,7 +69,7 @@ from .increments_kernel import FLOOR
 from ._newton import LOOP_DENSE_MAX, NewtonFailure, NewtonSolver, NewtonState
 from ._petsc import block_csr, saddle
 from .affine_step import AffineStep
-from .compiled_steps import CompiledSteps
+from .compiled_steps import BLOCK_OUTPUTS, CompiledSteps
 from .consistent import accelerations, project_velocities, tangent_mass
 from .events import EVENT_TOL, ContactEvents
 from .protocol import (
@@ -309,6 +309,9 @@ class GeneralizedAlpha:
         #: the predictor and update of a step: compiled, or their numpy reference
         self._kernels = genalpha_kernel if use_compiled() else genalpha_reference
         self._grid = [0.0, 1, 0.0, 0.0, False]   # t_g, k, h_cur, h, adaptive (checkpoint)
+        #: whether the Newton solver's state goes with :attr:`last_state` (not while the
+        #: outputs the compiled loop passed in one call are handed to the callback)
+        self._in_step = True
         #: fixed steps of the compiled step path run in a compiled loop (compiled_steps)
         self._use_loop = compiled_loop and self._affine
         self._loop: CompiledSteps | None = None
@@ -322,9 +325,13 @@ class GeneralizedAlpha:
     def newton(self) -> NewtonSolver:
         return self._newton
 
-    def checkpoint(self) -> Checkpoint:
+    def checkpoint(self) -> Checkpoint | None:
         """The :class:`Checkpoint` of the last state of :meth:`run` (read from its
-        callback, it goes with the state the callback got)."""
+        callback, it goes with the state the callback got); None for an output the
+        compiled loop passed on its way to a later one (the Newton solver is already
+        there: the next output with a checkpoint is at most ``BLOCK_OUTPUTS`` later)."""
+        if not self._in_step:
+            return None
         t_grid, k, h_cur, h, adaptive = self._grid
         return Checkpoint(h, adaptive, t_grid, k, h_cur, self._h_jac, self._newton.state())
 
@@ -502,6 +509,7 @@ class GeneralizedAlpha:
             raise ValueError(f"generalized-alpha: need h > 0 and t_end > t0, got h = {h}, "
                              f"t0 = {t0}, t_end = {t_end}")
         c = _Counters()
+        self._in_step = True
         q0 = np.asarray(q0, dtype=float)
         s = State(float(t0), q0.copy(), np.asarray(qd0, float).copy(),
                   np.asarray(qdd0, float).copy(),
@@ -585,6 +593,7 @@ class GeneralizedAlpha:
             every = (outs is None and rec is not None) or step_callback is not None or (
                 callback is not None and not callback_at_outputs)
             chunk = 1 if every else 1 << 40
+            targets_arr = np.array(targets, dtype=float)
             prepared = False
             while not stop and i_target < len(targets):
                 loop = self._compiled_steps() if fast and not cuts else None
@@ -596,16 +605,30 @@ class GeneralizedAlpha:
                               prepare=True)
                     loop = self._compiled_steps()
                 if loop is not None:
+                    # through several output times in one call unless it returns after
+                    # every step anyway; their states are handed to emit afterwards
                     r = loop.advance(s.t, s.q, s.qd, s.qdd, s.a, s.lam,
-                                     target=targets[i_target], t_grid=t_grid, k_grid=k_grid,
+                                     target=targets[i_target] if every else
+                                     targets_arr[i_target:i_target + BLOCK_OUTPUTS + 1],
+                                     t_grid=t_grid, k_grid=k_grid,
                                      h_cur=h_cur, h=h, h_min=h_min, eps=eps, h_jac=self._h_jac,
                                      max_steps=chunk)
-                    if r.steps:
-                        c.steps += r.steps
-                        c.newton += r.newton
-                        c.solves += r.newton
-                        c.jac += r.jacobians
-                        c.h_min = min(c.h_min, r.h_min)
+                    base, after = (c.steps, c.newton, c.solves, c.jac, c.h_min), r.steps
+                    if r.block is not None:
+                        stop = self._emit_block(r.block, base, c, emit)
+                        i_target += len(r.block)
+                        s = self.last_state
+                        # (steps after the last output passed: none when the next is redone)
+                        after = r.steps - int(r.block.info[-1, steps_kernel.O_STEPS])
+                        k_grid, h_cur, self._h_jac = r.k_grid, r.h_cur, r.h_jac
+                        grid[1], grid[2] = k_grid, h_cur
+                        if stop:
+                            continue
+                    if after:
+                        c.steps = base[0] + r.steps
+                        c.newton, c.solves = base[1] + r.newton, base[2] + r.newton
+                        c.jac = base[3] + r.jacobians
+                        c.h_min = min(base[4], r.h_min)
                         s = self.last_state = State(r.t, *r.state)
                         k_grid, h_cur, self._h_jac = r.k_grid, r.h_cur, r.h_jac
                         i_target += r.code == steps_kernel.TARGET
@@ -681,6 +704,27 @@ class GeneralizedAlpha:
             rec = Recorder(self._n, self._m)
             rec(s.t, s.q, self._output_qd(s), s.qdd, s.lam)
         return rec.trajectory(stats)
+
+    def _emit_block(self, block, base: tuple, c: _Counters, emit: Callable) -> bool:
+        """``emit`` the states of the output times a call of the compiled loop passed
+        (:class:`~.compiled_steps.Block`), each as if the loop had returned there: the
+        state, the grid and the counters of that time (``base``: the counters ``steps,
+        newton, solves, jac, h_min`` before the call); whether one of them stopped the run."""
+        K, grid, n = steps_kernel, self._grid, self._n
+        self._in_step = False       # (the Newton solver is at the call's end already)
+        for k in range(len(block)):
+            b = block.info[k]
+            c.steps = base[0] + int(b[K.O_STEPS])
+            c.newton = base[1] + int(b[K.O_NEWTON])
+            c.solves = base[2] + int(b[K.O_NEWTON])
+            c.jac = base[3] + int(b[K.O_JAC])
+            c.h_min = min(base[4], float(b[K.O_HMIN]))
+            st = self.last_state = State(float(b[K.O_T]), *block.state(k, n))
+            grid[1], grid[2] = int(b[K.O_KGRID]), float(b[K.O_HCUR])
+            if emit(st):
+                return True         # (stopped there: no checkpoint goes with it)
+        self._in_step = True
+        return False
 
     def _sampled(self, s: State, t0: float) -> State:
         """The state after the tick ``s.t``: the sampled coordinates set by the system's

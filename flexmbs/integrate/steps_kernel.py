@@ -2,8 +2,10 @@
 :meth:`flexmbs.integrate.genalpha.GeneralizedAlpha.run` for a system on the compiled step
 path (its numpy reference is that Python loop, with PETSc SNES for each Newton solve).
 
-:func:`run_steps` repeats, until the step lands on the target time, ``max_steps`` steps
-are taken, or a step does not succeed:
+:func:`run_steps` repeats, until the step lands on the last of its target times,
+``max_steps`` steps are taken, or a step does not succeed (a target time passed before
+the last one, an output time, has its state written to a row of the output buffers and
+the loop goes on: the outputs of many steps in one call, :data:`OUT_COLUMNS`):
 
 * the step ``h_try`` towards ``goal = min(target, t_g + k h)`` (:func:`step_towards`),
   the predictor ``q0, v0, w0, x0`` (:func:`~.genalpha_kernel.predict`);
@@ -53,14 +55,20 @@ R_T, R_TGRID, R_HCUR, R_HJAC, R_NNEW, R_HMIN = range(6)
 #: policy on, a matrix ``W`` exists, ``LU`` holds its factors, then this run's counts of
 #: steps, Newton iterations, Jacobians
 I_KGRID, I_STALE, I_LASTOLD, I_NSOLVES, I_POLICY, I_HAVEW, I_LU, I_STEPS, I_NEWTON, \
-    I_JAC = range(10)
+    I_JAC, I_OUTS = range(11)
+#: ``outr`` (a row per target passed, the output buffers): t, k_grid, h_cur, h_jac
+#: (NaN: none), then this run's counts of steps, Newton iterations, Jacobians and its
+#: smallest step so far; ``out`` holds ``q, qd, qdd, a, lam`` of the same row, side by side
+O_T, O_KGRID, O_HCUR, O_HJAC, O_STEPS, O_NEWTON, O_JAC, O_HMIN = range(8)
+OUT_COLUMNS = 8
 #: ``fns`` (int64): the addresses of :func:`~.step_kernel.table_residual_c` and
 #: :func:`~.step_kernel.newton_dense_c`, then the context of the latter (the addresses of
 #: ``tab`` and ``ntab``).  The loop calls the two by address: linking their code in would
 #: make numba optimise and emit all of it again in this module (about 35 s of compile)
 N_FNS = 4
-#: ``consts``: h, target, eps, h_min, alpha_m, alpha_f, beta, gamma, theta,
-#: jacobian_cost, jacobian_reuse (0/1)
+#: ``consts``: h, the steps after which a target reached ends the run (no more outputs
+#: wait in the buffers: the caller's bound in wall time), eps, h_min, alpha_m, alpha_f,
+#: beta, gamma, theta, jacobian_cost, jacobian_reuse (0/1)
 N_CONSTS = 11
 
 
@@ -222,12 +230,20 @@ def _refresh_first(ii, ri, jac_cost):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def run_steps(q, qd, qdd, a, lam, ri, ii, consts, max_steps, x, F, y, W, Wb, LU, piv, tab,
-              fns, fn, d1, bounds, scales, tints, treals):  # pragma: no cover - compiled
+def run_steps(q, qd, qdd, a, lam, ri, ii, consts, max_steps, targets, out, outr, x, F, y,
+              W, Wb, LU, piv, tab, fns, fn, d1, bounds, scales, tints,
+              treals):  # pragma: no cover - compiled
     """Fixed generalized-α steps from the state ``(q, qd, qdd, a, lam)`` at ``ri[R_T]``
-    (updated in place) towards ``consts[1]`` (module docstring); returns :data:`TARGET`,
-    :data:`CHUNK` or :data:`REDO`."""
-    h, target, eps, h_min = consts[0], consts[1], consts[2], consts[3]
+    (updated in place) through the ascending ``targets`` (module docstring): a target
+    reached before the last one (at most ``out.shape[0]`` of them, ``ii[I_OUTS]`` counts
+    them) has its state written to the next row of ``out`` and ``outr``
+    (:data:`O_T` ...); returns :data:`TARGET` (on the last target, or on the one that
+    filled the buffers or came ``consts[1]`` steps or more into the run), :data:`CHUNK`
+    or :data:`REDO`."""
+    h, block_steps, eps, h_min = consts[0], consts[1], consts[2], consts[3]
+    n, m = q.shape[0], lam.shape[0]
+    i_tgt = 0
+    target = targets[0]
     alpha_m, alpha_f, beta, gamma = consts[4], consts[5], consts[6], consts[7]
     theta, jac_cost, jac_reuse = consts[8], consts[9], consts[10] != 0.0
     d, xm = np.empty(d1.shape[0]), np.empty(d1.shape[0])  # the increment test's work
@@ -283,7 +299,25 @@ def run_steps(q, qd, qdd, a, lam, ri, ii, consts, max_steps, x, F, y, W, Wb, LU,
             if abs(goal - (ri[R_TGRID] + ii[I_KGRID] * h)) <= eps:
                 ii[I_KGRID] += 1
             if abs(goal - target) <= eps:
-                return TARGET
+                k = ii[I_OUTS]
+                if (i_tgt + 1 >= targets.shape[0] or k >= out.shape[0]
+                        or ii[I_STEPS] >= block_steps):
+                    return TARGET
+                # an output time passed: its state to the buffers, on to the next target
+                row = out[k]
+                row[:n] = q
+                row[n:2 * n] = qd
+                row[2 * n:3 * n] = qdd
+                row[3 * n:4 * n] = a
+                row[4 * n:4 * n + m] = lam
+                o = outr[k]
+                o[O_T], o[O_KGRID], o[O_HCUR], o[O_HJAC] = (ri[R_T], ii[I_KGRID],
+                                                            ri[R_HCUR], ri[R_HJAC])
+                o[O_STEPS], o[O_NEWTON], o[O_JAC], o[O_HMIN] = (ii[I_STEPS], ii[I_NEWTON],
+                                                                ii[I_JAC], ri[R_HMIN])
+                ii[I_OUTS] = k + 1
+                i_tgt += 1
+                target = targets[i_tgt]
     return CHUNK
 
 
@@ -293,6 +327,7 @@ def warm() -> None:
     no array is read."""
     z, zi = np.zeros(1), np.zeros(1, dtype=np.int64)
     tab = np.zeros((N_TABLE, 5), dtype=np.int64)
-    run_steps(z, z, z, z, z, np.zeros(6), np.zeros(10, dtype=np.int64),
-              np.zeros(N_CONSTS), 0, z, z, z, np.zeros((1, 1)), np.zeros((1, 1)),
+    run_steps(z, z, z, z, z, np.zeros(6), np.zeros(11, dtype=np.int64),
+              np.zeros(N_CONSTS), 0, z, np.zeros((0, 5)), np.zeros((0, OUT_COLUMNS)), z, z,
+              z, np.zeros((1, 1)), np.zeros((1, 1)),
               np.zeros((1, 1)), zi, tab, np.zeros(N_FNS, dtype=np.int64), z, z, zi, z, zi, np.zeros(4))

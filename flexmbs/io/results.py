@@ -318,7 +318,9 @@ class ResultWriter:
         goes with the row just appended; called when :meth:`append` writes a block and
         when a complete run closes (not otherwise: a failed or interrupted integrator may
         have gone on past its last row), and written with it
-        (``/checkpoint``, ``/checkpoint_row``); may be set after construction
+        (``/checkpoint``, ``/checkpoint_row``); may be set after construction.  When it
+        gives None as a block is written, it is asked again at each row appended after,
+        and the first checkpoint it gives is written with its row at once
     """
 
     def __init__(self, path: str | os.PathLike, *, attrs: dict | None = None,
@@ -356,6 +358,7 @@ class ResultWriter:
         self._prior = prior or {}
         self._n_prior = len(self._prior["time"][0]) if "time" in self._prior else 0
         self._oldest: float | None = None
+        self._checkpoint_due = False    # the last block was written without a checkpoint
         self._closed = False
 
     # -- rows -------------------------------------------------------------------------------
@@ -381,14 +384,23 @@ class ResultWriter:
         if (not self._sets or now - self._oldest >= self.flush_seconds
                 or self.n - self.n_committed >= self.flush_rows):
             self.flush(checkpoint=True)
-
-    def flush(self, checkpoint: bool = False) -> None:
-        """Write the waiting rows (and with ``checkpoint`` the integrator's checkpoint for
-        the last of them), flush, then mark them committed (and flush again).  A dataset
-        written before a failure is not written twice when this is called again."""
-        cp = None
-        if checkpoint and self.checkpoint is not None:
+        elif self._checkpoint_due:
             cp = self.checkpoint()
+            if cp is not None:
+                self.flush(checkpoint=True, cp=cp)
+
+    def flush(self, checkpoint: bool = False, cp=None) -> None:
+        """Write the waiting rows (and with ``checkpoint`` the integrator's checkpoint for
+        the last of them: ``cp``, or asked for), flush, then mark them committed (and flush
+        again).  A dataset written before a failure is not written twice when this is
+        called again."""
+        if checkpoint and cp is None and self.checkpoint is not None:
+            cp = self.checkpoint()
+        self._checkpoint_due = checkpoint and cp is None and self.checkpoint is not None
+        self._flush(cp)
+
+    def _flush(self, cp) -> None:
+        """:meth:`flush` with the checkpoint ``cp`` (None: none written)."""
         try:
             if not self._sets:
                 self._create()
