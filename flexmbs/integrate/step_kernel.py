@@ -269,9 +269,9 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
     (:func:`~flexmbs.kinematics.frame_kernel.stacked_rows` makes the rows, frames and
     their work array), and the joint friction's and springs' per element: on a rigid
     system without these, 2 at the residual's ``q`` and 9 elsewhere
-    (``tests/system/test_dense_rows.py`` counts them).  Inlined (numba IR) into :func:`newton_dense_c`, its
-    one caller (Python calls that callback too): compiled on its own, its code would be
-    optimised and emitted twice."""
+    (``tests/system/test_dense_rows.py`` counts them).  Inlined (numba IR) into
+    :func:`newton_dense_c`, its one caller (Python calls that callback too): compiled on
+    its own, its code would be optimised and emitted twice."""
     q0, v0, w0, scal = f1(t, 8), f1(t, 9), f1(t, 10), f1(t, 7)
     n = q0.shape[0]
     act = i1(t, 12)
