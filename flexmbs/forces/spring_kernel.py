@@ -221,7 +221,7 @@ def point_force(e, C, sp_int, sp_par):  # pragma: no cover - compiled
     return F
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def follower_gradient(par, Dm):  # pragma: no cover - compiled
     """``dF/dq = sum_k F'_k da_k/dq`` (3, n) of a point force ``F = sum_k F'_k a_k^P`` in
     P's axes (``F'_k = par[k]``), ``Dm`` (4, 3, n) the derivatives of P's rows ``p, x, y,
@@ -232,7 +232,7 @@ def follower_gradient(par, Dm):  # pragma: no cover - compiled
     return dF
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def newton_weights(e, C, D, qd, sp_int, sp_par, sp_tab, cK, cC):  # pragma: no cover
     """``(G, w, cols)`` of element ``e`` (not a point force): the gradients ``G`` (k, n)
     of its measures, the weights ``w_i = c_K F_s,i + c_C F_sd,i`` of its Newton block

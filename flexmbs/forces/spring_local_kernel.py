@@ -53,7 +53,7 @@ def pair(C, D, mP, mQ):  # pragma: no cover - compiled
     return Ce, De
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def slot_rates(qd, ce):  # pragma: no cover - compiled
     """The rates ``qd[ce[j]]`` of an element's local slots (0 where ``ce[j] = -1``)."""
     n = ce.shape[0]

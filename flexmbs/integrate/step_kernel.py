@@ -30,9 +30,9 @@ residual and Newton block by :mod:`flexmbs.bodies.rigid_kernel`, which allocates
 itself (the bodies' Newton values make two arrays per call for all bodies together); a
 flexible body's by :mod:`flexmbs.bodies.ffrf_kernel`, a few grouped work arrays per
 call).  Numba's cache of this module does not notice edits of ``ffrf_kernel`` (or of
-the stacked rows of ``frame_kernel``, or of the springs' ``spring_kernel``) that it
-compiles in: a change of those kernels (arguments or code) must edit this file too, or
-warm installations keep the old code.
+the stacked rows of ``frame_kernel``, or of the springs' ``spring_kernel``, inlined
+helpers included) that it compiles in: a change of those kernels (arguments or code)
+must edit this file too, or warm installations keep the old code.
 """
 from __future__ import annotations
 
