@@ -221,6 +221,30 @@ def point_force(e, C, sp_int, sp_par):  # pragma: no cover - compiled
     return F
 
 
+@njit(cache=True, inline="always")
+def follower_gradient(par, Dm):  # pragma: no cover - compiled
+    """``dF/dq = sum_k F'_k da_k/dq`` (3, n) of a point force ``F = sum_k F'_k a_k^P`` in
+    P's axes (``F'_k = par[k]``), ``Dm`` (4, 3, n) the derivatives of P's rows ``p, x, y,
+    z``; the Newton block of the force is ``-c_K (dp_P/dq)^T dF/dq``."""
+    dF = np.zeros_like(Dm[0])
+    for k in range(3):
+        dF += par[k] * Dm[1 + k]
+    return dF
+
+
+@njit(cache=True, inline="always")
+def newton_weights(e, C, D, qd, sp_int, sp_par, sp_tab, cK, cC):  # pragma: no cover
+    """``(G, w, cols)`` of element ``e`` (not a point force): the gradients ``G`` (k, n)
+    of its measures, the weights ``w_i = c_K F_s,i + c_C F_sd,i`` of its Newton block
+    ``-(c_K dQ/dq + c_C dQ/dqd) = sum_i w_i grad s_i grad s_i^T`` (module docstring) and
+    the columns where ``G`` is not zero."""
+    s, G = measures(e, C, D, sp_int, sp_par)
+    _, F_s, F_sd = laws(e, s, G, qd, sp_int, sp_par, sp_tab)
+    for i in range(s.shape[0]):
+        F_s[i] = cK * F_s[i] + cC * F_sd[i]
+    return G, F_s, nonzero_columns(G)
+
+
 @njit(cache=True)
 def spring_residual(r, q, qd, C, D, sp_int, sp_par, sp_tab):  # pragma: no cover
     """``r -= Q`` of every element (module docstring)."""
@@ -247,25 +271,19 @@ def spring_newton(out, q, qd, C, D, sp_int, sp_par, sp_tab, cK, cC):  # pragma: 
             mP = sp_int[e, I_MP]
             if sp_par[e, P_FRAME] == 0.0:
                 continue
-            Dp = D[mP, 0]
-            dF = np.zeros_like(Dp)                     # dF/dq = sum_k F'_k da_k/dq
-            for k in range(3):
-                dF += sp_par[e, k] * D[mP, 1 + k]
+            Dp, dF = D[mP, 0], follower_gradient(sp_par[e], D[mP])
             cols, colsF = nonzero_columns(Dp), nonzero_columns(dF)
             for a in cols:
                 for b in colsF:
                     out[a, b] -= cK * (Dp[0, a] * dF[0, b] + Dp[1, a] * dF[1, b]
                                        + Dp[2, a] * dF[2, b])
             continue
-        s, G = measures(e, C, D, sp_int, sp_par)
-        _, F_s, F_sd = laws(e, s, G, qd, sp_int, sp_par, sp_tab)
-        cols = nonzero_columns(G)
-        for i in range(s.shape[0]):
-            w = cK * F_s[i] + cC * F_sd[i]
-            if w == 0.0:
+        G, w, cols = newton_weights(e, C, D, qd, sp_int, sp_par, sp_tab, cK, cC)
+        for i in range(w.shape[0]):
+            if w[i] == 0.0:
                 continue
             for a in cols:
-                ga = w * G[i, a]
+                ga = w[i] * G[i, a]
                 for b in cols:
                     out[a, b] += ga * G[i, b]
 

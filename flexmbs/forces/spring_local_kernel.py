@@ -33,7 +33,8 @@ from numba import njit
 
 from flexmbs.forces.friction_kernel import nonzero_columns
 from flexmbs.forces.spring_columns import FORCE, I_KIND, N_PAR, P_FRAME
-from flexmbs.forces.spring_kernel import laws, measures, point_force
+from flexmbs.forces.spring_kernel import (follower_gradient, laws, measures, newton_weights,
+                                          point_force)
 
 
 @njit(cache=True)
@@ -52,6 +53,17 @@ def pair(C, D, mP, mQ):  # pragma: no cover - compiled
     return Ce, De
 
 
+@njit(cache=True, inline="always")
+def slot_rates(qd, ce):  # pragma: no cover - compiled
+    """The rates ``qd[ce[j]]`` of an element's local slots (0 where ``ce[j] = -1``)."""
+    n = ce.shape[0]
+    qde = np.zeros(n)
+    for j in range(n):
+        if ce[j] >= 0:
+            qde[j] = qd[ce[j]]
+    return qde
+
+
 @njit(cache=True)
 def spring_local_residual(r, qd, C, D, pm, cols, sp_int, sp_par, sp_tab):  # pragma: no cover
     """``r -= Q`` of every element (module docstring; ``sp_int``'s markers 0 and 1)."""
@@ -66,12 +78,8 @@ def spring_local_residual(r, qd, C, D, pm, cols, sp_int, sp_par, sp_tab):  # pra
                     r[ce[j]] -= De[0, 0, 0, j] * F[0] + De[0, 0, 1, j] * F[1] \
                         + De[0, 0, 2, j] * F[2]
             continue
-        qde = np.zeros(n)
-        for j in range(n):
-            if ce[j] >= 0:
-                qde[j] = qd[ce[j]]
         s, G = measures(e, Ce, De, sp_int, sp_par)
-        F, _, _ = laws(e, s, G, qde, sp_int, sp_par, sp_tab)
+        F, _, _ = laws(e, s, G, slot_rates(qd, ce), sp_int, sp_par, sp_tab)
         for i in range(s.shape[0]):
             for j in range(n):
                 if ce[j] >= 0:
@@ -90,35 +98,25 @@ def spring_local_newton(vals, qd, C, D, pm, cols, pos, ptr, sp_int, sp_par, sp_t
             vals[p0 + i] = 0.0
         Ce, De = pair(C, D, pm[e, 0], pm[e, 1])
         ce, pe = cols[e], pos[e]
-        n = ce.shape[0]
         if sp_int[e, I_KIND] == FORCE:
             if sp_par[e, P_FRAME] == 0.0:
                 continue
-            Dp = De[0, 0]
-            dF = np.zeros_like(Dp)                     # dF/dq = sum_k F'_k da_k/dq
-            for k in range(3):
-                dF += sp_par[e, k] * De[0, 1 + k]
+            Dp, dF = De[0, 0], follower_gradient(sp_par[e], De[0])
             for a in nonzero_columns(Dp):
                 for b in nonzero_columns(dF):
                     if pe[a] >= 0 and pe[b] >= 0:
                         vals[p0 + pe[a] * nb + pe[b]] -= cK * (
                             Dp[0, a] * dF[0, b] + Dp[1, a] * dF[1, b] + Dp[2, a] * dF[2, b])
             continue
-        qde = np.zeros(n)
-        for j in range(n):
-            if ce[j] >= 0:
-                qde[j] = qd[ce[j]]
-        s, G = measures(e, Ce, De, sp_int, sp_par)
-        _, F_s, F_sd = laws(e, s, G, qde, sp_int, sp_par, sp_tab)
-        nz = nonzero_columns(G)
-        for i in range(s.shape[0]):
-            w = cK * F_s[i] + cC * F_sd[i]
-            if w == 0.0:
+        G, w, nz = newton_weights(e, Ce, De, slot_rates(qd, ce), sp_int, sp_par, sp_tab,
+                                  cK, cC)
+        for i in range(w.shape[0]):
+            if w[i] == 0.0:
                 continue
             for a in nz:
                 if pe[a] < 0:
                     continue
-                ga = w * G[i, a]
+                ga = w[i] * G[i, a]
                 for b in nz:
                     if pe[b] >= 0:
                         vals[p0 + pe[a] * nb + pe[b]] += ga * G[i, b]

@@ -26,11 +26,13 @@ The numpy references: :func:`affine_residual` is ``[r / beta'; g_A]`` of the sys
 ``FLEXMBS_KERNELS=reference`` (:func:`flexmbs.compiled.use_compiled`) runs those instead.
 The body arrays pass through as :func:`flexmbs.bodies.ffrf_kernel.bodies_residual` takes
 them (``H_p``: the pair Gram matrix of the geometric stiffening; a rigid body's
-residual and Newton matrix by :mod:`flexmbs.bodies.rigid_kernel`, no allocation; a
+residual and Newton block by :mod:`flexmbs.bodies.rigid_kernel`, which allocates nothing
+itself (the bodies' Newton values make two arrays per call for all bodies together); a
 flexible body's by :mod:`flexmbs.bodies.ffrf_kernel`, a few grouped work arrays per
 call).  Numba's cache of this module does not notice edits of ``ffrf_kernel`` (or of
-the stacked rows of ``frame_kernel``) that it compiles in: a change of those kernels
-(arguments or code) must edit this file too, or warm installations keep the old code.
+the stacked rows of ``frame_kernel``, or of the springs' ``spring_kernel``, inlined
+helpers included) that it compiles in: a change of those kernels (arguments or code)
+must edit this file too, or warm installations keep the old code.
 """
 from __future__ import annotations
 
@@ -90,7 +92,10 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
     ``stacked_rows`` (after ``q``), flat (numba types a tuple argument in Python at every
     call, which is slow).  Outputs are written in place because every array a compiled
     function returns costs a Python object (about a microsecond each).  Last the work
-    arrays (no allocation on rigid systems without joint friction): ``W_x`` (4, n) for
+    arrays (no allocation on systems of rigid bodies and point masses without joint
+    friction and springs: joint friction's multipliers and laws, each spring element's
+    measures and law and each flexible body's residual allocate their own small arrays
+    at every call): ``W_x`` (4, n) for
     ``q, qd, qdd, r``, the label rows ``W_p`` (R,), ``W_dp`` (R, n) and the frames' ``W_f``
     (:data:`~flexmbs.kinematics.frame_kernel.FRAME_WORK`,), ``R = Sa.shape[0]``; the
     rows and frames are written straight into ``g_out, G_out, C_out, D_out``."""
@@ -220,7 +225,7 @@ def table_residual_c(F, x, ctx):  # pragma: no cover - compiled
 #: affine_step.AffineStep`): the address of the body pack's table (:meth:`flexmbs.bodies.
 #: pack.BodyPack.table`), the frame-derivative tensor ``T_A`` and the address of
 #: :func:`~flexmbs.bodies.ffrf_kernel.bodies_newton_values_c`; then the work arrays of
-#: :func:`newton_dense` (no allocation but the bodies' C function's own): the bodies'
+#: :func:`newton_dense` (allocations: see its docstring): the bodies'
 #: values (n_values,) and their input ``s`` (3 n_b + 6,), ``lam`` (m,), ``mu`` (n_rows,),
 #: ``mu_st`` (R,), ``mu_norm`` (normalisations,), the Hessian sum ``H`` (n, n) and its
 #: ``Wm`` (4 M, 3), ``dal``, ``dbe`` (3, n)
@@ -258,9 +263,16 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
     the joint friction's terms (:func:`~flexmbs.forces.friction_kernel.friction_newton`)
     and the springs' (:func:`~flexmbs.forces.spring_kernel.spring_newton`).
     ``t``: the table of :func:`affine_residual_c`; ``nt``: the Newton table.  Returns
-    whether every entry is finite.  Inlined (numba IR) into :func:`newton_dense_c`, its
-    one caller (Python calls that callback too): compiled on its own, its code would be
-    optimised and emitted twice."""
+    whether every entry is finite.  It works in the tables' arrays but for these
+    allocations (numba's runtime, per call): the bodies' C function's two (its values
+    and the rigid bodies' work array; a flexible body's tangent adds its own work
+    arrays, dozens per body), seven more when ``q`` is not the residual's last ``q``
+    (:func:`~flexmbs.kinematics.frame_kernel.stacked_rows` makes the rows, frames and
+    their work array), and the joint friction's and springs' per element: on a rigid
+    system without these, 2 at the residual's ``q`` and 9 elsewhere
+    (``tests/system/test_dense_rows.py`` counts them).  Inlined (numba IR) into
+    :func:`newton_dense_c`, its one caller (Python calls that callback too): compiled on
+    its own, its code would be optimised and emitted twice."""
     q0, v0, w0, scal = f1(t, 8), f1(t, 9), f1(t, 10), f1(t, 7)
     n = q0.shape[0]
     act = i1(t, 12)

@@ -29,8 +29,10 @@ halving, diagnostics) as always.  (Numba's cache of this module does not notice 
 of the kernels it compiles in, the predictor, update and increment kernels: an edit of
 theirs must edit this file too; the residual and the Newton matrix are called by address,
 each returning 1 when its values are finite, 0 when not or when it stopped on an exception;
-the residual works in its table's work arrays: no heap allocation on a rigid system; its
-rows are marked invalid, ``q_last`` NaN, until it returns.)
+the residual works in its table's work arrays: no heap allocation on a system of rigid
+bodies without joint friction and springs (the Newton matrix allocates a few arrays per
+call, :func:`~.step_kernel.newton_dense`); its rows are marked invalid, ``q_last`` NaN,
+until it returns.)
 """
 from __future__ import annotations
 

@@ -13,6 +13,27 @@ from flexmbs.compiled import arg
 from flexmbs.system.stacked import check_frames
 
 
+def check_vectors(who: str, vectors) -> list:
+    """The arrays of ``vectors`` ``[(name, array, shape)]`` through
+    :func:`~flexmbs.compiled.arg`, in order, each checked to have its ``shape``
+    (``ValueError`` naming ``who``)."""
+    out = []
+    for name, a, shape in vectors:
+        a = arg(a)
+        if a.shape != shape:
+            raise ValueError(f"{who}: {name} must have shape {shape}, got {a.shape}")
+        out.append(a)
+    return out
+
+
+def check_residual(who: str, r, n: int) -> None:
+    """Raise ``ValueError`` naming ``who`` unless ``r`` is a C-contiguous float array
+    (n,), the residual a kernel writes in place."""
+    if r.shape != (n,) or r.dtype != float or not r.flags.c_contiguous:
+        raise ValueError(f"{who}: r must be a C-contiguous float array of shape ({n},), "
+                         f"got {r.dtype} {r.shape}")
+
+
 class ElementPack:
     """The force blocks ``blocks`` of a pack whose integer table is ``table`` (k, ...)
     over ``n_q`` coordinates; errors name the pack by its class and element names."""
@@ -40,13 +61,7 @@ class ElementPack:
         ``vectors`` ``[(name, array, shape)]`` in order, then the stacked frames ``C``,
         ``D`` for the markers the table reads (:func:`~flexmbs.system.stacked.
         check_frames`)."""
-        out = []
-        for name, a, shape in vectors:
-            a = arg(a)
-            if a.shape != shape:
-                raise ValueError(f"{self.who}: {name} must have shape {shape}, got "
-                                 f"{a.shape}")
-            out.append(a)
+        out = check_vectors(self.who, vectors)
         C, D = arg(C), arg(D)
         M = int(self._table[:, 1:3].max()) + 1 if len(self) else 0
         check_frames(self.who, C, D, M, self.n_q)
@@ -54,7 +69,5 @@ class ElementPack:
 
     def check_residual(self, r) -> None:
         """Raise ``ValueError`` unless ``r`` is a C-contiguous float array (n_q,), the
-        residual a kernel writes in place."""
-        if r.shape != (self.n_q,) or r.dtype != float or not r.flags.c_contiguous:
-            raise ValueError(f"{self.who}: r must be a C-contiguous float array of shape "
-                             f"({self.n_q},), got {r.dtype} {r.shape}")
+        residual a kernel writes in place (:func:`check_residual`)."""
+        check_residual(self.who, r, self.n_q)

@@ -24,7 +24,7 @@ from flexmbs.forces import spring_kernel, spring_reference
 from flexmbs.forces.spring_local_kernel import spring_local_newton, spring_local_residual
 from flexmbs.kinematics import frames as F
 from flexmbs.kinematics.time_functions import Constant, as_time_function
-from flexmbs.system.element_pack import ElementPack
+from flexmbs.system.element_pack import ElementPack, check_residual, check_vectors
 from flexmbs.system.local_rows_kernel import local_frames
 from flexmbs.system.stacked import LabelRowSet
 
@@ -210,15 +210,24 @@ class LocalSprings:
             D[m][:, :, c[c >= 0]] = Dl[m][:, :, c >= 0]
         return C, D
 
-    def residual(self, r, q, qd, t: float) -> None:
-        """``r -= Q`` of the elements at ``(q, qd, t)`` (``r`` (n_q,) float, in place)."""
+    @property
+    def who(self) -> str:
+        """The springs in an error message: the class and the elements' names."""
+        return f"LocalSprings {self.pack.names}"
+
+    def _inputs(self, q, qd, t: float) -> tuple:
+        """``(q, qd)`` checked (:func:`~flexmbs.system.element_pack.check_vectors`), the
+        point forces set at ``t``."""
         n = self.N
-        q, qd = arg(q), arg(qd)
-        if r.shape != (n,) or r.dtype != float or q.shape != (n,) or qd.shape != (n,):
-            raise ValueError(f"LocalSprings {self.pack.names}: r, q and qd must have shape "
-                             f"({n},), got {r.shape}, {q.shape} and {qd.shape}")
+        q, qd = check_vectors(self.who, (("q", q, (n,)), ("qd", qd, (n,))))
         if not self.pack.time_free:
             self.pack.at_time(t)
+        return q, qd
+
+    def residual(self, r, q, qd, t: float) -> None:
+        """``r -= Q`` of the elements at ``(q, qd, t)`` (``r`` (n_q,) float, in place)."""
+        check_residual(self.who, r, self.N)
+        q, qd = self._inputs(q, qd, t)
         C, D = self.frames(q)
         spring_local_residual(r, qd, C, D, self.pm, self.cols, self.sp_int, self.pack.sp_par,
                               self.pack.sp_tab)
@@ -227,13 +236,7 @@ class LocalSprings:
         """``{id(force block): its (n_b, n_b) block -(c_K dQ/dq + c_C dQ/dqd) on its idx,
         row-major}`` (:func:`~flexmbs.forces.spring_local_kernel.spring_local_newton`,
         without the curvature of the measures)."""
-        n = self.N
-        q, qd = arg(q), arg(qd)
-        if q.shape != (n,) or qd.shape != (n,):
-            raise ValueError(f"LocalSprings {self.pack.names}: q and qd must have shape "
-                             f"({n},), got {q.shape} and {qd.shape}")
-        if not self.pack.time_free:
-            self.pack.at_time(t)
+        q, qd = self._inputs(q, qd, t)
         C, D = self.frames(q)
         vals = np.empty(int(self.ptr[-1]))
         spring_local_newton(vals, qd, C, D, self.pm, self.cols, self.pos, self.ptr,

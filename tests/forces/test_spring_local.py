@@ -178,3 +178,22 @@ def test_simulation_equals_the_python_path(link, monkeypatch):
     slow = fm.simulate(chain(link), 0.03, 1e-3, rho_inf=0.9, output_dt=0.01)
     assert np.abs(slow.q[-1] - slow.q[0]).max() > 1e-4          # it moved
     np.testing.assert_allclose(fast.q, slow.q, rtol=0, atol=1e-7)
+
+
+def test_wrong_shapes_name_the_springs_and_the_array(system):
+    """A short ``q``, ``qd`` or residual is refused before a kernel reads past its end,
+    naming the springs, the array, the shape expected and the one found."""
+    ls = system.local_springs()
+    n = system.n_q
+    q, qd = state(system, 0)
+    r = np.zeros(n)
+    with pytest.raises(ValueError, match=rf"LocalSprings \('.*'\): q must have shape "
+                                         rf"\({n},\), got \({n - 1},\)"):
+        ls.residual(r, q[:-1], qd, 0.0)
+    with pytest.raises(ValueError, match=rf"LocalSprings .*: qd must have shape \({n},\)"):
+        ls.newton_values(q, qd[:-1], 0.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match=rf"LocalSprings .*: r must be a C-contiguous float "
+                                         rf"array of shape \({n},\), got int64 \({n},\)"):
+        ls.residual(np.zeros(n, dtype=np.int64), q, qd, 0.0)
+    ls.residual(r, q, qd, 0.0)
+    assert np.abs(r).max() > 0.0

@@ -183,3 +183,61 @@ def test_compiled_step_residual_allocates_nothing_on_a_rigid_system(which):
     assert s1 - s0 >= 5                  # update makes its five arrays: counted
     assert s2 - s1 == 0
     assert np.array_equal(F, F_py)
+
+
+@pytest.mark.parametrize("which", ["slider_crank_torque", "slider_crank_drive"])
+def test_compiled_newton_matrix_allocations_on_a_rigid_system(which):
+    """The compiled Newton matrix of a rigid system (:func:`~flexmbs.integrate.step_kernel.
+    newton_dense_c`, the C function the compiled step loop calls) allocates, per call, the
+    two arrays of the bodies' C function (``bodies_newton_values``: its values and the
+    rigid bodies' work array) and, when ``q`` is not the residual's last ``q``, the seven
+    of ``stacked_rows`` (``g, G, C, D, p, dp`` and the frames' work array): numba's
+    runtime counts 2 and 9 per call over 10 calls each (the counter itself checked on a
+    kernel that allocates five arrays).  Both paths give the same matrix, the one at the
+    residual's ``q`` on the residual's rows, the other on rows evaluated anew."""
+    from numba.core.runtime import _nrt_python, rtsys
+
+    from flexmbs.integrate.genalpha_kernel import update
+    from flexmbs.integrate.step_kernel import newton_dense_c, table_residual_c
+    model = {"slider_crank_torque": _slider_crank_torque,
+             "slider_crank_drive": lambda: slider_crank()[0]}[which]()
+    asm = AssembledSystem(model)
+    n = asm.n_q
+    rng = np.random.default_rng(5)
+    q = asm.initial_q() + 1e-2 * rng.normal(size=n)
+    step = AffineStep(asm, asm.affine_plan()).set(q - 1e-3, rng.normal(size=n),
+                                                  rng.normal(size=n), 37.0, 2.3e4, 0.21)
+    x = np.concatenate([q, rng.normal(size=asm.n_lam)])
+    x2 = x.copy()
+    x2[:n] += 1e-4 * rng.normal(size=n)
+    N = x.size
+    res, jac = table_residual_c.compile().ctypes, newton_dense_c.compile().ctypes
+    F, W, W2 = np.empty(N), np.empty((N, N)), np.empty((N, N))
+    _, ctx = step.c_newton()
+    assert res(F.ctypes.data, x.ctypes.data, step.c_context()) == 1      # q_last = q
+    assert jac(W.ctypes.data, x.ctypes.data, ctx) == 1                   # compiled, warm
+    assert jac(W2.ctypes.data, x2.ctypes.data, ctx) == 1
+    z = np.zeros(2)
+    update(z, z[:1], z[:1], z[:1], z[:1], 0.1, 0.5, 0.5, 0.25, 0.5, 1.0)
+    enabled = _nrt_python.memsys_stats_enabled()
+    _nrt_python.memsys_enable_stats()
+    try:
+        s0 = rtsys.get_allocation_stats().alloc
+        update(z, z[:1], z[:1], z[:1], z[:1], 0.1, 0.5, 0.5, 0.25, 0.5, 1.0)
+        s1 = rtsys.get_allocation_stats().alloc
+        for _ in range(10):
+            jac(W.ctypes.data, x.ctypes.data, ctx)
+        s2 = rtsys.get_allocation_stats().alloc
+        for _ in range(10):
+            jac(W2.ctypes.data, x2.ctypes.data, ctx)
+        s3 = rtsys.get_allocation_stats().alloc
+    finally:
+        if not enabled:
+            _nrt_python.memsys_disable_stats()
+    assert s1 - s0 >= 5                  # update makes its five arrays: counted
+    assert s2 - s1 == 2 * 10
+    assert s3 - s2 == 9 * 10
+    assert res(F.ctypes.data, x2.ctypes.data, step.c_context()) == 1     # q_last = q2
+    W2_same = np.empty((N, N))
+    assert jac(W2_same.ctypes.data, x2.ctypes.data, ctx) == 1
+    assert np.array_equal(W2_same, W2)
