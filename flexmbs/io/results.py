@@ -262,6 +262,24 @@ class OutputLock:
 
 
 # -- writing ----------------------------------------------------------------------------------
+def _kept_longer(path: str, n: int, target: str) -> bool:
+    """Whether ``target`` (a file of an earlier run that ``path`` would replace) holds more
+    output steps than the ``n`` of ``path``: then ``path`` is removed and ``target`` kept.
+    A run that continues from a checkpoint before the last row of ``target`` and stops
+    early holds fewer rows (the same ones, up to where it stopped): replacing would lose
+    the rest."""
+    if not os.path.exists(target):
+        return False
+    n_old = steps_in(target)[0]
+    if n_old <= n:
+        return False
+    with contextlib.suppress(OSError):
+        os.remove(path)
+    log.warning("%s holds %d output steps, fewer than the %d of %s: that one is kept",
+                path, n, n_old, target)
+    return True
+
+
 def _retire_stale(running: str, final: str) -> str | None:
     """A ``.running.h5`` found while holding the lock was left by a killed run: copy it to
     a plain ``.interrupted.h5`` (clearing SWMR's mark) and remove it, or, if it cannot be
@@ -269,6 +287,8 @@ def _retire_stale(running: str, final: str) -> str | None:
     if not os.path.exists(running):
         return None
     target = status_path(final, "interrupted")
+    if _kept_longer(running, steps_in(running)[0], target):
+        return target
     tmp = target + ".tmp"
     try:
         with open_result(running) as src, h5py.File(tmp, "w", libver=LIBVER) as dst:
@@ -382,12 +402,15 @@ class ResultWriter:
         if self._oldest is None:
             self._oldest = now
         if (not self._sets or now - self._oldest >= self.flush_seconds
-                or self.n - self.n_committed >= self.flush_rows):
-            self.flush(checkpoint=True)
-        elif self._checkpoint_due:
-            cp = self.checkpoint()
-            if cp is not None:
-                self.flush(checkpoint=True, cp=cp)
+                or self.n - self.n_committed >= self.flush_rows or self._checkpoint_due):
+            # rows are written only with the integrator's checkpoint of the last one, so
+            # that a killed run restarts from its last row (inside a block of outputs the
+            # integrator has none: the flush waits for the block's end)
+            cp = self.checkpoint() if self.checkpoint is not None else None
+            if cp is None and self.checkpoint is not None:
+                self._checkpoint_due = True
+                return
+            self.flush(checkpoint=True, cp=cp)
 
     def flush(self, checkpoint: bool = False, cp=None) -> None:
         """Write the waiting rows (and with ``checkpoint`` the integrator's checkpoint for
@@ -492,7 +515,8 @@ class ResultWriter:
                 status = "failed"
         try:
             target = status_path(self.path, status)
-            os.replace(self.running_path, target)
+            if status == "complete" or not _kept_longer(self.running_path, n, target):
+                os.replace(self.running_path, target)
             self.final_path = target
         except OSError as exc:
             error = error or OutputError.from_exception(exc, self.running_path)

@@ -196,18 +196,22 @@ def test_a_run_stopped_inside_a_block(monkeypatch):
     assert traj.stats.steps == 30
 
 
-def test_the_writer_writes_the_first_checkpoint_given_after_a_block_without(tmp_path):
-    """A checkpoint that is None when a block is flushed is asked for again at each row
-    appended after, and written with the first row it goes with."""
+def test_the_writer_waits_for_a_checkpoint_before_writing_rows(tmp_path):
+    """Rows due to be written while the integrator has no checkpoint (inside a block of
+    outputs) wait for the first row that has one, so that the file's checkpoint is always
+    that of its last row (a killed run restarts from its last row and its continuation
+    never holds fewer rows); a flush asked for explicitly (closing) writes without."""
     given = {"cp": None}
     w = ResultWriter(str(tmp_path / "w.h5"), flush_seconds=3600.0,
                      checkpoint=lambda: given["cp"])
-    for k in range(3):                  # the first row flushes (creates the file)
+    for k in range(3):                  # the first row is due (creates the file): waits
         w.append({"time": (float(k), "s")})
-    assert w.n_committed == 1
+    assert w.n_committed == 0
     given["cp"] = np.array([7.0, 8.0])
-    w.append({"time": (3.0, "s")})      # flushed at once, with its checkpoint
+    w.append({"time": (3.0, "s")})      # written at once, with its checkpoint
     assert w.n_committed == 4
+    with h5py.File(w.running_path) as f:
+        assert len(f["time"]) == 4 and f["checkpoint_row"][()] == 3
     w.append({"time": (4.0, "s")})      # nothing due: waits for the flush interval
     assert w.n_committed == 4
     given["cp"] = None
