@@ -70,10 +70,11 @@ from flexmbs.system.model import System
 
 #: relative step of the central differences of the tangent
 FD_STEP = 1e-7
-#: relative step of the Newton matrix's directional differences (``_newton_product``):
-#: larger than ``FD_STEP``, the residual being linear in ``betadd``, quadratic in
-#: ``betad`` (exact for a central difference) and perturbed in ``beta`` by ``c_K`` only
-PRODUCT_STEP = 1e-3
+#: relative steps of the Newton matrix's directional differences (``_newton_product``):
+#: the residual is linear in ``betadd`` and quadratic in ``betad`` (a central difference
+#: is exact there, the round-off smallest at a large step), nonlinear in ``beta``, whose
+#: perturbation (``c_K`` times that of ``betadd``) is kept to ``PRODUCT_STEP_Q``
+PRODUCT_STEP, PRODUCT_STEP_Q = 1.0, 1e-4
 
 
 class RelativeDAE:
@@ -371,7 +372,8 @@ class RelativeDAE:
                   + c_K d(G^T lam)/dq x + G^T y,        bottom = G x,
 
         ``r_0`` the residual without the constraint forces (``Mbar qdd - k``), ``s`` such
-        that the largest perturbation is ``PRODUCT_STEP (1 + |(q, qd, qdd)|_inf)``; the Euler
+        that the largest perturbation is ``PRODUCT_STEP (1 + |(q, qd, qdd)|_inf)`` and
+        that of ``q`` at most ``PRODUCT_STEP_Q (1 + |q|_inf)``; the Euler
         rows ``2 e_j^T`` and their ``d(G^T lam)/dq = 2 lam_j I`` joint by joint, the cut
         rows' ``d(G_c^T lam_c)/dq x`` by a central difference of ``G_c``."""
         n, e_rows = self.n_q, self.tree.e_rows
@@ -380,6 +382,7 @@ class RelativeDAE:
         lam_e, lam_c = lam[:n_e], lam[n_e:]
         size = 1.0 + max(np.max(np.abs(q), initial=0.0), np.max(np.abs(qd), initial=0.0),
                          np.max(np.abs(qdd), initial=0.0))
+        size_q = 1.0 + np.max(np.abs(q), initial=0.0)
 
         def apply(v):
             x, y = v[:n], v[n:]
@@ -387,6 +390,8 @@ class RelativeDAE:
             out = np.zeros(n + self.n_lam)
             if scale > 0.0:
                 s = PRODUCT_STEP * size / scale
+                if c_K:
+                    s = min(s, PRODUCT_STEP_Q * size_q / (abs(c_K) * np.max(np.abs(x))))
                 dq, dqd, dqdd = s * c_K * x, s * c_C * x, s * c_M * x
                 out[:n] = (self._dynamics(q + dq, qd + dqd, qdd + dqdd, t)
                            - self._dynamics(q - dq, qd - dqd, qdd - dqdd, t)) / (2.0 * s)

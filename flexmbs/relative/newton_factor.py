@@ -91,23 +91,26 @@ class KrylovFactor:
     """``W^-1`` of the full Newton matrix by GMRES (module doc), preconditioned on the
     right, ``W P z = rhs``, ``x = P z`` with ``P = W_0^-1``, so that GMRES minimises the
     residual ``|W x - rhs|`` itself: it stops at ``rtol |rhs|``, and its ``x`` is taken
-    when ``|W x - rhs| <= accept |rhs|`` (the product ``W v`` is a difference quotient,
-    its round-off ~1e-8 relative can keep GMRES from ``rtol``).
+    when ``|W x - rhs| <= accept |rhs|`` (an inexact Newton step, its forcing term
+    ``accept``: Newton's own test decides convergence; the product ``W v`` is a
+    difference quotient, its round-off can keep GMRES from ``rtol``, and on long chains
+    of spherical joints (256 links) GMRES can stall near 1e-4 within ``maxiter``).
 
     ``apply``: ``v -> W v`` (N,); ``preconditioner``: an object whose ``solve`` is
     ``W_0^-1`` (e.g. :class:`SchurFactor`); ``dense``: ``() -> W`` (N, N), built only if
     GMRES does not reach ``accept`` in ``maxiter`` iterations (then the solves are
-    ``W``'s LU).  ``iterations``: GMRES iterations of each solve; ``dense_solves``: the
-    solves by ``W``."""
+    ``W``'s LU).  ``iterations``, ``residuals``: GMRES iterations and ``|W x - rhs| /
+    |rhs|`` of each solve; ``dense_solves``: the solves by ``W``."""
 
-    def __init__(self, apply, preconditioner, dense, n: int, rtol: float = 1e-10,
-                 accept: float = 1e-7, maxiter: int = 50):
+    def __init__(self, apply, preconditioner, dense, n: int, rtol: float = 1e-9,
+                 accept: float = 1e-3, maxiter: int = 50):
         self.n, self.rtol, self.accept, self.maxiter = n, rtol, accept, maxiter
         self.apply, self.P = apply, preconditioner.solve
         self.WP = spla.LinearOperator((n, n), matvec=lambda z: apply(self.P(z)),
                                       dtype=float)
         self._dense, self._fallback = dense, None
         self.iterations: list[int] = []
+        self.residuals: list[float] = []        # |W x - rhs| / |rhs| of each solve
         self.dense_solves = 0
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
@@ -122,6 +125,7 @@ class KrylovFactor:
             x = self.P(z)
             self.iterations.append(its[0])
             res = np.linalg.norm(self.apply(x) - rhs)
+            self.residuals.append(res / np.linalg.norm(rhs))
             if res <= self.accept * np.linalg.norm(rhs):     # (False when not finite)
                 return x
             self._fallback = DenseFactor(self._dense())
