@@ -32,6 +32,7 @@ only as good as the machine was quiet.
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import sys
 import time
@@ -78,17 +79,21 @@ def spherical_chain(n: int, L: float = 0.2) -> fm.System:
     return model
 
 
-def _factor_and_solve(dae, q, z, rhs):
-    return dae.newton_factor(q, z, z, np.zeros(dae.n_lam), 0.0, 4e6, 2e3, 1.0).solve(rhs)
+def _factor_and_solve(dae, q, z, rhs, t=itertools.count()):
+    # a new time each call: a Newton matrix asked twice at one point is made once
+    return dae.newton_factor(q, z, z, np.zeros(dae.n_lam), float(next(t)), 4e6, 2e3,
+                             1.0).solve(rhs)
 
 
-def spherical_steps(sizes, t_end: float = 0.05, h: float = 1e-3, step_top: int = 16,
+def spherical_steps(sizes, t_end: float = 0.008, h: float = 1e-3, step_top: int = 256,
                     ) -> list[dict]:
     """Per size: the Newton iteration of the recursive formulation on
     :func:`spherical_chain` -- its matrix factored and solved once at the initial state
     (``"factor"``, s) -- and, for n <= ``step_top``, s per step (``"recursive"``), Newton
     iterations per step (``"recursive its"``) and the steps whose Newton stopped
-    contracting and took the full (central-difference) matrix (``"full"``)."""
+    contracting and took the full (central-difference) matrix (``"full"``: dense
+    tangents), the Newton matrices solved by GMRES (``"krylov"``) and the GMRES
+    iterations per such Newton matrix (``"gmres"``)."""
     fm.simulate(spherical_chain(sizes[0]), 10 * h, h, rho_inf=0.9)   # warm-up
     full = [0]
     tangent = RelativeDAE.tangent
@@ -96,6 +101,13 @@ def spherical_steps(sizes, t_end: float = 0.05, h: float = 1e-3, step_top: int =
     def counted(self, *a):
         full[0] += 1
         return tangent(self, *a)
+    daes = []
+    newton_factor = RelativeDAE.newton_factor
+
+    def recorded(self, *a):
+        if not daes or daes[-1] is not self:
+            daes.append(self)
+        return newton_factor(self, *a)
     rows = []
     for n in sizes:
         dae = RelativeDAE(spherical_chain(n).validate(), "recursive")
@@ -104,11 +116,14 @@ def spherical_steps(sizes, t_end: float = 0.05, h: float = 1e-3, step_top: int =
         row = {"n": n, "factor": per_call(partial(_factor_and_solve, dae, q, z, rhs))}
         if n <= step_top:
             full[0] = 0
-            RelativeDAE.tangent = counted
+            RelativeDAE.tangent, RelativeDAE.newton_factor = counted, recorded
             try:
                 r = fm.simulate(spherical_chain(n), t_end, h, rho_inf=0.9, output_dt=t_end)
             finally:
-                RelativeDAE.tangent = tangent
+                RelativeDAE.tangent, RelativeDAE.newton_factor = tangent, newton_factor
+            c = getattr(daes[-1], "newton_counts", {}) if daes else {}
+            row.update({"krylov": c.get("krylov", 0),
+                        "gmres": c.get("gmres", 0) / max(c.get("krylov", 0), 1)})
             row.update({"recursive": r.stats.wall_time / r.stats.steps, "full": full[0],
                         "recursive its": r.stats.newton_iterations / r.stats.steps,
                         "steps": r.stats.steps})
@@ -119,10 +134,12 @@ def spherical_steps(sizes, t_end: float = 0.05, h: float = 1e-3, step_top: int =
 def print_spherical(sizes) -> None:
     sph = spherical_steps(sizes)
     print("\n| n (spherical chain) | Newton matrix factored + one solve [ms] | per body [us] "
-          "| recursive [ms/step] (its) | steps on the full matrix |\n|---:|---:|---:|---:|---:|")
+          "| recursive [ms/step] (its) | dense tangents | GMRES matrices (its each) |"
+          "\n|---:|---:|---:|---:|---:|---:|")
     for r in sph:
         step = (f"{1e3 * r['recursive']:.2f} ({r['recursive its']:.2f}) | "
-                f"{r['full']} of {r['steps']}" if "recursive" in r else "- | -")
+                f"{r['full']} in {r['steps']} steps | {r['krylov']} ({r['gmres']:.1f})"
+                if "recursive" in r else "- | - | -")
         print(f"| {r['n']} | {1e3 * r['factor']:.3f} | {1e6 * r['factor'] / r['n']:.1f} | "
               f"{step} |")
     stepped = [r for r in sph if "recursive" in r]
@@ -333,7 +350,7 @@ def main(argv=None) -> int:
     print(f"flexmbs relative formalisms ({os.path.dirname(fm.__file__)}); "
           f"load average {os.getloadavg()[0]:.2f}", flush=True)
     if args.spherical:
-        print_spherical(sizes)
+        print_spherical([n for n in sizes if n >= 8])
         return 0
     if args.flexible:
         print_flexible(sizes)

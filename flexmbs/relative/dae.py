@@ -40,8 +40,12 @@ O(n (1 + m_c)) per iteration (m_c rows of cut joints and drives), no tangent; fo
 tree with flexible bodies ``c_M Mbar + Delta_e``, ``Delta_e = c_K K_e + c_C D_e`` on
 each flexible body's modal coordinates (the tangent's body-local constant part), by
 :mod:`flexmbs.relative.flexible_articulated`.  When the
-integrator asks again for a matrix at the same time and another ``q`` (Newton stopped
-contracting), it gets the full one (central differences, dense LU).
+integrator asks again for a matrix within the same Newton solve (at the point its last
+increment led to) and the residual has not contracted by ``THETA`` since that increment,
+the modified iteration has stalled: the rest of the solve takes the full matrix by GMRES
+preconditioned by the articulated factor (:class:`~flexmbs.relative.newton_factor.
+KrylovFactor`, ``W v`` a directional difference of the residual, O(n) per product), the
+dense tangent only if GMRES does not converge.
 """
 from __future__ import annotations
 
@@ -51,7 +55,7 @@ import scipy.sparse as sp
 
 from flexmbs.relative import flexible_recursive, nonrecursive, recursive
 from flexmbs.relative.flexible_articulated import FlexibleSchurFactor
-from flexmbs.relative.newton_factor import DenseFactor, SchurFactor
+from flexmbs.relative.newton_factor import DenseFactor, KrylovFactor, SchurFactor
 from flexmbs.relative.absolute_map import (
     absolute_state,
     body_quaternions,
@@ -70,6 +74,11 @@ from flexmbs.system.model import System
 
 #: relative step of the central differences of the tangent
 FD_STEP = 1e-7
+#: relative steps of the Newton matrix's directional differences (``_newton_product``):
+#: the residual is linear in ``betadd`` and quadratic in ``betad`` (a central difference
+#: is exact there, the round-off smallest at a large step), nonlinear in ``beta``, whose
+#: perturbation (``c_K`` times that of ``betadd``) is kept to ``PRODUCT_STEP_Q``
+PRODUCT_STEP, PRODUCT_STEP_Q = 1.0, 1e-4
 
 
 class RelativeDAE:
@@ -99,7 +108,10 @@ class RelativeDAE:
         self._memo: dict = {}           # the last kinematics and cut-joint Jacobian
         #: whether the integrator takes ``newton_factor`` (module doc)
         self.factored = formulation == "recursive"
-        self._factor_at: tuple | None = None   # (t, q bytes) of the last newton_factor
+        self._newton_solve: _NewtonSolve | None = None   # newton_factor's current solve
+        #: factors made by ``newton_factor``: articulated (modified Newton), krylov (of
+        #: them, full W by GMRES), gmres (iterations), dense (GMRES fallbacks)
+        self.newton_counts = dict.fromkeys(("articulated", "krylov", "gmres", "dense"), 0)
         self.coordinate_labels = [
             label for tj, b in zip(tree.joints, tree.bodies, strict=True)
             for label in ([f"{tj.name}[{k}]" for k in range(tj.motion.n_beta)]
@@ -310,25 +322,100 @@ class RelativeDAE:
 
     def newton_factor(self, q, qd, qdd, lam, t, c_K, c_C, c_M):
         """The Newton matrix of a step factored (module doc): modified Newton by the
-        articulated bodies, or the full matrix when asked again at the same ``t`` and
-        another ``q`` (Newton stopped contracting)."""
-        key = (t, np.asarray(q, float).tobytes())
-        last = self._factor_at
-        again = last is not None and last[0] == t and last[1] != key[1]
-        self._factor_at = key
-        if again:
-            G = self.constraint_jacobian(q, t).toarray()
-            K, C, M = (x.toarray() for x in self.tangent(q, qd, qdd, lam, t))
-            W = np.zeros((self.n_q + self.n_lam,) * 2)
-            W[:self.n_q, :self.n_q] = c_K * K + c_C * C + c_M * M
-            W[:self.n_q, self.n_q:], W[self.n_q:, :self.n_q] = G.T, G
-            return DenseFactor(W)
+        articulated bodies; within one Newton solve, once the modified iteration has
+        stalled, the full matrix by GMRES (:class:`KrylovFactor`).
+
+        A call is the same Newton solve's when ``t`` and the coefficients are the last
+        call's and ``q`` is where the last factor's last increment led (basic line
+        search); any other call starts a solve (a step, a run, a restart).  The factor of
+        a call that goes on decides at its first ``solve(F)``: GMRES if ``|F| > THETA
+        |F_prev|`` (the previous solve's right-hand side; Newton has not contracted, as
+        the integrator's own test), else the articulated factor, so that without
+        Jacobian reuse (a matrix every iteration) a contracting iteration stays
+        modified.  Asked twice at the same point (the set-up's probe, then the first
+        iteration), it returns the same factor."""
+        q = np.asarray(q, float)
+        run = self._newton_solve
+        if run is not None and run.last is not None and run.last[0] == (
+                t, q.tobytes(), c_K, c_C, c_M):
+            return run.last[1]
+        goes_on = (run is not None and run.coefficients == (t, c_K, c_C, c_M)
+                   and run.next_q is not None and np.array_equal(run.next_q, q))
+        if not goes_on:
+            run = self._newton_solve = _NewtonSolve((t, c_K, c_C, c_M))
         if self.tree.flexible:
-            return self._flexible_factor(q, t, c_K, c_C, c_M)
-        kin = forward(self.tree, np.asarray(q, float), np.zeros(self.n_q))
-        G_c = (self._cut_jacobian(np.asarray(q, float), t) if len(self.cut_rows)
-               else np.zeros((0, self.n_q)))
-        return SchurFactor(self.tree, kin, np.asarray(q, float), G_c, c_M)
+            schur = self._flexible_factor(q, t, c_K, c_C, c_M)
+            G_c = schur.G_c
+        else:
+            kin = forward(self.tree, q, np.zeros(self.n_q))
+            G_c = (self._cut_jacobian(q, t) if len(self.cut_rows)
+                   else np.zeros((0, self.n_q)))
+            schur = SchurFactor(self.tree, kin, q, G_c, c_M)
+        self.newton_counts["articulated"] += 1
+
+        def krylov():
+            self.newton_counts["krylov"] += 1
+            return KrylovFactor(
+                self._newton_product(q, qd, qdd, lam, t, c_K, c_C, c_M, G_c), schur,
+                lambda: self._dense_newton(q, qd, qdd, lam, t, c_K, c_C, c_M),
+                self.n_q + self.n_lam)
+        factor = _WatchedFactor(run, q, schur, krylov if goes_on else None,
+                                self.newton_counts)
+        run.last = ((t, q.tobytes(), c_K, c_C, c_M), factor)
+        return factor
+
+    def _dense_newton(self, q, qd, qdd, lam, t, c_K, c_C, c_M) -> np.ndarray:
+        """The full Newton matrix ``[[c_K K + c_C C + c_M M, G^T], [G, 0]]``, dense (the
+        tangent by central differences, O(n^2) residual evaluations)."""
+        G = self.constraint_jacobian(q, t).toarray()
+        K, C, M = (x.toarray() for x in self.tangent(q, qd, qdd, lam, t))
+        W = np.zeros((self.n_q + self.n_lam,) * 2)
+        W[:self.n_q, :self.n_q] = c_K * K + c_C * C + c_M * M
+        W[:self.n_q, self.n_q:], W[self.n_q:, :self.n_q] = G.T, G
+        return W
+
+    def _newton_product(self, q, qd, qdd, lam, t, c_K, c_C, c_M, G_c):
+        """``[x; y] -> W [x; y]`` of a tree without forming ``W`` (O(n + n m_c)):
+
+            top = (r_0(q + s c_K x, qd + s c_C x, qdd + s c_M x) - r_0(... - s ...)) / 2s
+                  + c_K d(G^T lam)/dq x + G^T y,        bottom = G x,
+
+        ``r_0`` the residual without the constraint forces (``Mbar qdd - k``), ``s`` such
+        that the largest perturbation is ``PRODUCT_STEP (1 + |(q, qd, qdd)|_inf)`` and
+        that of ``q`` at most ``PRODUCT_STEP_Q (1 + |q|_inf)``; the Euler
+        rows ``2 e_j^T`` and their ``d(G^T lam)/dq = 2 lam_j I`` joint by joint, the cut
+        rows' ``d(G_c^T lam_c)/dq x`` by a central difference of ``G_c``."""
+        n, e_rows = self.n_q, self.tree.e_rows
+        n_e = len(e_rows)
+        lam = np.asarray(lam, float)
+        lam_e, lam_c = lam[:n_e], lam[n_e:]
+        size = 1.0 + max(np.max(np.abs(q), initial=0.0), np.max(np.abs(qd), initial=0.0),
+                         np.max(np.abs(qdd), initial=0.0))
+        size_q = 1.0 + np.max(np.abs(q), initial=0.0)
+
+        def apply(v):
+            x, y = v[:n], v[n:]
+            scale = max(abs(c_K), abs(c_C), abs(c_M)) * np.max(np.abs(x), initial=0.0)
+            out = np.zeros(n + self.n_lam)
+            if scale > 0.0:
+                s = PRODUCT_STEP * size / scale
+                if c_K:
+                    s = min(s, PRODUCT_STEP_Q * size_q / (abs(c_K) * np.max(np.abs(x))))
+                dq, dqd, dqdd = s * c_K * x, s * c_C * x, s * c_M * x
+                out[:n] = (self._dynamics(q + dq, qd + dqd, qdd + dqdd, t)
+                           - self._dynamics(q - dq, qd - dqd, qdd - dqdd, t)) / (2.0 * s)
+                if len(lam_c) and np.any(lam_c):
+                    h = FD_STEP * (1.0 + np.max(np.abs(q))) / np.max(np.abs(x))
+                    out[:n] += c_K * ((self._cut_jacobian(q + h * x, t)
+                                       - self._cut_jacobian(q - h * x, t)).T @ lam_c) / (2 * h)
+            for k, sl in enumerate(e_rows):
+                out[sl] += 2.0 * (c_K * lam_e[k] * x[sl] + q[sl] * y[k])
+                out[n + k] = 2.0 * q[sl] @ x[sl]
+            if len(lam_c):
+                out[:n] += G_c.T @ y[n_e:]
+                out[n + n_e:] = G_c @ x
+            return out
+        return apply
 
     def _flexible_factor(self, q, t, c_K, c_C, c_M):
         """The modified Newton matrix of a flexible tree, ``[[c_M Mbar + Delta_e, G^T],
@@ -468,6 +555,56 @@ class RelativeDAE:
                 return self.velocity_map_at(x, e_ref, moved[k], base)
             memo = self._memo["dT"] = (key, T_at, T_gradients(T_at, q, T))
         return memo[1], memo[2]
+
+
+#: the residual contraction below which ``newton_factor`` keeps the modified iteration
+#: (the integrator's default ``theta``)
+THETA = 0.25
+
+
+class _NewtonSolve:
+    """``newton_factor``'s record of the current Newton solve: its ``(t, c_K, c_C,
+    c_M)``, the point its last increment led to, ``|F|`` of its last solve, whether it
+    has switched to the full matrix, and the last ``(key, factor)`` made."""
+
+    def __init__(self, coefficients):
+        self.coefficients = coefficients
+        self.next_q: np.ndarray | None = None
+        self.norm = np.inf
+        self.full = False
+        self.last = None
+
+
+class _WatchedFactor:
+    """A factor of ``newton_factor`` (its doc): the articulated one, or, when ``krylov``
+    is given and the first right-hand side shows no contraction, the full one; each
+    solve records the point its increment leads to and ``|F|`` in the solve's record."""
+
+    def __init__(self, run: _NewtonSolve, q, schur, krylov, counts: dict):
+        self.run, self.q, self.schur, self.krylov, self.counts = run, q, schur, krylov, counts
+        self.inner, self.at = None, q
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        run, n = self.run, len(self.q)
+        if np.ndim(rhs) != 1:           # several right-hand sides: not a Newton iteration
+            return (self.schur if self.inner is None else self.inner).solve(rhs)
+        norm = float(np.linalg.norm(rhs))
+        if self.inner is None:
+            if self.krylov is not None and (run.full or not norm <= THETA * run.norm):
+                run.full = True
+                self.inner = self.krylov()
+            else:
+                self.inner = self.schur
+        if self.inner is self.schur:
+            x = self.schur.solve(rhs)
+        else:
+            before = (len(self.inner.iterations), self.inner.dense_solves)
+            x = self.inner.solve(rhs)
+            self.counts["gmres"] += sum(self.inner.iterations[before[0]:])
+            self.counts["dense"] += self.inner.dense_solves - before[1]
+        self.at = self.at - x[:n]               # x_{k+1} = x_k - dx (basic line search)
+        run.next_q, run.norm = self.at, norm
+        return x
 
 
 def _central(f, x) -> np.ndarray:

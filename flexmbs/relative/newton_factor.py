@@ -19,11 +19,19 @@ is the Schur complement on ``G_c`` alone
 
 ``m_c`` columns of ``Z`` at the factorisation, O(n m_c) per solve; a chain of spherical
 joints without cut joints costs O(n) (the normalisations no longer count in ``m_c``).
+
+When the modified iteration stops contracting (the dropped ``c_K K + c_C C`` grows as
+about n^2 on a chain of spherical joints), :class:`KrylovFactor` solves the full ``W``
+by GMRES preconditioned by ``W_0^-1``: ``W v`` matrix-free (a directional difference of
+the residual, O(n) per product), ``k`` products and ``k`` solves of ``W_0`` per Newton
+iteration, O(n k) instead of the dense tangent's O(n^2) residual evaluations; a solve
+GMRES does not finish falls back to the dense ``W`` (:class:`DenseFactor`, counted).
 """
 from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
+import scipy.sparse.linalg as spla
 
 from flexmbs.relative import articulated
 
@@ -77,3 +85,49 @@ class DenseFactor:
 
     def solve(self, rhs: np.ndarray) -> np.ndarray:
         return sla.lu_solve(self.lu, rhs, check_finite=False)
+
+
+class KrylovFactor:
+    """``W^-1`` of the full Newton matrix by GMRES (module doc), preconditioned on the
+    right, ``W P z = rhs``, ``x = P z`` with ``P = W_0^-1``, so that GMRES minimises the
+    residual ``|W x - rhs|`` itself: it stops at ``rtol |rhs|``, and its ``x`` is taken
+    when ``|W x - rhs| <= accept |rhs|`` (an inexact Newton step, its forcing term
+    ``accept``: Newton's own test decides convergence; the product ``W v`` is a
+    difference quotient, its round-off can keep GMRES from ``rtol``, and on long chains
+    of spherical joints (256 links) GMRES can stall near 1e-4 within ``maxiter``).
+
+    ``apply``: ``v -> W v`` (N,); ``preconditioner``: an object whose ``solve`` is
+    ``W_0^-1`` (e.g. :class:`SchurFactor`); ``dense``: ``() -> W`` (N, N), built only if
+    GMRES does not reach ``accept`` in ``maxiter`` iterations (then the solves are
+    ``W``'s LU).  ``iterations``, ``residuals``: GMRES iterations and ``|W x - rhs| /
+    |rhs|`` of each solve; ``dense_solves``: the solves by ``W``."""
+
+    def __init__(self, apply, preconditioner, dense, n: int, rtol: float = 1e-9,
+                 accept: float = 1e-3, maxiter: int = 50):
+        self.n, self.rtol, self.accept, self.maxiter = n, rtol, accept, maxiter
+        self.apply, self.P = apply, preconditioner.solve
+        self.WP = spla.LinearOperator((n, n), matvec=lambda z: apply(self.P(z)),
+                                      dtype=float)
+        self._dense, self._fallback = dense, None
+        self.iterations: list[int] = []
+        self.residuals: list[float] = []        # |W x - rhs| / |rhs| of each solve
+        self.dense_solves = 0
+
+    def solve(self, rhs: np.ndarray) -> np.ndarray:
+        rhs = np.asarray(rhs, dtype=float)
+        if self._fallback is None:
+            its = [0]
+
+            def count(_):
+                its[0] += 1
+            z, _ = spla.gmres(self.WP, rhs, rtol=self.rtol, atol=0.0, restart=self.maxiter,
+                              maxiter=1, callback=count, callback_type="pr_norm")
+            x = self.P(z)
+            self.iterations.append(its[0])
+            res = np.linalg.norm(self.apply(x) - rhs)
+            self.residuals.append(res / np.linalg.norm(rhs))
+            if res <= self.accept * np.linalg.norm(rhs):     # (False when not finite)
+                return x
+            self._fallback = DenseFactor(self._dense())
+        self.dense_solves += 1
+        return self._fallback.solve(rhs)
