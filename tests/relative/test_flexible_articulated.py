@@ -88,9 +88,8 @@ def dense_W0(dae, beta, Mbar, t=0.0) -> np.ndarray:
 
 
 def factor_of(dae, beta, t=0.0):
-    dae._factor_at = None
-    return dae.newton_factor(beta, np.zeros(dae.n_q), np.zeros(dae.n_q),
-                             np.zeros(dae.n_lam), t, C_K, C_C, C_M)
+    """The articulated factor of the modified Newton matrix at ``beta``."""
+    return dae._flexible_factor(beta, t, C_K, C_C, C_M)
 
 
 def rel_err(a, b):
