@@ -69,10 +69,11 @@ class Block(NamedTuple):
 #: states wait in its buffers: a few tens of steps, a fraction of the result file's flush
 #: interval on every model)
 BLOCK_OUTPUTS = 64
-#: and the most wall time [s] its steps may take before it returns at an output time
-#: (the rows of its outputs wait meanwhile: far below the result file's flush interval,
-#: with outputs many steps apart too); the first call, its speed unknown, at most
-#: :data:`FIRST_BLOCK_STEPS` steps
+#: and the wall time [s] after which it returns at the next output time, as a budget of
+#: steps at the previous call's speed (the first call, its speed unknown,
+#: :data:`FIRST_BLOCK_STEPS` steps); checked at output times only, so a slower call, a
+#: large model's first one or outputs far apart make a block last longer (the rows of
+#: its outputs wait meanwhile: docs/performance.md, "cheap output points, round 5")
 BLOCK_SECONDS = 0.05
 FIRST_BLOCK_STEPS = 256
 

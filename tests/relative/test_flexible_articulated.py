@@ -14,7 +14,10 @@ References (independent of the recursion):
 * the kept terms are the tangent's body-local constant part: at an undeformed state at
   rest without gravity, the full tangent of the descriptor form carried through ``T``
   (flexmbs.relative.flexible_tangent) is ``K = blockdiag(K_e)``, ``C = blockdiag(D_e)``,
-  so the full Newton matrix's dense solve equals the factor's there;
+  so the full Newton matrix's dense solve equals the factor's there (Rayleigh, modal, the
+  body file's and no damping; rods with ``K2, K3``, whose tangent vanishes at ``q_e =
+  0``); deformed, the two differ by ``c_K`` times the stiffening's tangent, central
+  differences of the body's elastic force less ``K_e q_e``;
 * runs: the generalized-alpha run of the flexible slider-crank by the factor equals the
   run by the dense full Newton matrix, and the non-recursive formalism's run.
 """
@@ -24,13 +27,14 @@ import numpy as np
 import pytest
 
 import flexmbs as fm
-from flexmbs.bodies.damping import RayleighDamping
+from flexmbs.bodies.damping import ModalDamping, RayleighDamping
 from flexmbs.integrate import GeneralizedAlpha, consistent_initial_conditions
 from flexmbs.relative.dae import RelativeDAE
 from tests.relative.models import random_body, random_rotation
 from tests.relative.test_flexible_recursive import random_state
 from tests.relative.test_flexible_tree import rod  # noqa: F401  (the fixture)
-from tests.scenarios.flexible.flexcase_models import slider_crank_model
+from tests.scenarios.flexible.flexcase_models import (STEEL, box_beam_mesh, reduce_cb,
+                                                       slider_crank_model)
 
 KINDS = ("Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", None)
 
@@ -38,18 +42,19 @@ KINDS = ("Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", None)
 C_K, C_C, C_M = 2.5e-1, 6e2, 1.0
 
 
-def damped_tree(rod, seed: int, n: int, gravity=(0.3, -9.81, 0.5)) -> fm.System:
-    """``n`` bodies, each rigid or a flexible rod with Rayleigh damping (at random), hung
-    on the ground or an earlier body by a random joint kind (or free); a joint on a rod
-    sits at one of its interfaces (``hole_B`` deforms and turns elastically)."""
+def damped_tree(rod, seed: int, n: int, gravity=(0.3, -9.81, 0.5), **flexible) -> fm.System:
+    """``n`` bodies, each rigid or a flexible rod with Rayleigh damping (or the
+    ``FlexibleBody`` keywords ``flexible``) (at random), hung on the ground or an earlier
+    body by a random joint kind (or free); a joint on a rod sits at one of its interfaces
+    (``hole_B`` deforms and turns elastically)."""
+    flexible = flexible or {"structural_damping": RayleighDamping(1.0, 2e-5)}
     rng = np.random.default_rng(seed)
     model = fm.System(gravity=gravity, name=f"damped{seed}")
     bodies = []
     for i in range(n):
         if rng.uniform() < 0.5:
             b = fm.FlexibleBody(f"f{i}", rod, r0=rng.normal(0, 1.0, 3),
-                                R0=random_rotation(rng),
-                                structural_damping=RayleighDamping(1.0, 2e-5))
+                                R0=random_rotation(rng), **flexible)
         else:
             b = random_body(rng, f"b{i}")
         k = int(rng.integers(0, len(bodies) + 1))
@@ -132,27 +137,100 @@ def test_the_factor_solves_the_slider_crank_with_cut_joint_and_drive(rod):
     assert err < 1e-10
 
 
-def test_the_kept_terms_are_the_whole_tangent_at_rest_undeformed(rod):
-    """Undeformed, at rest, no gravity: ``r_b`` and every velocity term vanish, so the
-    full Newton matrix of the tangent is the factored one."""
-    model = damped_tree(rod, 1, 6, gravity=(0.0, 0.0, 0.0)).validate()
+@pytest.fixture(scope="module")
+def stiff_rod(tmp_path_factory):
+    """The rod of ``rod`` reduced with its geometric stiffening ``K2, K3`` and a damping
+    ratio of 0.02 in the body file."""
+    mesh = box_beam_mesh(tmp_path_factory.mktemp("stiff_rod") / "rod.msh", (0.4, 0.01, 0.01),
+                         (20, 1, 1), faces=("hole_A", "hole_B"))
+    return reduce_cb(mesh, STEEL, 2, interfaces=("hole_A", "hole_B"), static_modes=True,
+                     name="rod", damping=0.02, stiffening=True)
+
+
+#: the rods' damping and stiffening: (rod fixture, ``FlexibleBody`` keywords)
+BODY_MODELS = {
+    "rayleigh": ("rod", {"structural_damping": RayleighDamping(1.0, 2e-5)}),
+    "modal": ("rod", {"structural_damping": ModalDamping(lambda f: 0.01 + 1e-5 * f)}),
+    "body_file": ("stiff_rod", {"stiffening": False}),
+    "undamped": ("rod", {"damping": False}),
+    "stiffening": ("stiff_rod", {"stiffening": True}),
+}
+
+
+def at_rest_tree(request, case: str) -> RelativeDAE:
+    """The recursive DAE of the tree of 6 bodies (seed 1) without gravity, its rods of
+    ``BODY_MODELS[case]``."""
+    rod_name, kw = BODY_MODELS[case]
+    model = damped_tree(request.getfixturevalue(rod_name), 1, 6, gravity=(0.0, 0.0, 0.0),
+                        **kw).validate()
     rec = RelativeDAE(model, "recursive")
-    rng = np.random.default_rng(9)
-    beta, _ = random_state(rec, rng)
-    for tj in rec.tree.joints:
-        beta[tj.qe] = 0.0
+    flexible = [b for b in model.bodies if isinstance(b, fm.FlexibleBody)]
+    assert flexible and all(b.uses_stiffening == (case == "stiffening") for b in flexible)
+    assert all((np.abs(b.D_e).max() > 0) == (case != "undamped") for b in flexible)
+    return rec
+
+
+def full_newton_matrix(rec, beta) -> np.ndarray:
+    """``[[c_K K + c_C C + c_M M, G^T], [G, 0]]`` at ``beta``, at rest, ``lam = 0``, the
+    full tangent by the DAE's central differences."""
     z, zl = np.zeros(rec.n_q), np.zeros(rec.n_lam)
     K, C, M = (x.toarray() for x in rec.tangent(beta, z, z, zl, 0.0))
-    assert np.abs(K).max() > 0 and np.abs(C).max() > 0
+    assert np.abs(K).max() > 0
     G = rec.constraint_jacobian(beta, 0.0).toarray()
     n = rec.n_q
     W = np.zeros((n + rec.n_lam,) * 2)
     W[:n, :n] = C_K * K + C_C * C + C_M * M
     W[:n, n:], W[n:, :n] = G.T, G
-    rhs = rng.normal(size=n + rec.n_lam)
+    return W
+
+
+@pytest.mark.parametrize("case", list(BODY_MODELS))
+def test_the_kept_terms_are_the_whole_tangent_at_rest_undeformed(request, case):
+    """Undeformed, at rest, no gravity: ``r_b`` and every velocity term vanish, and so
+    does the geometric stiffening's tangent (``d(K2:qq + K3:qqq)/dq = 0`` at ``q_e =
+    0``), so the full Newton matrix of the tangent is the factored one -- for Rayleigh,
+    modal, the body file's and no damping, and a body with ``K2, K3``."""
+    rec = at_rest_tree(request, case)
+    rng = np.random.default_rng(9)
+    beta, _ = random_state(rec, rng)
+    for tj in rec.tree.joints:
+        beta[tj.qe] = 0.0
+    W = full_newton_matrix(rec, beta)
+    rhs = rng.normal(size=len(W))
     err = rel_err(factor_of(rec, beta).solve(rhs), np.linalg.solve(W, rhs))
-    print(f"full tangent at rest: {err:.1e}")
+    print(f"{case}: full tangent at rest: {err:.1e}")
     assert err < 1e-8
+
+
+def stiffening_tangent(body, q_e, h=1e-7) -> np.ndarray:
+    """``d(K2:qq + K3:qqq)/dq_e`` of ``body`` by central differences of its elastic
+    force less ``K_e q_e``."""
+    def f(q):
+        return body.elastic_force(q) - body.body.K_e @ q
+    return np.column_stack([(f(q_e + h * e) - f(q_e - h * e)) / (2 * h)
+                            for e in np.eye(len(q_e))])
+
+
+def test_deformed_the_full_tangent_is_the_kept_terms_and_the_stiffening(request):
+    """Deformed, at rest, no gravity: the full Newton matrix is the factored one plus
+    ``c_K d(K2:qq + K3:qqq)/dq_e`` on each rod's modal coordinates (the stiffening's
+    tangent, which the factor drops)."""
+    rec = at_rest_tree(request, "stiffening")
+    rng = np.random.default_rng(9)
+    beta, _ = random_state(rec, rng)
+    W = np.zeros((rec.n_q + rec.n_lam,) * 2)
+    for tj, body in zip(rec.tree.joints, rec.tree.bodies, strict=True):
+        if body.kind == "flexible":
+            beta[tj.qe] = rng.normal(0.0, 2e-3, tj.qe.stop - tj.qe.start)
+            W[tj.qe, tj.qe] = C_K * stiffening_tangent(rec.model.body(body.name), beta[tj.qe])
+    assert np.abs(W).max() > 0
+    W_full = full_newton_matrix(rec, beta)
+    rhs = rng.normal(size=len(W))
+    x = factor_of(rec, beta).solve(rhs)
+    dropped = rel_err(x, np.linalg.solve(W_full, rhs))
+    err = rel_err(x, np.linalg.solve(W_full - W, rhs))
+    print(f"factor vs the full matrix: {dropped:.1e}; less the stiffening: {err:.1e}")
+    assert err < 1e-6 and dropped > 1e3 * err
 
 
 def integrate(model, formulation, factored, t_end=0.01, h=5e-4):
