@@ -43,7 +43,7 @@ def test_progress_is_called_at_a_wall_time_cadence_and_after_the_last_step():
     # calls cover the run's wall time
     gaps = np.diff(np.concatenate([[start], clock]))
     P = genalpha.PROGRESS_SECONDS
-    assert 0.5 * P <= np.median(gaps[:-1]) <= 2.0 * P
+    assert 0.25 * P <= np.median(gaps[:-1]) <= 4.0 * P
     assert len(calls) >= wall / (4.0 * P)
 
 
