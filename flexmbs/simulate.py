@@ -386,8 +386,14 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
         steps of a run that does not complete are kept under the name of its status
     output_dt : output interval [s] (default: every step); ``t_end`` is always an output
     petsc_options : PETSc options without prefix, e.g. {"pc_factor_mat_solver_type": "mumps"}
-    progress : ``progress(t, t_end, stats) -> stop?`` called after every step; a true
-        value stops the run (status "interrupted")
+    progress : ``progress(t, t_end, stats) -> stop?``, the time ``t`` [s] of the step
+        just taken: called at least every 0.05 s of wall time and after the last step
+        (generalized-α: :data:`~flexmbs.integrate.genalpha.PROGRESS_SECONDS`, after the
+        step that ends that long after the previous call, the compiled time loop's steps
+        run in calls that end then; the relative formulations: at the output steps; PETSc
+        TS: after every step).  A true value stops the run there, at ``t`` (status
+        "interrupted", the output steps up to ``t`` kept; ``Result.t[-1]`` is the last of
+        them); an exception raised by it (``KeyboardInterrupt``) stops it too
     integrator_options : further keyword arguments of the generalized-α integrator
         (:class:`~flexmbs.integrate.genalpha.GeneralizedAlpha`), e.g.
         ``{"jacobian_cost": None, "newton_rtol": 1e-6}``
@@ -454,8 +460,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
             rho_inf=rho_inf, adaptive=adaptive, n_q=asm.n_q, n_lam=asm.n_lam + asm.n_mu,
             point=point),
             prior=None if point is None else point.rows)
-    # generalized-alpha calls progress itself after every step (step_callback); the TS
-    # integrator reports every step to the recorder, which then calls it
+    # generalized-alpha calls progress itself at a wall-time cadence (progress_callback);
+    # the TS integrator reports every step to the recorder, which then calls it
     recorder = _Recorder(asm, writer, progress if method == "ts" else None, t_end,
                          out_times, t_start, scales=health.Scales.of(asm, init.q),
                          prior=point)
@@ -486,15 +492,16 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
                 log.warning(note)
             try:
                 # the recorder at the output times only (it projects the velocities), the
-                # progress callback after every step without that cost
-                step_cb = None if progress is None else \
+                # progress callback at a wall-time cadence (not after every step: the
+                # compiled time loop then runs many steps per call)
+                progress_cb = None if progress is None else \
                     (lambda t, st: bool(progress(t, t_end, st)))
                 traj = integ.run(start.q, start.qd, start.qdd, start.lam, t_start, t_end,
                                  h=dt, h_max=spin.h_max, adaptive=adaptive, rtol=rtol,
                                  atol=atol,
                                  output_times=out_times, callback=recorder, store=False,
                                  callback_at_outputs=out_times is not None,
-                                 step_callback=step_cb, a0=a0, scales_from=scales_from,
+                                 progress_callback=progress_cb, a0=a0, scales_from=scales_from,
                                  resume=resume)
                 if writer is not None:      # the final one, before the solver is destroyed
                     final = _packed(integ.checkpoint())

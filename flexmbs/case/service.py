@@ -15,9 +15,9 @@ from its model to its files, for ``flexmbs run``, ``flexmbs sweep`` and scripts.
    this one and list them in it (:mod:`flexmbs.case.files`); the run summary.
 
 Everything a run reports is a :class:`Message`, handed to ``on_message`` as it happens
-and kept in the returned :class:`Report`.  SIGINT or SIGTERM stops a simulation after
-the current output step (:class:`~flexmbs.case.signals.StopOnSignal`): the result file
-holds the steps so far with status "interrupted", and ``Report.exit_status`` is
+and kept in the returned :class:`Report`.  SIGINT or SIGTERM stops a simulation at the
+next call of its progress callback, at most about 0.05 s of wall time later
+(:class:`~flexmbs.case.signals.StopOnSignal`): the result file holds the output steps so far with status "interrupted", and ``Report.exit_status`` is
 ``128 + signal number``.  Errors are raised (:class:`~flexmbs.errors.FlexmbsError`), the
 files so far kept (docs/errors.md).
 """

@@ -5,8 +5,9 @@ import signal
 
 
 class StopOnSignal:
-    """SIGINT/SIGTERM -> stop after the current output step (raise KeyboardInterrupt from
-    the progress callback, so the step being written is complete); twice -> at once.
+    """SIGINT/SIGTERM -> stop at the next call of the progress callback (raise
+    KeyboardInterrupt from it, so the step being written is complete; it is called at
+    least every 0.05 s of wall time, :func:`flexmbs.simulate.simulate`); twice -> at once.
 
     A context manager: the handlers are installed on entry (the main thread only, as
     Python requires) and the previous ones restored on exit; :meth:`check` raises

@@ -108,6 +108,12 @@ class CompiledSteps:
         self._seen = -1             # the solver's solve count when last in step with it
         self._block_steps = float(FIRST_BLOCK_STEPS)    # steps in BLOCK_SECONDS
 
+    @property
+    def block_steps(self) -> float:
+        """The steps the last call took per :data:`BLOCK_SECONDS` of wall time
+        (:data:`FIRST_BLOCK_STEPS` before the first)."""
+        return self._block_steps
+
     def _take_newton_state(self) -> None:
         """The solver's matrix and counters, when an SNES solve ran since the last run."""
         nw = self._newton

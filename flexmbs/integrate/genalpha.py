@@ -69,7 +69,7 @@ from .increments_kernel import FLOOR
 from ._newton import LOOP_DENSE_MAX, NewtonFailure, NewtonSolver, NewtonState
 from ._petsc import block_csr, saddle
 from .affine_step import AffineStep
-from .compiled_steps import BLOCK_OUTPUTS, CompiledSteps
+from .compiled_steps import BLOCK_OUTPUTS, BLOCK_SECONDS, CompiledSteps
 from .consistent import accelerations, project_velocities, tangent_mass
 from .events import EVENT_TOL, ContactEvents
 from .protocol import (
@@ -213,6 +213,41 @@ class _Counters:
                      linear_solves=self.solves, wall_time=time.perf_counter() - self.t_start,
                      step_cuts=self.cuts,
                      min_step=self.h_min if self.steps else float("nan"))
+
+
+#: the wall time [s] between two calls of a run's ``progress_callback`` (:class:`Cadence`)
+PROGRESS_SECONDS = BLOCK_SECONDS
+
+
+class Cadence:
+    """``progress(t, stats) -> stop?`` called at a wall-time cadence: after a step that
+    ends ``seconds`` or more after the previous call (the run's start), after a call of
+    the compiled loop of :meth:`steps` steps (sized to end then), and after the last step.
+
+    The compiled loop takes ``block_steps`` steps per :data:`BLOCK_SECONDS` (its last
+    call's speed), so a call of ``steps = max(1, block_steps (t_due - now) /
+    BLOCK_SECONDS)`` ends about when the next call is due: the callback runs at least
+    every ``seconds`` of wall time, give or take the speed's change and one step of the
+    Python path (a step there may take longer by itself)."""
+
+    def __init__(self, progress: Callable[[float, Stats], bool], seconds: float):
+        self.progress, self.seconds = progress, seconds
+        self.due = time.perf_counter() + seconds
+
+    def steps(self, block_steps: float) -> int:
+        """The steps of a compiled call that ends when the next call is due."""
+        left = self.due - time.perf_counter()
+        return max(1, int(block_steps * left / BLOCK_SECONDS))
+
+    def __call__(self, t: float, stats: Stats, *, last: bool = False,
+                 due: bool = False) -> bool:
+        """After a step at ``t``: the callback's value if it is called (``last``: the
+        run's last step; ``due``: a call of :meth:`steps` ended), else ``False``."""
+        now = time.perf_counter()
+        if not (last or due or now >= self.due):
+            return False
+        self.due = now + self.seconds
+        return bool(self.progress(t, stats))
 
 
 class GeneralizedAlpha:
@@ -479,6 +514,7 @@ class GeneralizedAlpha:
             h_max: float | None = None, max_cuts: int = 8,
             callback_at_outputs: bool = False,
             step_callback: Callable[[float, Stats], bool] | None = None,
+            progress_callback: Callable[[float, Stats], bool] | None = None,
             a0: np.ndarray | None = None, scales_from: State | None = None,
             resume: Checkpoint | None = None, event_tol: float = EVENT_TOL) -> Trajectory:
         """Integrate from consistent ``(q0, qd0, qdd0, lam0)`` at ``t0`` to ``t_end``.
@@ -492,7 +528,11 @@ class GeneralizedAlpha:
         accepted step (with ``callback_at_outputs`` only at ``t0`` and the output times);
         a true return value stops the integration.  ``step_callback(t, stats)`` is called
         after every accepted step (no state, so no velocity projection: cheap, e.g. for
-        progress); a true return value stops too.  With ``store`` the states at
+        progress); a true return value stops too.  ``progress_callback(t, stats)`` is
+        called at a wall-time cadence instead (:class:`Cadence`): after the step that ends
+        :data:`PROGRESS_SECONDS` or more after its previous call (the compiled loop's calls
+        sized to end then), and once after the last step; a true return value stops the
+        run there.  With ``store`` the states at
         ``output_times`` (or at every step if ``None``) are returned.  ``a0``: the
         auxiliary acceleration at ``t0`` (default ``qdd0``), to continue a run from a saved
         :class:`State`; ``scales_from``: the state the Newton test's scales are taken from
@@ -593,6 +633,8 @@ class GeneralizedAlpha:
             every = (outs is None and rec is not None) or step_callback is not None or (
                 callback is not None and not callback_at_outputs)
             chunk = 1 if every else 1 << 40
+            cadence = None if progress_callback is None else \
+                Cadence(progress_callback, PROGRESS_SECONDS)
             targets_arr = np.array(targets, dtype=float)
             prepared = False
             while not stop and i_target < len(targets):
@@ -612,10 +654,15 @@ class GeneralizedAlpha:
                                      targets_arr[i_target:i_target + BLOCK_OUTPUTS + 1],
                                      t_grid=t_grid, k_grid=k_grid,
                                      h_cur=h_cur, h=h, h_min=h_min, eps=eps, h_jac=self._h_jac,
-                                     max_steps=chunk)
+                                     max_steps=chunk if cadence is None or every else
+                                     cadence.steps(loop.block_steps))
                     base, after = (c.steps, c.newton, c.solves, c.jac, c.h_min), r.steps
                     if r.block is not None:
-                        stop = self._emit_block(r.block, base, c, emit)
+                        # (a call of the cadence's steps may end on an output: the
+                        # solver is at its state, which then has a checkpoint)
+                        at_end = r.code == steps_kernel.CHUNK and \
+                            r.steps == int(r.block.info[-1, steps_kernel.O_STEPS])
+                        stop = self._emit_block(r.block, base, c, emit, at_end)
                         i_target += len(r.block)
                         s = self.last_state
                         # (steps after the last output passed: none when the next is redone)
@@ -636,6 +683,10 @@ class GeneralizedAlpha:
                         stop = emit(s)
                         if step_callback is not None and not stop:
                             stop = bool(step_callback(s.t, c.stats()))
+                    if cadence is not None and r.steps and not stop:
+                        # (a call sized to the cadence ends with its call: CHUNK)
+                        stop = cadence(s.t, c.stats(), last=i_target >= len(targets),
+                                       due=r.code == steps_kernel.CHUNK)
                     if r.code != steps_kernel.REDO or stop:
                         continue            # (else the SNES path redoes the step)
                 goal = targets[i_target]
@@ -698,6 +749,8 @@ class GeneralizedAlpha:
                 stop = emit(s)
                 if step_callback is not None and not stop:
                     stop = bool(step_callback(s.t, c.stats()))
+                if cadence is not None and not stop:
+                    stop = cadence(s.t, c.stats(), last=i_target >= len(targets))
         stats = c.stats()
         self.final_state = s
         if rec is None:  # only the final state
@@ -705,11 +758,14 @@ class GeneralizedAlpha:
             rec(s.t, s.q, self._output_qd(s), s.qdd, s.lam)
         return rec.trajectory(stats)
 
-    def _emit_block(self, block, base: tuple, c: _Counters, emit: Callable) -> bool:
+    def _emit_block(self, block, base: tuple, c: _Counters, emit: Callable,
+                    at_end: bool = False) -> bool:
         """``emit`` the states of the output times a call of the compiled loop passed
         (:class:`~.compiled_steps.Block`), each as if the loop had returned there: the
         state, the grid and the counters of that time (``base``: the counters ``steps,
-        newton, solves, jac, h_min`` before the call); whether one of them stopped the run."""
+        newton, solves, jac, h_min`` before the call); whether one of them stopped the run.
+        ``at_end``: the call ended at the last one (the Newton solver is there: it has a
+        :meth:`checkpoint`)."""
         K, grid, n = steps_kernel, self._grid, self._n
         self._in_step = False       # (the Newton solver is at the call's end already)
         for k in range(len(block)):
@@ -721,6 +777,10 @@ class GeneralizedAlpha:
             c.h_min = min(base[4], float(b[K.O_HMIN]))
             st = self.last_state = State(float(b[K.O_T]), *block.state(k, n))
             grid[1], grid[2] = int(b[K.O_KGRID]), float(b[K.O_HCUR])
+            if at_end and k == len(block) - 1:
+                hj = float(b[K.O_HJAC])
+                self._h_jac = None if np.isnan(hj) else hj
+                self._in_step = True
             if emit(st):
                 return True         # (stopped there: no checkpoint goes with it)
         self._in_step = True

@@ -186,13 +186,14 @@ def test_signal_while_writing_xdmf_leaves_no_series(pendulum_case, tmp_path, cap
 
 @pytest.mark.slow
 def test_main_case_killed_and_restarted(tmp_path):
-    """cases/main (flexible slider-crank), 0.3 s: SIGKILL after 40 output steps, then
+    """cases/main (flexible slider-crank), 1 s (a run of some seconds: its rows reach the
+    file at the flushes, 1 s apart): SIGKILL after 40 output steps, then
     ``--restart`` the killed run's file: the same output times, and every output row of
     the uninterrupted run to the last bit (default settings: the Newton matrix reused
     across steps and the time grid 0 + k dt are saved with the last checkpoint, from
     which the continuation starts)."""
     case = CASES / "main" / "case.toml"
-    args = ["--t-end", "0.3", "--no-plots", "--no-xdmf", "--quiet"]
+    args = ["--t-end", "1.0", "--no-plots", "--no-xdmf", "--quiet"]
     out = tmp_path / "cut"
     running = out / "flexible_slider_crank.running.h5"
     proc = subprocess.Popen([sys.executable, "-m", "flexmbs.cli.main", "run", str(case),
@@ -212,12 +213,12 @@ def test_main_case_killed_and_restarted(tmp_path):
     n_killed = len(killed["time"])
     from flexmbs.io.results import read_restart
     r = read_restart(running).checkpoint_row
-    assert killed["attrs"]["status"] == "running" and 40 <= n_killed < 601
+    assert killed["attrs"]["status"] == "running" and 40 <= n_killed < 2001
     assert main(["run", str(case), "--out", str(out), *args, "--restart", str(running)]) == 0
     assert main(["run", str(case), "--out", str(tmp_path / "full"), *args]) == 0
     a = read_results(tmp_path / "full" / "flexible_slider_crank.h5")
     b = read_results(out / "flexible_slider_crank.h5")
-    assert b["attrs"]["status"] == "complete" and len(b["time"]) == len(a["time"]) == 601
+    assert b["attrs"]["status"] == "complete" and len(b["time"]) == len(a["time"]) == 2001
     np.testing.assert_array_equal(b["time"], a["time"])
     # the killed run's steps up to its checkpoint, copied as they were
     assert 0 < r < n_killed

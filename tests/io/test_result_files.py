@@ -95,6 +95,14 @@ def test_final_state_is_always_an_output(tmp_path, output_dt, times):
     np.testing.assert_allclose(data["time"], times, rtol=0, atol=1e-12)
 
 
+@pytest.fixture
+def per_step_progress(monkeypatch):
+    """``simulate``'s progress callback after every step (its wall-time cadence 0 s), so
+    that a test stops a run at a chosen time."""
+    from flexmbs.integrate import genalpha
+    monkeypatch.setattr(genalpha, "PROGRESS_SECONDS", 0.0)
+
+
 def _stop_at(t_stop):
     def progress(t, t_end, stats):
         if t >= t_stop:
@@ -112,7 +120,7 @@ def _stop_at(t_stop):
     (None, 1e-3, 0.01, 3600.0),
 ])
 def test_interrupted_run_continues_to_the_same_state(tmp_path, options, dt, out_dt, flush,
-                                                     monkeypatch):
+                                                     monkeypatch, per_step_progress):
     t_end = 0.5
     full = fm.simulate(pendulum(), t_end, dt, output_dt=out_dt, integrator_options=options,
                        output=str(tmp_path / "full" / "pend.h5"))
@@ -144,7 +152,7 @@ def test_interrupted_run_continues_to_the_same_state(tmp_path, options, dt, out_
     assert np.all(np.diff(b["solver"]["newton_iterations"]) >= 0)
 
 
-def test_continuation_with_another_step_starts_afresh(tmp_path):
+def test_continuation_with_another_step_starts_afresh(tmp_path, per_step_progress):
     """A failed run is continued with a smaller dt: the checkpoint (made for the old
     step) is not used; the run goes on from the last saved row with the new step and
     reaches the state of a run with that step to the integrator's accuracy."""
@@ -166,9 +174,11 @@ KILLED = textwrap.dedent("""
     import sys, time
     sys.path.insert(0, {tests!r})
     import flexmbs as fm
+    from flexmbs.integrate import genalpha
     from flexmbs.io import results
     from test_result_files import pendulum, DT, OUT_DT, EXACT
     results.FLUSH_SECONDS = 0.02
+    genalpha.PROGRESS_SECONDS = 0.0     # progress (slowing the run) after every step
     fm.simulate(pendulum(), 1.0, DT, output_dt=OUT_DT, integrator_options=EXACT,
                 output={out!r}, progress=lambda t, t_end, st: time.sleep(0.002))
 """)
