@@ -77,11 +77,16 @@ from flexmbs.system.model import System
 
 #: relative step of the central differences of the tangent
 FD_STEP = 1e-7
+#: relative step in ``betad`` of a flexible tangent's radial Euler-parameter columns
+RADIAL_STEP = 1e-2
 #: relative steps of the Newton matrix's directional differences (``_newton_product``):
 #: the residual is linear in ``betadd`` and quadratic in ``betad`` (a central difference
 #: is exact there, the round-off smallest at a large step), nonlinear in ``beta``, whose
-#: perturbation (``c_K`` times that of ``betadd``) is kept to ``PRODUCT_STEP_Q``
-PRODUCT_STEP, PRODUCT_STEP_Q = 1.0, 1e-4
+#: perturbation (``c_K`` times that of ``betadd``) is kept to ``PRODUCT_STEP_Q``: the
+#: truncation ``O(PRODUCT_STEP_Q^2)`` of flexible trees in motion is 1e-3 (the
+#: slider-crank) to 1e-4 (random trees) of ``W v`` at 1e-4, 1e-10 to 6e-7 at 1e-7 (at
+#: 1e-8, 2e-9 to 4e-10 of round-off: a Newton solve at 1e-10 then stalled on its floor)
+PRODUCT_STEP, PRODUCT_STEP_Q = 1.0, 1e-7
 
 
 class RelativeDAE:
@@ -447,12 +452,29 @@ class RelativeDAE:
         mu_b = np.zeros(self.absolute.n_lam)
         mu_b[self.cut_rows] = lam[n_e:]
         T_at, dT = self._gradients(q, q_b, T)
-        derivatives = T_derivatives(T_at, q, qd, T, dT)
+        e_ref = [q_b[self.absolute.body_slices[b.name]][3:7] for b in self.tree.bodies]
+        derivatives = T_derivatives(
+            T_at, q, qd, T, dT,
+            (lambda x: T_gradients(self._T_about(x, e_ref), x, self.velocity_map_at(x, e_ref)))
+            if self.tree.e_rows else None)
         K, C, M = projected_tangent(T, derivatives,
                                     self.absolute.tangent(q_b, qd_b, qdd_b, mu_b, t),
                                     self.absolute.residual(q_b, qd_b, qdd_b, mu_b, t), qd, qdd)
         for k, s in enumerate(self.tree.e_rows):
             K[s, s] += 2.0 * lam[k] * np.eye(s.stop - s.start)
+        # T is no Jacobian along a joint's Euler parameters e (its rows map their rates
+        # through G^T G = E - e e^T): those columns by differences of the residual along
+        # e/|e|, in betad exact (quadratic) at a large step
+        step = RADIAL_STEP * (1.0 + np.max(np.abs(qd), initial=0.0))
+        for s in self.tree.e_rows:
+            u = np.zeros(self.n_q)
+            u[s] = q[s] / np.linalg.norm(q[s])
+            C_u = (self._dynamics(q, qd + step * u, qdd, t)
+                   - self._dynamics(q, qd - step * u, qdd, t)) / (2.0 * step)
+            K_u = (self.residual(q + FD_STEP * u, qd, qdd, lam, t)
+                   - self.residual(q - FD_STEP * u, qd, qdd, lam, t)) / (2.0 * FD_STEP)
+            C += np.outer(C_u - C @ u, u)
+            K += np.outer(K_u - K @ u, u)
         return K, C, M
 
     # -- constraints ----------------------------------------------------------------------
@@ -549,15 +571,22 @@ class RelativeDAE:
         memo = self._memo.get("dT")
         if memo is None or memo[0] != key:
             e_ref = [q_b[self.absolute.body_slices[b.name]][3:7] for b in self.tree.bodies]
-            base = self._pose(q)
-            moved = [moved_bodies(self.tree, k) for k in range(self.n_q)]
-
-            def T_at(x, k=None):
-                if k is None:
-                    return self.velocity_map_at(x, e_ref)
-                return self.velocity_map_at(x, e_ref, moved[k], base)
+            T_at = self._T_about(q, e_ref, self._pose(q))
             memo = self._memo["dT"] = (key, T_at, T_gradients(T_at, q, T))
         return memo[1], memo[2]
+
+    def _T_about(self, q, e_ref, base=None):
+        """``T_at(x, k=None)``: ``T`` at ``x`` with the Euler parameters' signs of
+        ``e_ref``; at an ``x`` that differs from ``q`` in ``x_k`` alone, only the bodies
+        that ``q_k`` moves are swept (``base``: the pose at ``q``)."""
+        base = poses_and_jacobians(self.tree, q) if base is None else base
+        moved = [moved_bodies(self.tree, k) for k in range(self.n_q)]
+
+        def T_at(x, k=None):
+            if k is None:
+                return self.velocity_map_at(x, e_ref)
+            return self.velocity_map_at(x, e_ref, moved[k], base)
+        return T_at
 
 
 #: the increment contraction below which ``newton_factor`` keeps the modified iteration

@@ -9,27 +9,37 @@ descriptor rows' Jacobian, the ``C_b`` of :mod:`flexmbs.relative.dae`) and
 
     K[:, k] = T^T (K_b T_k + C_b dT_k betad + M_b (dT_k betadd + dTd_k betad))
               + dT_k^T rt_b + 2 lam_e E (on each normalised quaternion),
-    C = T^T (C_b T + 2 M_b Td),        M = T^T M_b T,
+    C = T^T (C_b T + M_b (Td + [dT_k betad]_k)),        M = T^T M_b T,
 
 ``T_k`` column ``k`` of ``T``, ``dT_k = dT/dbeta_k``, ``Td = dT/dt`` along ``betad``,
-``dTd_k = dTd/dbeta_k``; ``d(Td betad)/dbetad = 2 Td`` because ``dT_.j/dbeta_k`` is
-symmetric in ``j, k`` (``T`` is a Jacobian).
+``dTd_k = dTd/dbeta_k = d(dT_k)/dt`` (mixed partials of ``T`` commute);
+``d(Td betad)/dbetad = Td + [dT_k betad]_k``.  Where ``T`` is a Jacobian (``dT_.j/dbeta_k``
+symmetric in ``j, k``) that is ``2 Td`` and, the third derivatives of ``q_b`` symmetric,
+``dTd_k betad`` is column ``k`` of the second difference of ``T`` along the motion.  A
+joint's Euler parameters ``e`` break that: ``T``'s rows map their rates through the
+projection ``G^T G = E - e e^T``, so ``T`` is not a Jacobian off the unit sphere (the
+symmetric formulas were off by 1e-3 of ``C`` and up to 4e-4 of ``K`` on random trees
+with spherical and free joints); with such joints the general formulas below are taken,
+and the tangent's columns along each ``e/|e|`` (where ``T e = 0`` but the residual
+still moves through the velocity products) are differences of the residual
+(:mod:`flexmbs.relative.dae`).
 
 The derivatives of ``T`` are differences of ``T`` (one kinematic sweep each): ``dT_k``
-central differences at ``beta +- h e_k``, and, as ``T`` is the Jacobian of ``q_b``, the
-third derivatives of ``q_b`` are symmetric, so ``dTd_k betad = d^3 q_b[e_k, betad, betad]``
-is column ``k`` of the second difference of ``T`` along the motion:
+central differences at ``beta +- h e_k``, ``Td`` along the motion and ``dTd_k betad``
+the difference of ``dT_k betad`` along the motion:
 
     dT_k = (T(beta + h e_k) - T(beta - h e_k)) / (2 h),
-    Td   = (T+ - T-) / (2 s),     [dTd_k betad]_k = (T+ - 2 T + T-) / s^2,
-    T+-  = T(beta +- s betad),
+    Td   = (T+ - T-) / (2 s),    T+- = T(beta +- s betad),
+    dTd_k betad = (dT_k(beta + s betad) - dT_k(beta - s betad)) betad / (2 s)
+                  (T a Jacobian: [dTd_k betad]_k = (T+ - 2 T + T-) / s^2),
 
 with ``h`` and ``s |betad|`` scaled by the size of ``T``'s columns (``h = 1e-5``,
 ``s |betad| = 1e-4`` rad or m; truncation and round-off about 1e-10 relative in
-``dT_k``, 1e-8 in the others), so a tangent costs ``2 n_beta + 2`` sweeps and one
-descriptor tangent, against ``12 n_beta`` sweeps and ``4 n_beta`` descriptor residuals
-of central differences of ``r``; those of ``dT_k`` sweep only the bodies that
-``beta_k`` moves (the others' rows of ``T`` are the same at ``beta +- h e_k``).
+``dT_k``, 1e-8 in ``Td``, 1e-7 in ``dTd_k betad``), so a tangent costs ``2 n_beta + 2``
+sweeps (``6 n_beta + 2`` with Euler-parameter joints) and one descriptor tangent,
+against ``12 n_beta`` sweeps and ``4 n_beta`` descriptor residuals of central
+differences of ``r``; those of ``dT_k`` sweep only the
+bodies that ``beta_k`` moves (the others' rows of ``T`` are the same at ``beta +- h e_k``).
 """
 from __future__ import annotations
 
@@ -59,19 +69,27 @@ def T_gradients(T_at: Callable[..., np.ndarray], beta: np.ndarray,
 
 
 def T_derivatives(T_at: Callable[[np.ndarray], np.ndarray], beta: np.ndarray,
-                  betad: np.ndarray, T: np.ndarray, dT: list | None = None
-                  ) -> tuple[list, np.ndarray, np.ndarray]:
-    """``(dT_k for each k, [dTd_k betad]_k (n_q, n_beta), Td)`` (module doc) at ``beta``
-    with ``T = T_at(beta)`` (``dT``: :func:`T_gradients` at ``beta`` when known)."""
-    if dT is None:
-        dT = T_gradients(T_at, beta, T)
+                  betad: np.ndarray, T: np.ndarray, dT: list,
+                  gradients_at: Callable[[np.ndarray], list] | None = None
+                  ) -> tuple[list, np.ndarray, np.ndarray, np.ndarray]:
+    """``(dT_k for each k, [dTd_k betad]_k (n_q, n_beta), Td, d(Td betad)/dbetad)``
+    (module doc) at ``beta`` with ``T = T_at(beta)`` and ``dT`` :func:`T_gradients` at
+    ``beta``; ``gradients_at(x)``: those at another ``x``, or None when ``T`` is a
+    Jacobian (no Euler-parameter joints): then ``dTd_k betad`` is the second difference
+    of ``T`` along the motion and ``d(Td betad)/dbetad = 2 Td``."""
     scale = np.maximum(np.abs(T).max(axis=0), 1.0)
     speed = np.abs(betad * scale).max(initial=0.0)
     if speed == 0.0:
-        return dT, np.zeros_like(T), np.zeros_like(T)
+        zero = np.zeros_like(T)
+        return dT, zero, zero, zero
     s = MOTION_STEP / speed
     plus, minus = T_at(beta + s * betad), T_at(beta - s * betad)
-    return dT, (plus - 2.0 * T + minus) / s**2, (plus - minus) / (2.0 * s)
+    Td = (plus - minus) / (2.0 * s)
+    if gradients_at is None:
+        return dT, (plus - 2.0 * T + minus) / s**2, Td, 2.0 * Td
+    dT_p, dT_m = gradients_at(beta + s * betad), gradients_at(beta - s * betad)
+    dTd_bd = np.column_stack([(a - b) @ betad for a, b in zip(dT_p, dT_m, strict=True)])
+    return dT, dTd_bd / (2.0 * s), Td, Td + np.column_stack([d @ betad for d in dT])
 
 
 def projected_tangent(T: np.ndarray, derivatives: tuple, tangent_b: tuple,
@@ -80,11 +98,11 @@ def projected_tangent(T: np.ndarray, derivatives: tuple, tangent_b: tuple,
     """Dense ``(K, C, M)`` without the normalisations' term (module doc), from ``T``,
     :func:`T_derivatives`, the descriptor tangent ``(K_b, C_b, M_b)`` and residual
     ``rt_b``."""
-    dT, dTd_bd, Td = derivatives
+    dT, dTd_bd, _, dTdbd_dbetad = derivatives
     K_b, C_b, M_b = (np.asarray(x.toarray() if hasattr(x, "toarray") else x)
                      for x in tangent_b)
     dqd = np.column_stack([d @ betad for d in dT])
     dqdd = np.column_stack([d @ betadd for d in dT]) + dTd_bd
     K = T.T @ (K_b @ T + C_b @ dqd + M_b @ dqdd) + np.column_stack([d.T @ rt_b for d in dT])
-    C = T.T @ (C_b @ T + 2.0 * (M_b @ Td))
+    C = T.T @ (C_b @ T + M_b @ dTdbd_dbetad)
     return K, C, T.T @ (M_b @ T)
