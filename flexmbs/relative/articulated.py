@@ -113,6 +113,33 @@ class ArticulatedFactor:
         return x.reshape(b.shape), y.reshape(y_shape)
 
 
+def row_slices(n: int, rows: dict | None) -> tuple[list, int]:
+    """The slices of the local rows ``rows`` ({joint index: g_i (r_i, d_i)}) in the
+    multipliers ``y`` (in the order of the joints; None for a joint without), and their
+    number."""
+    sl, start = [None] * n, 0
+    for i in range(n):
+        if rows is not None and i in rows:
+            r_i = np.atleast_2d(rows[i]).shape[0]
+            sl[i] = slice(start, start + r_i)
+            start += r_i
+    return sl, start
+
+
+def joint_inverse(D: np.ndarray, g) -> tuple:
+    """``(P, Q, R)`` of joint ``i``'s local saddle: ``[[P, Q], [Q^T, R]] = [[D, g^T],
+    [g, 0]]^-1`` with its local rows ``g`` (r_i, d_i), or ``(D^-1, None, None)``
+    without (``g`` None)."""
+    if g is None:
+        return np.linalg.inv(D), None, None
+    g = np.atleast_2d(np.asarray(g, dtype=float))
+    d, r_i = D.shape[0], g.shape[0]
+    K = np.zeros((d + r_i, d + r_i))
+    K[:d, :d], K[:d, d:], K[d:, :d] = D, g.T, g
+    K_inv = np.linalg.inv(K)
+    return K_inv[:d, :d], K_inv[:d, d:], K_inv[d:, d:]
+
+
 def factor(tree: Tree, kin: TreeKinematics, c_M: float = 1.0,
            Delta: dict | None = None, rows: dict | None = None) -> ArticulatedFactor:
     """The :class:`ArticulatedFactor` of ``S = c_M Mbar + Delta`` (``Delta``: {joint
@@ -123,28 +150,15 @@ def factor(tree: Tree, kin: TreeKinematics, c_M: float = 1.0,
         raise ValueError("articulated.factor: rigid trees only")
     n = tree.n
     IA = [c_M * body_mass(b, kin.A[i]) for i, b in enumerate(tree.bodies)]
-    U, P, Q, R, sl = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
-    start = 0
-    for i in range(n):
-        if rows is not None and i in rows:
-            r_i = np.atleast_2d(rows[i]).shape[0]
-            sl[i] = slice(start, start + r_i)
-            start += r_i
+    U, P, Q, R = [None] * n, [None] * n, [None] * n, [None] * n
+    sl, start = row_slices(n, rows)
     for i in range(n - 1, -1, -1):
         C = kin.C[i]
         U[i] = IA[i] @ C
         D = C.T @ U[i]
         if Delta is not None and i in Delta:
             D = D + Delta[i]
-        if sl[i] is None:
-            P[i] = np.linalg.inv(D)
-        else:
-            g = np.atleast_2d(np.asarray(rows[i], dtype=float))
-            d, r_i = D.shape[0], g.shape[0]
-            K = np.zeros((d + r_i, d + r_i))
-            K[:d, :d], K[:d, d:], K[d:, :d] = D, g.T, g
-            K_inv = np.linalg.inv(K)
-            P[i], Q[i], R[i] = K_inv[:d, :d], K_inv[:d, d:], K_inv[d:, d:]
+        P[i], Q[i], R[i] = joint_inverse(D, None if sl[i] is None else rows[i])
         p = tree.joints[i].parent
         if p >= 0:
             B = B_of(kin.rho[i])

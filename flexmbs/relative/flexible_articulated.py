@@ -46,11 +46,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg as sla
 
 from flexmbs.kinematics.rotation import G_of
+from flexmbs.relative.articulated import joint_inverse, row_slices
 from flexmbs.relative.kinematics import B_of
-from flexmbs.relative.newton_factor import SchurFactor
+from flexmbs.relative.newton_factor import SchurFactor, euler_rows
 from flexmbs.relative.tree import Tree
 
 
@@ -176,26 +176,13 @@ def factor(tree: Tree, loc, e: list, M_b: list, c_M: float = 1.0, c_K: float = 0
             IA_i[6:, 6:] += Delta
         IA.append(IA_i)
     X, Cb = [None] * n, [None] * n
-    U, P, Q, R, sl = [None] * n, [None] * n, [None] * n, [None] * n, [None] * n
-    start = 0
-    for i in range(n):
-        if rows is not None and i in rows:
-            r_i = np.atleast_2d(rows[i]).shape[0]
-            sl[i] = slice(start, start + r_i)
-            start += r_i
+    U, P, Q, R = [None] * n, [None] * n, [None] * n, [None] * n
+    sl, start = row_slices(n, rows)
     for i in range(n - 1, -1, -1):
         Cb[i] = C = Cbar_matrix(loc, i, m[i])
         U[i] = IA[i] @ C
         D = C.T @ U[i]
-        if sl[i] is None:
-            P[i] = np.linalg.inv(D)
-        else:
-            g = np.atleast_2d(np.asarray(rows[i], dtype=float))
-            d, r_i = D.shape[0], g.shape[0]
-            K = np.zeros((d + r_i, d + r_i))
-            K[:d, :d], K[:d, d:], K[d:, :d] = D, g.T, g
-            K_inv = np.linalg.inv(K)
-            P[i], Q[i], R[i] = K_inv[:d, :d], K_inv[:d, d:], K_inv[d:, d:]
+        P[i], Q[i], R[i] = joint_inverse(D, None if sl[i] is None else rows[i])
         p = tree.joints[i].parent
         if p >= 0:
             X[i] = X_matrix(loc, i, m[i], m[p])
@@ -215,24 +202,6 @@ class FlexibleSchurFactor(SchurFactor):
 
     def __init__(self, tree, loc, e, M_b, beta: np.ndarray, G_c: np.ndarray,
                  c_M: float, c_K: float, c_C: float):
-        rows = {}
-        for i, tj in enumerate(tree.joints):
-            es = tj.motion.e_slice
-            if es is not None:
-                g = np.zeros(barred(tree, i).stop - barred(tree, i).start)
-                g[es] = 2.0 * beta[tj.s][es]                    # G_e row j = 2 e_j^T
-                rows[i] = g
-        self.n, self.n_e, self.G_c = tree.n_beta, len(rows), np.asarray(G_c, dtype=float)
-        try:
-            self.K_e = factor(tree, loc, e, M_b, c_M, c_K, c_C, rows=rows)
-        except np.linalg.LinAlgError:           # a singular joint block (e.g. e_j = 0)
-            raise FloatingPointError("a singular joint block in the Newton matrix") from None
-        if not all(np.all(np.isfinite(A)) for A in self.K_e.P + [A for A in self.K_e.Q
-                                                                  if A is not None]):
-            raise FloatingPointError("non-finite entries in the Newton matrix")
-        if len(self.G_c):
-            self.Z, self.Y = self.K_e.solve_rows(self.G_c.T)
-            Sc = self.G_c @ self.Z
-            if not np.all(np.isfinite(Sc)):
-                raise FloatingPointError("non-finite entries in the Newton matrix")
-            self.lu = sla.lu_factor(Sc, check_finite=False)
+        rows = euler_rows(tree, beta, lambda i: barred(tree, i).stop - barred(tree, i).start)
+        self.setup(lambda: factor(tree, loc, e, M_b, c_M, c_K, c_C, rows=rows),
+                   tree.n_beta, len(rows), G_c)

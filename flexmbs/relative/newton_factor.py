@@ -36,6 +36,19 @@ import scipy.sparse.linalg as spla
 from flexmbs.relative import articulated
 
 
+def euler_rows(tree, beta: np.ndarray, width) -> dict:
+    """The Euler rows ``G_e`` of ``beta``, one per spherical or free joint: {joint index
+    j: ``2 e_j^T`` placed in the joint's ``width(j)`` local coordinates}."""
+    rows = {}
+    for i, tj in enumerate(tree.joints):
+        es = tj.motion.e_slice
+        if es is not None:
+            g = np.zeros(width(i))
+            g[es] = 2.0 * beta[tj.s][es]                        # G_e row j = 2 e_j^T
+            rows[i] = g
+    return rows
+
+
 class SchurFactor:
     """``W_0^-1`` of the module doc: ``solve([b; c_e; c_c])`` returns ``[x; y_e; y_c]``.
 
@@ -43,16 +56,18 @@ class SchurFactor:
     order of ``tree.e_rows``); ``G_c``: the rows of the cut joints and drives (m_c, n_beta)."""
 
     def __init__(self, tree, kin, beta: np.ndarray, G_c: np.ndarray, c_M: float):
-        rows = {}
-        for i, tj in enumerate(tree.joints):
-            es = tj.motion.e_slice
-            if es is not None:
-                g = np.zeros(tj.motion.n_beta)
-                g[es] = 2.0 * beta[tj.s][es]                    # G_e row j = 2 e_j^T
-                rows[i] = g
-        self.n, self.n_e, self.G_c = tree.n_beta, len(rows), np.asarray(G_c, dtype=float)
+        rows = euler_rows(tree, beta, lambda i: tree.joints[i].motion.n_beta)
+        self.setup(lambda: articulated.factor(tree, kin, c_M, rows=rows), tree.n_beta,
+                   len(rows), G_c)
+
+    def setup(self, make_K_e, n: int, n_e: int, G_c: np.ndarray) -> None:
+        """Factor: ``K_e = make_K_e()`` (the articulated factor of ``[[S, G_e^T], [G_e,
+        0]]``, ``n`` joint coordinates, ``n_e`` Euler rows), then the Schur complement
+        ``G_c Z`` on the rows ``G_c`` (m_c, n) (module doc); FloatingPointError on a
+        singular joint block or non-finite entries."""
+        self.n, self.n_e, self.G_c = n, n_e, np.asarray(G_c, dtype=float)
         try:
-            self.K_e = articulated.factor(tree, kin, c_M, rows=rows)
+            self.K_e = make_K_e()
         except np.linalg.LinAlgError:           # a singular joint block (e.g. e_j = 0)
             raise FloatingPointError("a singular joint block in the Newton matrix") from None
         if not all(np.all(np.isfinite(X)) for X in self.K_e.P + [Q for Q in self.K_e.Q
