@@ -47,22 +47,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from flexmbs.kinematics.rotation import G_of
 from flexmbs.relative.articulated import joint_inverse, row_slices
+from flexmbs.relative.flexible_recursive import Cbar_matrix, H_matrix, barred, n_modes
 from flexmbs.relative.kinematics import B_of
 from flexmbs.relative.newton_factor import SchurFactor, euler_rows
 from flexmbs.relative.tree import Tree
-
-
-def n_modes(tree: Tree, i: int) -> int:
-    """``n_e,i``, the number of body ``i``'s modal coordinates."""
-    qe = tree.joints[i].qe
-    return qe.stop - qe.start
-
-
-def barred(tree: Tree, i: int) -> slice:
-    """``betabar_i = [beta_i; q_e,i]`` in ``beta``."""
-    return slice(tree.joints[i].s.start, tree.joints[i].qe.stop)
 
 
 def X_matrix(loc, i: int, n_i: int, n_p: int) -> np.ndarray:
@@ -72,24 +61,6 @@ def X_matrix(loc, i: int, n_i: int, n_p: int) -> np.ndarray:
     if loc.X_e[i] is not None:
         X[:6, 6:] = loc.X_e[i]
     return X
-
-
-def Cbar_matrix(loc, i: int, n_i: int) -> np.ndarray:
-    """``Cbar_i`` (6 + n_i, n_beta_i + n_i)."""
-    C = loc.C[i]
-    out = np.zeros((6 + n_i, C.shape[1]))
-    out[:6] = C
-    out[6:, C.shape[1] - n_i:] = np.eye(n_i)
-    return out
-
-
-def H_matrix(e: np.ndarray, n_i: int) -> np.ndarray:
-    """``H_i`` (7 + n_i, 6 + n_i), ``qd_b,i = H_i y_i`` (rows ``r``, ``e``, ``q_e``)."""
-    H = np.zeros((7 + n_i, 6 + n_i))
-    H[:3, 3:6] = np.eye(3)
-    H[3:7, :3] = 0.5 * G_of(e).T
-    H[7:, 6:] = np.eye(n_i)
-    return H
 
 
 def modal_block(body, c_K: float, c_C: float) -> np.ndarray | None:

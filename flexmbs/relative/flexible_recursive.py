@@ -72,7 +72,7 @@ def state(tree: Tree, beta: np.ndarray, betad: np.ndarray, e_ref=None) -> Flexib
                          twists(tree, loc, betad), velocity_products(tree, beta, betad))
 
 
-def _barred(tree: Tree, i: int) -> slice:
+def barred(tree: Tree, i: int) -> slice:
     """``betabar_i = [beta_i; q_e,i]`` in ``beta``."""
     return slice(tree.joints[i].s.start, tree.joints[i].qe.stop)
 
@@ -104,16 +104,16 @@ def _X_matrix(st: FlexibleState, i: int, n_i: int, n_p: int) -> np.ndarray:
     return X
 
 
-def _Cbar(st: FlexibleState, i: int, n_i: int) -> np.ndarray:
+def Cbar_matrix(loc: LocalKinematics, i: int, n_i: int) -> np.ndarray:
     """``Cbar_i`` (6 + n_i, n_beta_i + n_i)."""
-    C = st.loc.C[i]
+    C = loc.C[i]
     out = np.zeros((6 + n_i, C.shape[1]))
     out[:6] = C
     out[6:, C.shape[1] - n_i:] = np.eye(n_i)
     return out
 
 
-def _H(e: np.ndarray, n_i: int) -> np.ndarray:
+def H_matrix(e: np.ndarray, n_i: int) -> np.ndarray:
     """``H_i`` (7 + n_i, 6 + n_i), ``qd_b,i = H_i y_i`` (module doc)."""
     H = np.zeros((7 + n_i, 6 + n_i))
     H[:3, 3:6] = np.eye(3)
@@ -122,7 +122,7 @@ def _H(e: np.ndarray, n_i: int) -> np.ndarray:
     return H
 
 
-def _n_e(tree: Tree, i: int) -> int:
+def n_modes(tree: Tree, i: int) -> int:
     """The number of body ``i``'s modal coordinates."""
     qe = tree.joints[i].qe
     return qe.stop - qe.start
@@ -149,8 +149,8 @@ def joint_wrenches(tree: Tree, st: FlexibleState, betadd: np.ndarray,
     n = tree.n
     ydot, qdd = [None] * n, np.zeros(n_q)
     for i, tj in enumerate(tree.joints):
-        n_i = _n_e(tree, i)
-        a = _Cbar(st, i, n_i) @ betadd[_barred(tree, i)]
+        n_i = n_modes(tree, i)
+        a = Cbar_matrix(st.loc, i, n_i) @ betadd[barred(tree, i)]
         a[:6] += st.ahat[i]
         if tj.parent >= 0:
             a += _X(st, i, ydot[tj.parent], n_i)
@@ -168,7 +168,7 @@ def joint_wrenches(tree: Tree, st: FlexibleState, betadd: np.ndarray,
         fP.append(np.concatenate([0.5 * G_of(st.e[i]) @ r_i[3:7], r_i[:3], r_i[7:]]))
     for i in range(n - 1, -1, -1):
         for c in tree.children[i]:
-            fP[i] = fP[i] + _X_T(st, c, fP[c], _n_e(tree, i))
+            fP[i] = fP[i] + _X_T(st, c, fP[c], n_modes(tree, i))
     return fP
 
 
@@ -178,7 +178,7 @@ def inverse_dynamics(tree: Tree, st: FlexibleState, betadd: np.ndarray,
     fP = joint_wrenches(tree, st, betadd, residual_b, body_slices, n_q)
     tau = np.zeros(tree.n_beta)
     for i in range(tree.n):
-        tau[_barred(tree, i)] = _Cbar(st, i, _n_e(tree, i)).T @ fP[i]
+        tau[barred(tree, i)] = Cbar_matrix(st.loc, i, n_modes(tree, i)).T @ fP[i]
     return tau
 
 
@@ -190,25 +190,25 @@ def mass_matrix(tree: Tree, st: FlexibleState, M_b, body_slices: dict) -> np.nda
         s = body_slices[body.name]
         M_i = M_b[s, s]
         M_i = np.asarray(M_i.toarray() if hasattr(M_i, "toarray") else M_i)
-        H = _H(st.e[i], _n_e(tree, i))
+        H = H_matrix(st.e[i], n_modes(tree, i))
         Mc.append(H.T @ M_i @ H)
     for i in range(tree.n - 1, -1, -1):
         p = tree.joints[i].parent
         if p >= 0:
-            X = _X_matrix(st, i, _n_e(tree, i), _n_e(tree, p))
+            X = _X_matrix(st, i, n_modes(tree, i), n_modes(tree, p))
             Mc[p] = Mc[p] + X.T @ Mc[i] @ X
     Mbar = np.zeros((tree.n_beta, tree.n_beta))
     for i in range(tree.n):
-        si = _barred(tree, i)
-        Cb = _Cbar(st, i, _n_e(tree, i))
+        si = barred(tree, i)
+        Cb = Cbar_matrix(st.loc, i, n_modes(tree, i))
         F = Mc[i] @ Cb
         Mbar[si, si] = Cb.T @ F
         j = i
         while tree.joints[j].parent >= 0:
             p = tree.joints[j].parent
-            F = _X_matrix(st, j, _n_e(tree, j), _n_e(tree, p)).T @ F
+            F = _X_matrix(st, j, n_modes(tree, j), n_modes(tree, p)).T @ F
             j = p
-            sj = _barred(tree, j)
-            Mbar[sj, si] = _Cbar(st, j, _n_e(tree, j)).T @ F
+            sj = barred(tree, j)
+            Mbar[sj, si] = Cbar_matrix(st.loc, j, n_modes(tree, j)).T @ F
             Mbar[si, sj] = Mbar[sj, si].T
     return Mbar

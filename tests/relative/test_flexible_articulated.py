@@ -30,13 +30,11 @@ import flexmbs as fm
 from flexmbs.bodies.damping import ModalDamping, RayleighDamping
 from flexmbs.integrate import GeneralizedAlpha, consistent_initial_conditions
 from flexmbs.relative.dae import RelativeDAE
-from tests.relative.models import random_body, random_rotation
-from tests.relative.test_flexible_recursive import random_state
+from tests.relative.test_flexible_recursive import mixed_tree, random_state
 from tests.relative.test_flexible_tree import rod  # noqa: F401  (the fixture)
 from tests.scenarios.flexible.flexcase_models import (STEEL, box_beam_mesh, reduce_cb,
                                                        slider_crank_model)
 
-KINDS = ("Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", None)
 
 #: the Newton coefficients of a step (generalized-alpha at h = 1 ms, order of magnitude)
 C_K, C_C, C_M = 2.5e-1, 6e2, 1.0
@@ -47,30 +45,8 @@ def damped_tree(rod, seed: int, n: int, gravity=(0.3, -9.81, 0.5), **flexible) -
     ``FlexibleBody`` keywords ``flexible``) (at random), hung on the ground or an earlier
     body by a random joint kind (or free); a joint on a rod sits at one of its interfaces
     (``hole_B`` deforms and turns elastically)."""
-    flexible = flexible or {"structural_damping": RayleighDamping(1.0, 2e-5)}
-    rng = np.random.default_rng(seed)
-    model = fm.System(gravity=gravity, name=f"damped{seed}")
-    bodies = []
-    for i in range(n):
-        if rng.uniform() < 0.5:
-            b = fm.FlexibleBody(f"f{i}", rod, r0=rng.normal(0, 1.0, 3),
-                                R0=random_rotation(rng), **flexible)
-        else:
-            b = random_body(rng, f"b{i}")
-        k = int(rng.integers(0, len(bodies) + 1))
-        parent = fm.ground if k == 0 else bodies[k - 1]
-        kind = KINDS[int(rng.integers(0, len(KINDS)))]
-        model.add(b)
-        bodies.append(b)
-        if kind is None:
-            continue
-        sides = [s["hole_B" if rng.uniform() < 0.7 else "hole_A"]
-                 if isinstance(s, fm.FlexibleBody) else s for s in (parent, b)]
-        kw = {"axis": rng.normal(size=3)}
-        if not any(isinstance(s, fm.FlexibleBody) for s in (parent, b)):
-            kw["at"] = rng.normal(0, 1.0, 3)
-        model.add(getattr(fm, kind)(f"J{i}", *sides, **kw))
-    return model
+    return mixed_tree(rod, seed, n, gravity, "damped", **(
+        flexible or {"structural_damping": RayleighDamping(1.0, 2e-5)}))
 
 
 def modal_terms(dae) -> np.ndarray:

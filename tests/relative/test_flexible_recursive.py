@@ -37,17 +37,20 @@ from tests.scenarios.flexible.flexcase_models import slider_crank_model
 KINDS = ("Revolute", "Prismatic", "Cylindrical", "Universal", "Spherical", None)
 
 
-def mixed_tree(rod, seed: int, n: int) -> fm.System:
-    """``n`` bodies, each rigid or a flexible rod (at random), hung on the ground or an
-    earlier body by a random joint kind about a random axis (or free); a joint on a rod
-    sits at one of its interfaces (``hole_B`` deforms and turns elastically)."""
+def mixed_tree(rod, seed: int, n: int, gravity=(0.3, -9.81, 0.5), name: str = "mixed",
+               **flexible) -> fm.System:
+    """``n`` bodies, each rigid or a flexible rod (at random; undamped, or the
+    ``FlexibleBody`` keywords ``flexible``), hung on the ground or an earlier body by a
+    random joint kind about a random axis (or free); a joint on a rod sits at one of its
+    interfaces (``hole_B`` deforms and turns elastically)."""
+    flexible = flexible or {"damping": False}
     rng = np.random.default_rng(seed)
-    model = fm.System(gravity=(0.3, -9.81, 0.5), name=f"mixed{seed}")
+    model = fm.System(gravity=gravity, name=f"{name}{seed}")
     bodies = []
     for i in range(n):
         if rng.uniform() < 0.5:
-            b = fm.FlexibleBody(f"f{i}", rod, damping=False, r0=rng.normal(0, 1.0, 3),
-                                R0=random_rotation(rng))
+            b = fm.FlexibleBody(f"f{i}", rod, r0=rng.normal(0, 1.0, 3),
+                                R0=random_rotation(rng), **flexible)
         else:
             b = random_body(rng, f"b{i}")
         k = int(rng.integers(0, len(bodies) + 1))
