@@ -609,11 +609,28 @@ def _simulate_relative(model, t0, t_end, dt, *, method, restart, output, output_
     path = None if writer is None else writer.close("complete", "")
     notes = [f"formulation '{model.formulation}': {dae.n_q} joint coordinates, "
              f"{dae.n_lam} constraint rows"] + [f"{lab}: redundant, dropped" for lab in dropped]
+    notes.extend(stalled_newton_notes(getattr(dae, "newton_counts", None)))
     return _result(recorder, asm, report, init, traj.stats, path,
                    _time.perf_counter() - wall,
                    {"notes": notes, "conditioning": recorder.worst, "model": model,
                     "restart": None, "formulation": model.formulation, "tree": dae.tree,
                     "beta": np.array(beta), "beta_labels": dae.coordinate_labels})
+
+
+def stalled_newton_notes(counts) -> list[str]:
+    """One line when the recursive route's modified Newton iteration stalled
+    (``RelativeDAE.newton_counts``): how many of its articulated Newton matrices took the
+    full matrix by GMRES, and how many of those fell back to the dense tangent (O(n^2)
+    residual evaluations per matrix: a cost the user should see); none otherwise."""
+    if not counts or not counts.get("krylov"):
+        return []
+    line = (f"recursive Newton: {counts['krylov']} of {counts['articulated']} Newton "
+            f"matrices stalled the modified iteration and took the full matrix by GMRES "
+            f"({counts['gmres']} iterations)")
+    if counts.get("dense"):
+        line += (f"; {counts['dense']} solves fell back to the dense tangent (O(n^2) "
+                 f"residual evaluations per matrix: a smaller step avoids it)")
+    return [line]
 
 
 class SpinStep(NamedTuple):

@@ -162,3 +162,32 @@ def test_the_setup_factors_once(monkeypatch):
     dae, init = _dae(four_bar())
     _run(dae, init, 3 * H)
     assert len(made) == len(asked)
+
+
+def test_the_run_says_when_the_modified_iteration_stalled(monkeypatch):
+    """A run whose articulated (modified) Newton iteration stalls says so in one note
+    of its summary, with the GMRES matrices and, when GMRES fails, the dense fallbacks
+    (O(n^2) each); a run that contracts has no such note.  8 spherical links: at
+    h = 50 ms the dropped ``c_K K`` stalls the iteration, at 10 ms it does not."""
+    import flexmbs as fm
+
+    def notes(dt):
+        model = spherical_chain(8)
+        model.formulation = "recursive"
+        return [n for n in fm.simulate(model, t_end=0.1, dt=dt).extra["notes"]
+                if n.startswith("recursive Newton")]
+    assert notes(1e-2) == []
+    stalled = notes(5e-2)
+    assert len(stalled) == 1 and "by GMRES" in stalled[0] and "dense" not in stalled[0]
+    # GMRES made to fail (its acceptance out of reach): the dense fallback is reported
+    monkeypatch.setattr(KrylovFactor, "__init__", _init_with(accept=0.0))
+    dense = notes(5e-2)
+    assert len(dense) == 1 and "fell back to the dense tangent" in dense[0], dense
+
+
+def _init_with(**fixed):
+    orig = KrylovFactor.__init__
+
+    def init(self, *args, **kw):
+        orig(self, *args, **{**kw, **fixed})
+    return init
