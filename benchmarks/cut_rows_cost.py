@@ -5,8 +5,15 @@ the tip's joint) and without, at their initial state, per call [ms]:
 * the articulated factor of the modified Newton matrix and one solve
   (``RelativeDAE.newton_factor``);
 * the constraint Jacobian ``G = [2 e^T; G_c]``, ``G_c = C_b T`` (the cut rows of the
-  descriptor form's Jacobian times the velocity map ``T``, dense n_qb x n_beta);
-* the absolute coordinates ``(q_b, T)`` alone (``RelativeDAE.absolute_coordinates``).
+  descriptor form's Jacobian times the velocity map ``T``: along the touched bodies'
+  paths, :mod:`flexmbs.relative.cut_rows`; in versions before it through the dense
+  n_qb x n_beta ``T``);
+* the residual's rows ``g = [e.e - 1; c(q_b(beta))]`` (``RelativeDAE.constraint``);
+* the absolute coordinates the rows take alone: ``(q_b, qd_b, Td betad)`` body by body
+  (``RelativeDAE.body_coordinates``), or ``(q_b, T)`` (``absolute_coordinates``) in
+  versions without it.
+
+A version is measured by ``PYTHONPATH=<its folder>`` (the line ``flexmbs from`` names it).
 
 Each call is at a new point (the joint angles moved by 1e-9 rad per call), so the DAE's
 memos do not answer it.  Fastest of ``--repeat`` calls; the slope of log(time) against
@@ -58,7 +65,9 @@ def costs(n: int, cut: bool, repeat: int) -> dict:
                                                        1.0).solve(rhs), repeat)}
     if cut:
         out["G"] = fastest(lambda: dae.constraint_jacobian(point(), 0.0), repeat)
-        out["T"] = fastest(lambda: dae.absolute_coordinates(point()), repeat)
+        out["c"] = fastest(lambda: dae.constraint(point(), 0.0), repeat)
+        coordinates = getattr(dae, "body_coordinates", dae.absolute_coordinates)
+        out["T"] = fastest(lambda: coordinates(point()), repeat)
     return out
 
 
@@ -69,17 +78,17 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     print(f"flexmbs from {fm.__file__}; load average {os.getloadavg()[0]:.2f}")
-    print("| n | factor + solve, one cut row | G (G_c = C_b T) | (q_b, T) alone "
-          "| factor + solve, no cut row |")
-    print("|---:|---:|---:|---:|---:|")
+    print("| n | factor + solve, one cut row | G (G_c = C_b T) | g (c(q_b)) "
+          "| q_b alone | factor + solve, no cut row |")
+    print("|---:|---:|---:|---:|---:|---:|")
     rows = []
     for n in sizes:
         c, f = costs(n, True, args.repeat), costs(n, False, args.repeat)
-        rows.append([c["factor"], c["G"], c["T"], f["factor"]])
+        rows.append([c["factor"], c["G"], c["c"], c["T"], f["factor"]])
         print(f"| {n} | " + " | ".join(f"{1e3 * x:.2f}" for x in rows[-1]) + " |",
               flush=True)
     t, ln = np.log(np.array(rows)), np.log(np.array(sizes, float))
-    for j, name in enumerate(("factor + solve, one cut row", "G", "(q_b, T)",
+    for j, name in enumerate(("factor + solve, one cut row", "G", "g", "q_b",
                               "factor + solve, no cut row")):
         whole = np.polyfit(ln, t[:, j], 1)[0]
         last = (t[-1, j] - t[-2, j]) / (ln[-1] - ln[-2])

@@ -114,3 +114,24 @@ def body_states(tree: Tree, geo: PathGeometry, v: list, ahat: list, beta: np.nda
         q[s.start + 7:s.stop] = beta[qe]
         qd[s.start + 7:s.stop] = betad[qe]
     return q, qd, Tdbd
+
+
+def velocity_map_product(tree: Tree, geo: PathGeometry, x: np.ndarray, body_slices: dict,
+                         n_qb: int) -> np.ndarray:
+    """``T x`` (n_qb,) without ``T``: the twists ``J_i x`` by the forward recursion
+    ``J_i x = B_{p,i} J_p x + X_e,i x_e,p + C_i xbar_i``, then ``[v_O; 1/2 G(e_i)^T
+    omega; x_e,i]`` per body, O(n)."""
+    out = np.zeros(n_qb)
+    y = []
+    for i, (tj, body) in enumerate(zip(tree.joints, tree.bodies, strict=True)):
+        C_i, p = geo.C[i], tj.parent
+        y_i = C_i @ x[tj.s.start:tj.s.start + C_i.shape[1]]
+        if p >= 0:
+            y_i = y_i + transfer(geo.r[i] - geo.r[p], y[p])
+            if geo.X_e[i] is not None:
+                y_i = y_i + geo.X_e[i] @ x[tree.joints[p].qe]
+        y.append(y_i)
+        s = body_slices[body.name]
+        out[s.start:s.start + 7] = body_velocity(geo.e[i], y_i)
+        out[s.start + 7:s.stop] = x[tj.qe]
+    return out

@@ -213,6 +213,18 @@ class RelativeDAE:
             self._memo[slot] = (key, (q_b, qd_b, Tdbd, geo))
         return self._memo[slot][1]
 
+    def body_accelerations(self, beta, betad, betadd) -> np.ndarray:
+        """``qdd_b = T betadd + Td betad`` of the descriptor form; with ``by_path``
+        without ``T`` (:func:`~flexmbs.relative.cut_rows.velocity_map_product`, O(n))."""
+        betadd = np.asarray(betadd, float)
+        if not self.by_path:
+            _, _, T, Tdbd = self.absolute_coordinates(beta, betad)
+            return T @ betadd + Tdbd
+        _, _, Tdbd, geo = self.body_coordinates(beta, betad)
+        return cut_rows.velocity_map_product(self.tree, geo, betadd,
+                                             self.absolute.body_slices,
+                                             self.absolute.n_q) + Tdbd
+
     def _pose(self, beta) -> tuple:
         """``(A, r, J)`` of the flexible tree at ``beta``, memoised on its bytes."""
         key = beta.tobytes()

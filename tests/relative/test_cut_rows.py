@@ -78,6 +78,15 @@ def check(dae, beta, betad, t, rng, gamma_tol=TOL):
     assert np.abs(GT_lam - G.T @ lam).max() < TOL * scale * (1 + np.abs(lam).max())
     assert np.abs(GT_lam[:] - (G_c.T @ lam[n_e:] + G[:n_e].T @ lam[:n_e])).max() < (
         TOL * scale * (1 + np.abs(lam).max()))
+    # the outputs' body coordinates, velocities and accelerations (no T)
+    q_b, qd_b, T, Tdbd = dae.absolute_coordinates(beta, betad)
+    betadd = rng.normal(size=dae.n_q)
+    qdd_b = T @ betadd + Tdbd
+    mine = dae.body_coordinates(beta, betad)
+    assert np.abs(mine[0] - q_b).max() < TOL * (1 + np.abs(q_b).max())
+    assert np.abs(mine[1] - qd_b).max() < TOL * (1 + np.abs(qd_b).max())
+    assert np.abs(dae.body_accelerations(beta, betad, betadd) - qdd_b).max() < (
+        gamma_tol * (1 + np.abs(qdd_b).max()))
     # the cut rows' wrenches on the bodies (reactions) by the sparse C_b^T lam
     q_b, qd_b = dae.absolute_coordinates(beta, betad)[:2]
     w = dae.applied_wrenches(beta, betad, t, lam[n_e:])
