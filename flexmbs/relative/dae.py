@@ -199,7 +199,8 @@ class RelativeDAE:
                 geo = cut_rows.PathGeometry(st.loc.r, st.loc.C, st.loc.X_e, st.e)
                 v, ahat = st.v, st.ahat
             else:
-                kin = forward(self.tree, beta, betad)
+                kin = (self.forward_at_rest(beta) if slot == "path"
+                       else forward(self.tree, beta, betad))
                 geo = cut_rows.PathGeometry(kin.r, kin.C, [None] * self.tree.n,
                                             body_quaternions(kin.A))
                 v, ahat = kin.v, []
@@ -212,6 +213,15 @@ class RelativeDAE:
                                                    self.absolute.n_q)
             self._memo[slot] = (key, (q_b, qd_b, Tdbd, geo))
         return self._memo[slot][1]
+
+    def forward_at_rest(self, beta):
+        """The rigid tree's forward sweep at ``(beta, 0)``, memoised on ``beta``'s bytes
+        (the Newton factor and the cut rows at one point share it)."""
+        beta = np.asarray(beta, float)
+        key = beta.tobytes()
+        if self._memo.get("forward_rest", (None,))[0] != key:
+            self._memo["forward_rest"] = (key, forward(self.tree, beta, np.zeros(self.n_q)))
+        return self._memo["forward_rest"][1]
 
     def body_accelerations(self, beta, betad, betadd) -> np.ndarray:
         """``qdd_b = T betadd + Td betad`` of the descriptor form; with ``by_path``
@@ -406,7 +416,7 @@ class RelativeDAE:
             schur = self._flexible_factor(q, t, c_K, c_C, c_M)
             G_c = schur.G_c
         else:
-            kin = forward(self.tree, q, np.zeros(self.n_q))
+            kin = self.forward_at_rest(q)
             G_c = (self._cut_jacobian(q, t) if len(self.cut_rows)
                    else np.zeros((0, self.n_q)))
             schur = SchurFactor(self.tree, kin, q, G_c, c_M)
