@@ -18,6 +18,7 @@ import pytest
 import scipy.sparse as sp
 
 import flexmbs as fm
+from flexmbs.kinematics.rotation import G_of
 from flexmbs.relative import cut_rows
 from flexmbs.relative.dae import RelativeDAE
 from flexmbs.relative.flexible_kinematics import MOTION_STEP
@@ -93,16 +94,11 @@ def check(dae, beta, betad, t, rng, gamma_tol=TOL):
     Q = -dae.absolute.constraint_jacobian(q_b, t).toarray()[dae.cut_rows].T @ lam[n_e:]
     for fb, cc in dae.absolute.force_contributions(q_b, qd_b, t, 1):
         Q[fb.idx] += cc.Q[:-1]
-    ref = [np.concatenate([0.5 * fm_G(q_b[dae.absolute.body_slices[b.name]][3:7])
+    ref = [np.concatenate([0.5 * G_of(q_b[dae.absolute.body_slices[b.name]][3:7])
                            @ Q[dae.absolute.body_slices[b.name]][3:7],
                            Q[dae.absolute.body_slices[b.name]][:3]]) for b in dae.tree.bodies]
     for a, b in zip(w, ref, strict=True):
         assert np.abs(a - b).max() < TOL * (1 + np.abs(b).max())
-
-
-def fm_G(e):
-    from flexmbs.kinematics.rotation import G_of
-    return G_of(e)
 
 
 @pytest.mark.parametrize("seed", range(6))
