@@ -56,7 +56,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
-from flexmbs.relative import flexible_recursive, nonrecursive, recursive
+from flexmbs.relative import cut_rows, flexible_recursive, nonrecursive, recursive
 from flexmbs.relative.flexible_articulated import FlexibleSchurFactor
 from flexmbs.relative.newton_factor import DenseFactor, KrylovFactor, SchurFactor
 from flexmbs.relative.absolute_map import (
@@ -71,7 +71,7 @@ from flexmbs.relative.flexible_kinematics import (
     poses_and_jacobians,
 )
 from flexmbs.relative.flexible_tangent import T_derivatives, T_gradients, projected_tangent
-from flexmbs.relative.kinematics import forward
+from flexmbs.relative.kinematics import forward, transfer
 from flexmbs.relative.tree import build_tree
 from flexmbs.system.model import System
 
@@ -113,6 +113,12 @@ class RelativeDAE:
                                   for r in range(lay.row_start[b], lay.row_start[b + 1])],
                                  dtype=int)
         self.n_lam = len(tree.e_rows) + len(self.cut_rows)
+        #: whether the cut rows, ``q_b``, ``qd_b`` and ``Td betad`` are made by paths
+        #: (:mod:`flexmbs.relative.cut_rows`, O(n) and O(d) per touched body) rather than
+        #: through the dense ``T`` (the non-recursive route, O(n^2) by design)
+        self.by_path = formulation == "recursive"
+        self._body_index = cut_rows.body_index_of(tree, self.absolute.body_slices,
+                                                  self.absolute.n_q)
         self._memo: dict = {}           # the last kinematics and cut-joint Jacobian
         #: whether the integrator takes ``newton_factor`` (module doc)
         self.factored = formulation == "recursive"
@@ -173,6 +179,61 @@ class RelativeDAE:
         q_b, T, Tdbd = absolute_state(self.tree, kin, J, ahat, self.absolute.body_slices,
                                       self.absolute.n_q, beta)
         return q_b, T @ betad, T, Tdbd
+
+    def body_coordinates(self, beta, betad=None):
+        """``(q_b, qd_b, Td betad, geometry)`` at ``(beta, betad)``: with ``by_path``
+        from the sweep body by body (:func:`~flexmbs.relative.cut_rows.body_states`, O(n),
+        no ``T``; ``geometry`` the :class:`~flexmbs.relative.cut_rows.PathGeometry`),
+        else from :meth:`absolute_coordinates` (``geometry`` None).  Memoised as
+        :meth:`absolute_coordinates`."""
+        if not self.by_path:
+            q_b, qd_b, _, Tdbd = self.absolute_coordinates(beta, betad)
+            return q_b, qd_b, Tdbd, None
+        slot = "path" if betad is None else "path_moving"
+        beta = np.asarray(beta, float)
+        betad = np.zeros(self.n_q) if betad is None else np.asarray(betad, float)
+        key = (beta.tobytes(), betad.tobytes())
+        if self._memo.get(slot, (None,))[0] != key:
+            if self.tree.flexible:
+                st = self.flexible_state(beta, None if slot == "path" else betad)
+                geo = cut_rows.PathGeometry(st.loc.r, st.loc.C, st.loc.X_e, st.e)
+                v, ahat = st.v, st.ahat
+            else:
+                kin = (self.forward_at_rest(beta) if slot == "path"
+                       else forward(self.tree, beta, betad))
+                geo = cut_rows.PathGeometry(kin.r, kin.C, [None] * self.tree.n,
+                                            body_quaternions(kin.A))
+                v, ahat = kin.v, []
+                for i, tj in enumerate(self.tree.joints):
+                    a_p = np.zeros(6) if tj.parent < 0 else transfer(kin.rho[i],
+                                                                     ahat[tj.parent])
+                    ahat.append(a_p + kin.a_breve[i])
+            q_b, qd_b, Tdbd = cut_rows.body_states(self.tree, geo, v, ahat, beta, betad,
+                                                   self.absolute.body_slices,
+                                                   self.absolute.n_q)
+            self._memo[slot] = (key, (q_b, qd_b, Tdbd, geo))
+        return self._memo[slot][1]
+
+    def forward_at_rest(self, beta):
+        """The rigid tree's forward sweep at ``(beta, 0)``, memoised on ``beta``'s bytes
+        (the Newton factor and the cut rows at one point share it)."""
+        beta = np.asarray(beta, float)
+        key = beta.tobytes()
+        if self._memo.get("forward_rest", (None,))[0] != key:
+            self._memo["forward_rest"] = (key, forward(self.tree, beta, np.zeros(self.n_q)))
+        return self._memo["forward_rest"][1]
+
+    def body_accelerations(self, beta, betad, betadd) -> np.ndarray:
+        """``qdd_b = T betadd + Td betad`` of the descriptor form; with ``by_path``
+        without ``T`` (:func:`~flexmbs.relative.cut_rows.velocity_map_product`, O(n))."""
+        betadd = np.asarray(betadd, float)
+        if not self.by_path:
+            _, _, T, Tdbd = self.absolute_coordinates(beta, betad)
+            return T @ betadd + Tdbd
+        _, _, Tdbd, geo = self.body_coordinates(beta, betad)
+        return cut_rows.velocity_map_product(self.tree, geo, betadd,
+                                             self.absolute.body_slices,
+                                             self.absolute.n_q) + Tdbd
 
     def _pose(self, beta) -> tuple:
         """``(A, r, J)`` of the flexible tree at ``beta``, memoised on its bytes."""
@@ -237,12 +298,12 @@ class RelativeDAE:
         or None when there are none."""
         if not self.model.forces and lam_rows is None:
             return None
-        q_b, qd_b, _, _ = self.absolute_coordinates(q, qd)
+        q_b, qd_b = self.body_coordinates(q, qd)[:2]
         Q = np.zeros(self.absolute.n_q)
         for fb, c in self.absolute.force_contributions(q_b, qd_b, t, 1):
             Q[fb.idx] += c.Q[:-1]
         if lam_rows is not None and len(self.cut_rows):
-            G_b = self.absolute.constraint_jacobian(q_b, t).toarray()[self.cut_rows]
+            G_b = sp.csr_matrix(self.absolute.constraint_jacobian(q_b, t))[self.cut_rows]
             Q -= G_b.T @ lam_rows
         return body_wrenches(self.tree, self.absolute.body_slices, q_b, Q)
 
@@ -355,7 +416,7 @@ class RelativeDAE:
             schur = self._flexible_factor(q, t, c_K, c_C, c_M)
             G_c = schur.G_c
         else:
-            kin = forward(self.tree, q, np.zeros(self.n_q))
+            kin = self.forward_at_rest(q)
             G_c = (self._cut_jacobian(q, t) if len(self.cut_rows)
                    else np.zeros((0, self.n_q)))
             schur = SchurFactor(self.tree, kin, q, G_c, c_M)
@@ -483,7 +544,7 @@ class RelativeDAE:
         norm = [q[s] @ q[s] - 1.0 for s in self.tree.e_rows]
         if not len(self.cut_rows):
             return np.array(norm)
-        q_b = self.absolute_coordinates(q)[0]
+        q_b = self.body_coordinates(q)[0]
         return np.concatenate([norm, self._cut(self.absolute.constraint(q_b, t))])
 
     def _cut(self, g_all):
@@ -500,8 +561,14 @@ class RelativeDAE:
         return sp.csr_matrix(G)
 
     def _cut_jacobian(self, q, t):
-        """``C_b T`` (rows of the cut joints, (n_cut, n_beta)), memoised on ``(q, t)``."""
+        """``C_b T`` (rows of the cut joints, (n_cut, n_beta)), memoised on ``(q, t)``;
+        with ``by_path`` along the touched bodies' paths (:mod:`flexmbs.relative.cut_rows`)."""
         key = (q.tobytes(), float(t), self.cut_rows.tobytes())
+        if self.by_path and self._memo.get("cut", (None,))[0] != key:
+            q_b, _, _, geo = self.body_coordinates(q)
+            C_b = sp.csr_matrix(self.absolute.constraint_jacobian(q_b, t))[self.cut_rows]
+            self._memo["cut"] = (key, cut_rows.cut_jacobian(
+                self.tree, geo, C_b, self._body_index, self.absolute.body_slices))
         if self._memo.get("cut", (None,))[0] != key:
             q_b, _, T, _ = self.absolute_coordinates(q)
             G_b = self.absolute.constraint_jacobian(q_b, t).toarray()[self.cut_rows]
@@ -515,9 +582,9 @@ class RelativeDAE:
         for k, s in enumerate(self.tree.e_rows):
             gamma[k] = 2.0 * qd[s] @ qd[s]
         if len(self.cut_rows):
-            q_b, qd_b, _, Tdbd = self.absolute_coordinates(q, qd)
+            q_b, qd_b, Tdbd, _ = self.body_coordinates(q, qd)
             gt_b, gamma_b = self.absolute.constraint_rates(q_b, qd_b, t)
-            G_b = self.absolute.constraint_jacobian(q_b, t).toarray()[self.cut_rows]
+            G_b = sp.csr_matrix(self.absolute.constraint_jacobian(q_b, t))[self.cut_rows]
             g_t[n_e:] = self._cut(gt_b)
             gamma[n_e:] = self._cut(gamma_b) + G_b @ Tdbd
         return g_t, gamma

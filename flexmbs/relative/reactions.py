@@ -44,7 +44,7 @@ def reactions(dae, beta, betad, betadd, lam, t: float) -> dict:
     if tree.flexible:
         return _flexible_sweep_reactions(dae, beta, betad, np.asarray(betadd, float),
                                          np.asarray(lam, float), t)
-    q_b = dae.absolute_coordinates(beta)[0]
+    q_b = dae.body_coordinates(beta)[0]
     kin = forward(tree, beta, betad)
     fP = joint_wrenches(tree, kin, np.asarray(betadd, float), dae.gravity,
                         dae.applied_wrenches(beta, betad, t, lam[n_e:]))

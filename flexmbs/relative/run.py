@@ -61,8 +61,9 @@ def run_relative(model, t0: float, t_end: float, dt: float, *, formulation: str,
     init = consistent_initial_conditions(dae, beta0, dae.initial_qd(), t0)
 
     def callback(t, q, qd, qdd, lam, stats):
-        q_b, qd_b, T, Tdbd = dae.absolute_coordinates(q, qd)
-        return on_output(BodyState(t, q, qd, qdd, lam, q_b, qd_b, T @ qdd + Tdbd,
+        q_b, qd_b = dae.body_coordinates(q, qd)[:2]
+        return on_output(BodyState(t, q, qd, qdd, lam, q_b, qd_b,
+                                   dae.body_accelerations(q, qd, qdd),
                                    reactions(dae, q, qd, qdd, lam, t), stats))
 
     integ = GeneralizedAlpha(dae, **{**DEFAULTS.genalpha_options(), **RELATIVE_NEWTON,
