@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/step_cost.py [--models cantilever_10,flexible_pendulum_8]
         [--seconds 8] [--petsc "-fmbs_newton_mat_type aij"] [--python-callbacks]
-        [--log-view] [--outputs]
+        [--log-view] [--outputs] [--api]
 
 Each model (``benchmarks/exudyn/flexmbs_models.py``: h = 1e-3 s, rho_inf = 0.9) is built,
 warmed up (five steps: the compiled kernels are loaded), then simulated for 0.2 s again
@@ -10,7 +10,11 @@ and again for ``--seconds``; the table gives the *fastest* run's cost per step (
 machine's noise only ever adds time), its steps/s, Newton iterations and Newton matrices
 per step.  ``--outputs``: the cost of an output point too, the fastest run with an
 output at every step minus the fastest with one output, per step (all datasets recorded:
-the velocity projection, reactions, joint coordinates, energies, health checks).  To
+the velocity projection, reactions, joint coordinates, energies, health checks).
+``--api`` (with ``--outputs``): also the cost of an output point of the integrator alone,
+``flexmbs.integrate.integrate`` (``GeneralizedAlpha.run``) storing the states (time,
+``q``, projected ``qd``, ``qdd``, ``lam``) at every step against one output, no
+callback.  To
 compare two states of the code on the same machine in the same hour, run
 the script of this tree against the other checkout's package:
 ``PYTHONPATH=/path/to/other/checkout .venv/bin/python benchmarks/step_cost.py``.
@@ -64,7 +68,32 @@ def fastest_step(model, seconds: float, output_dt: float = T_RUN):
     return best, runs, res
 
 
-def measure(name: str, seconds: float, log_view: bool, outputs: bool = False) -> dict:
+def fastest_api(model, seconds: float, every: bool) -> float:
+    """The fastest cost per step [s] of ``integrate`` (``GeneralizedAlpha.run``) from
+    the model's consistent start to ``T_RUN``, states stored at every step or at the end
+    only, run again and again for ``seconds``."""
+    import importlib
+
+    import numpy as np
+    from flexmbs.integrate import integrate
+    prep = importlib.import_module("flexmbs.simulate").prepare(model)
+    n = int(round(T_RUN / H))
+    times = np.arange(1, n + 1) * H if every else [T_RUN]
+
+    def run():
+        return integrate(prep.asm, prep.initial.q, prep.initial.qd, T_RUN, h=H,
+                         rho_inf=0.9, output_times=times)
+    run()
+    best, t_start = float("inf"), time.perf_counter()
+    while best == float("inf") or time.perf_counter() - t_start < seconds:
+        t0 = time.perf_counter()
+        tr = run()
+        best = min(best, (time.perf_counter() - t0) / tr.stats.steps)
+    return best
+
+
+def measure(name: str, seconds: float, log_view: bool, outputs: bool = False,
+            api: bool = False) -> dict:
     import flexmbs as fm
     import flexmbs_models
     model, _, _ = flexmbs_models.build(name, tempfile.mkdtemp())
@@ -76,6 +105,10 @@ def measure(name: str, seconds: float, log_view: bool, outputs: bool = False) ->
     if outputs:
         every, _, _ = fastest_step(model, seconds, output_dt=H)
         row["us_per_output"] = (every - best) * 1e6
+        if api:
+            one = fastest_api(model, seconds / 2, every=False)
+            row["us_per_output_api"] = (fastest_api(model, seconds / 2, every=True)
+                                        - one) * 1e6
     if log_view:
         from petsc4py import PETSc
         PETSc.Log.begin()
@@ -104,6 +137,8 @@ def main(argv=None) -> int:
     ap.add_argument("--python-callbacks", action="store_true")
     ap.add_argument("--log-view", action="store_true")
     ap.add_argument("--outputs", action="store_true", help="measure an output point too")
+    ap.add_argument("--api", action="store_true", help="with --outputs: an output point "
+                    "of the integrator alone too (GeneralizedAlpha.run storing states)")
     args = ap.parse_args(argv)
     names = args.models.split(",")
     unknown = [n for n in names if n not in NAMES]
@@ -116,12 +151,15 @@ def main(argv=None) -> int:
     if args.python_callbacks:
         python_callbacks()
     print(f"{'model':26s} {'us/step':>9s} {'steps/s':>9s} {'Newton/step':>12s} "
-          f"{'Jac/step':>9s} {'runs':>5s}" + (f" {'us/output':>10s}" if args.outputs else ""))
+          f"{'Jac/step':>9s} {'runs':>5s}" + (f" {'us/output':>10s}" if args.outputs else "")
+          + (f" {'us/output, run':>15s}" if args.outputs and args.api else ""))
     for name in names:
-        r = measure(name, args.seconds, args.log_view, args.outputs)
+        r = measure(name, args.seconds, args.log_view, args.outputs, args.api)
         print(f"{name:26s} {r['us_per_step']:9.1f} {r['steps_per_s']:9.0f} "
               f"{r['newton_per_step']:12.2f} {r['jac_per_step']:9.3f} {r['runs']:5d}"
-              + (f" {r['us_per_output']:10.1f}" if args.outputs else ""), flush=True)
+              + (f" {r['us_per_output']:10.1f}" if args.outputs else "")
+              + (f" {r['us_per_output_api']:15.1f}" if "us_per_output_api" in r else ""),
+              flush=True)
         if args.log_view:
             print("    PETSc, us per step: " + ", ".join(
                 f"{e} {v:.1f}" for e, v in r["events_us_per_step"].items()))

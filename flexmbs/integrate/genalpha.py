@@ -603,6 +603,19 @@ class GeneralizedAlpha:
                                      st.lam.copy(), c.stats()))
             return False
 
+        def emit_rows(ts: np.ndarray, states: np.ndarray) -> None:
+            # the rows of a block when nothing is called back: recorded at once, as
+            # emit would one by one (every row is at an output time: a target before the
+            # call's last, and the compiled loop runs without ticks)
+            n = self._n
+            qd = states[:, n:2 * n]
+            if self.project_velocity and self._m:
+                qd = np.empty((len(ts), n))
+                for k in range(len(ts)):
+                    qd[k] = project_velocities(self.dae, states[k, :n], states[k, n:2 * n],
+                                               float(ts[k]))
+            rec.extend(ts, states[:, :n], qd, states[:, 2 * n:3 * n], states[:, 4 * n:])
+
         def at_tick(t: float) -> bool:
             k = int(np.searchsorted(tick_times, t - eps))
             return k < tick_times.size and abs(tick_times[k] - t) <= eps
@@ -662,7 +675,10 @@ class GeneralizedAlpha:
                         # solver is at its state, which then has a checkpoint)
                         at_end = r.code == steps_kernel.CHUNK and \
                             r.steps == int(r.block.info[-1, steps_kernel.O_STEPS])
-                        stop = self._emit_block(r.block, base, c, emit, at_end)
+                        stop = self._emit_block(r.block, base, c, emit, at_end,
+                                                emit_rows if callback is None and
+                                                rec is not None and outs is not None
+                                                else None)
                         i_target += len(r.block)
                         s = self.last_state
                         # (steps after the last output passed: none when the next is redone)
@@ -759,14 +775,19 @@ class GeneralizedAlpha:
         return rec.trajectory(stats)
 
     def _emit_block(self, block, base: tuple, c: _Counters, emit: Callable,
-                    at_end: bool = False) -> bool:
+                    at_end: bool = False, emit_rows: Callable | None = None) -> bool:
         """``emit`` the states of the output times a call of the compiled loop passed
         (:class:`~.compiled_steps.Block`), each as if the loop had returned there: the
         state, the grid and the counters of that time (``base``: the counters ``steps,
         newton, solves, jac, h_min`` before the call); whether one of them stopped the run.
         ``at_end``: the call ended at the last one (the Newton solver is there: it has a
-        :meth:`checkpoint`)."""
+        :meth:`checkpoint`).  ``emit_rows(t, states)``: instead, all rows at once (nothing
+        can stop the run; the counters, grid and state those of the last row)."""
         K, grid, n = steps_kernel, self._grid, self._n
+        if emit_rows is not None:
+            emit_rows(block.info[:, K.O_T], block.states)
+            block = type(block)(block.states[-1:], block.info[-1:])
+            emit = _no_emit
         self._in_step = False       # (the Newton solver is at the call's end already)
         for k in range(len(block)):
             b = block.info[k]
@@ -858,6 +879,10 @@ class GeneralizedAlpha:
 
     def destroy(self) -> None:
         self._newton.destroy()
+
+
+def _no_emit(st: State) -> bool:
+    return False
 
 
 def _step_towards(rem: float, h_cur: float, h_floor: float) -> float:

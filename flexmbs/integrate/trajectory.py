@@ -56,19 +56,30 @@ class Trajectory:
 
 
 class Recorder:
-    """Collects states into lists (memory linear in the number of records)."""
+    """Collects states into lists of chunks (memory linear in the number of records): a
+    row at a time (``__call__``) or a block of ``k`` rows with one copy of each array
+    (:meth:`extend`); :meth:`trajectory` joins them in order."""
+
+    KEYS = ("t", "q", "qd", "qdd", "lam")
 
     def __init__(self, n_q: int, n_lam: int):
         self.n_q, self.n_lam = n_q, n_lam
-        self.rows: dict[str, list] = {k: [] for k in ("t", "q", "qd", "qdd", "lam")}
+        self.rows: dict[str, list] = {k: [] for k in self.KEYS}
 
     def __call__(self, t, q, qd, qdd, lam) -> None:
-        for k, v in zip(("t", "q", "qd", "qdd", "lam"), (t, q, qd, qdd, lam)):
-            self.rows[k].append(np.array(v, dtype=float, copy=True))
+        for k, v in zip(self.KEYS, (t, q, qd, qdd, lam)):
+            self.rows[k].append(np.array(v, dtype=float, copy=True)[None])
+
+    def extend(self, t, q, qd, qdd, lam) -> None:
+        """Record ``k`` rows at once: ``t`` (k,), ``q``/``qd``/``qdd`` (k, n_q), ``lam``
+        (k, n_lam), each copied once (the same rows as ``k`` calls)."""
+        for key, v in zip(self.KEYS, (t, q, qd, qdd, lam)):
+            self.rows[key].append(np.array(v, dtype=float, copy=True))
 
     def trajectory(self, stats: Stats) -> Trajectory:
         r = self.rows
         shape = {"q": self.n_q, "qd": self.n_q, "qdd": self.n_q, "lam": self.n_lam}
-        arrs = {k: (np.array(r[k]) if r[k] else np.zeros((0, shape[k])))
+        arrs = {k: (np.concatenate(r[k]) if r[k] else np.zeros((0, shape[k])))
                 for k in shape}
-        return Trajectory(t=np.array(r["t"]), stats=stats, **arrs)
+        return Trajectory(t=np.concatenate(r["t"]) if r["t"] else np.zeros(0), stats=stats,
+                          **arrs)

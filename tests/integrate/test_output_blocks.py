@@ -221,3 +221,39 @@ def test_the_writer_waits_for_a_checkpoint_before_writing_rows(tmp_path):
         assert len(f["time"]) == 6 and f["checkpoint_row"][()] == 3
         np.testing.assert_array_equal(f["checkpoint"][:], [7.0, 8.0])
     w.close("interrupted")
+
+
+@pytest.mark.parametrize("build", [rigid_pendulum, flexible_pendulum])
+@pytest.mark.parametrize("every", [1, 3])
+@pytest.mark.parametrize("project", [True, False])
+def test_a_block_recorded_at_once_is_its_rows_recorded_one_by_one(build, every, project,
+                                                                  calls, monkeypatch):
+    """``GeneralizedAlpha.run`` storing the outputs (no callback) records a block's rows
+    with one copy (``Recorder.extend``): the same arrays, ``==``, as emitting the rows one
+    by one (``emit_rows`` off) and as one call per output (``BLOCK_OUTPUTS = 0``)."""
+    from flexmbs.integrate import integrate
+    from flexmbs.simulate import prepare
+    prep = prepare(build())
+    dt, t_end = 1e-3, 0.25
+    times = np.arange(1, int(round(t_end / dt)) + 1, every) * dt
+
+    def run():
+        return integrate(prep.asm, prep.initial.q, prep.initial.qd, t_end, h=dt,
+                         rho_inf=0.9, output_times=times, project_velocity=project)
+    blocks = run()
+    assert calls["passed"] > 0.9 * times.size       # most rows in blocks
+    emit_block = genalpha.GeneralizedAlpha._emit_block
+    monkeypatch.setattr(genalpha.GeneralizedAlpha, "_emit_block",
+                        lambda self, *a: emit_block(self, *a[:4], a[4] if len(a) > 4 else False))
+    rows = run()
+    one_by_one(monkeypatch)
+    calls["passed"] = 0
+    single = run()
+    assert calls["passed"] == 0
+    assert blocks.t.size == times.size
+    for name in ("t", "q", "qd", "qdd", "lam"):
+        for other in (rows, single):
+            assert np.array_equal(getattr(blocks, name), getattr(other, name)), name
+    for key in ("steps", "newton_iterations", "jacobian_evaluations", "min_step"):
+        assert getattr(blocks.stats, key) == getattr(single.stats, key) \
+            == getattr(rows.stats, key), key
