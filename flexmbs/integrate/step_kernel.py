@@ -32,7 +32,8 @@ flexible body's by :mod:`flexmbs.bodies.ffrf_kernel`, a few grouped work arrays 
 call).  Numba's cache of this module does not notice edits of ``ffrf_kernel`` (or of
 the stacked rows of ``frame_kernel``, or of the springs' ``spring_kernel``, inlined
 helpers included) that it compiles in: a change of those kernels (arguments or code)
-must edit this file too, or warm installations keep the old code.
+must edit this file too, or warm installations keep the old code (the stacked rows of
+``frame_kernel`` are inlined here).
 """
 from __future__ import annotations
 
