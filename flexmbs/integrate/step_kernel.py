@@ -32,7 +32,8 @@ flexible body's by :mod:`flexmbs.bodies.ffrf_kernel`, a few grouped work arrays 
 call).  Numba's cache of this module does not notice edits of ``ffrf_kernel`` (or of
 the stacked rows of ``frame_kernel``, or of the springs' ``spring_kernel``, inlined
 helpers included) that it compiles in: a change of those kernels (arguments or code)
-must edit this file too, or warm installations keep the old code.
+must edit this file too, or warm installations keep the old code (the stacked rows of
+``frame_kernel`` are inlined here).
 """
 from __future__ import annotations
 
@@ -108,6 +109,23 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
     stacked_rows_into(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst,
                       norm_rows, norm_idx, g, G, C, D, p, dp, W_f)
     drive_rows(g, G, p, dp, wd_row, wd_lo, wd_n, wd_w, wd_f)
+    return _residual_rows(F, x, r, q, qd, g, G, C, D, active, n_rows, bp, z_idx, fr_int,
+                          fr_par, sp_int, sp_par, sp_tab, lf_ptr, lf_idx, lf_kptr, lf_K)
+
+
+@njit(cache=True, inline="always")
+def _residual_rows(F, x, r, q, qd, g, G, C, D, active, n_rows, bp, z_idx, fr_int, fr_par,
+                   sp_int, sp_par, sp_tab, lf_ptr, lf_idx, lf_kptr,
+                   lf_K):  # pragma: no cover - compiled
+    """The end of :func:`affine_residual` once the bodies' ``r`` and the rows ``g, G``
+    (frames ``C, D``) are written: the states' ``r_z = zd``, ``G_A^T lam``, joint
+    friction, springs, ``F = [r / beta'; g_A]``, the linear forces; whether ``F`` is
+    finite.  Inlined (fewer than 30 arguments: numba inlines no call that Python makes
+    with ``*args``) into both callers, :func:`affine_residual` and
+    :func:`table_residual`, so that the compiled residual makes no call with the 66
+    array arguments of :func:`affine_residual` (about a third of its time on the rigid
+    pendulum)."""
+    n = q.shape[0]
     for i in z_idx:
         r[i] = qd[i]
     m = active.shape[0]
@@ -153,7 +171,10 @@ def table_residual(F, X, t):  # pragma: no cover - compiled
     """:func:`affine_residual` at ``X`` into ``F`` with every other argument read from
     the table ``t`` of :func:`affine_residual_c`; records ``q = X[:n]`` in ``q_last``,
     whether ``F`` is finite in ``status[0]`` and counts the calls in ``status[1]``;
-    returns whether ``F`` is finite.  Inlined (numba IR) into :func:`table_residual_c`,
+    returns whether ``F`` is finite.  The steps of :func:`affine_residual` in its order
+    (the same sums, so the same values to the last bit), not a call of it: a call with its
+    66 array arguments cost ~0.6 of ~2 us on the rigid pendulum.  Inlined (numba IR)
+    into :func:`table_residual_c`,
     its one caller: a separately compiled kernel would be optimised and emitted once on
     its own and once more linked into the callback."""
     q0 = f1(t, 8)
@@ -162,16 +183,23 @@ def table_residual(F, X, t):  # pragma: no cover - compiled
     q_last = f1(t, 6)
     if n:                       # the rows are written in place: not valid until the end
         q_last[0] = np.nan      # (a kernel that raises part-way leaves no stale key)
-    finite = affine_residual(
-        F, X, q0, f1(t, 9), f1(t, 10), scal[0], scal[1], f1(t, 11), i1(t, 12), t[13, 0],
-        i1(t, 14), i1(t, 15), f1(t, 16), i1(t, 17), i2(t, 18), f1(t, 19), f1(t, 20),
-        f1(t, 21), f1(t, 22), f1(t, 23), f1(t, 24), f1(t, 25), f1(t, 26), f1(t, 27),
-        f3(t, 28), f4(t, 29), i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33), f1(t, 34),
-        i1(t, 35), f2(t, 36), f2(t, 37), f2(t, 38), i1(t, 39), i1(t, 40), i1(t, 41),
-        i2(t, 42), i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47), i1(t, 48),
-        i1(t, 49), i1(t, 50), f1(t, 51), f1(t, 52), f2(t, 53), f3(t, 54), f4(t, 55),
-        i1(t, 56), i2(t, 57), f2(t, 58), i2(t, 59), f2(t, 60), f2(t, 61), f2(t, 62),
-        f1(t, 63), f2(t, 64), f1(t, 65))
+    # the steps of affine_residual, its arguments read here (module docstring of
+    # _residual_rows: no call with all of them)
+    gp, bp = scal[0], scal[1]
+    W_x = f2(t, 62)
+    q, qd, qdd = _affine_state(X, q0, f1(t, 9), f1(t, 10), gp, bp, W_x)
+    r = W_x[3]
+    bodies_residual_into(r, q, qd, qdd, f1(t, 11), i1(t, 14), i1(t, 15), f1(t, 16),
+                         i1(t, 17), i2(t, 18), f1(t, 19), f1(t, 20), f1(t, 21), f1(t, 22),
+                         f1(t, 23), f1(t, 24), f1(t, 25), f1(t, 26), f1(t, 27))
+    g, G, C, D, p, dp = f1(t, 52), f2(t, 53), f3(t, 54), f4(t, 55), f1(t, 63), f2(t, 64)
+    stacked_rows_into(q, f3(t, 28), f4(t, 29), i1(t, 30), i1(t, 31), f2(t, 32), f1(t, 33),
+                      f1(t, 34), i1(t, 35), f2(t, 36), f2(t, 37), f2(t, 38), i1(t, 39),
+                      i1(t, 40), i1(t, 41), i2(t, 42), g, G, C, D, p, dp, f1(t, 65))
+    drive_rows(g, G, p, dp, i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47))
+    finite = _residual_rows(F, X, r, q, qd, g, G, C, D, i1(t, 12), t[13, 0], bp, i1(t, 56),
+                            i2(t, 57), f2(t, 58), i2(t, 59), f2(t, 60), f2(t, 61), i1(t, 48),
+                            i1(t, 49), i1(t, 50), f1(t, 51))
     for i in range(n):
         q_last[i] = X[i]
     status = i1(t, 5)

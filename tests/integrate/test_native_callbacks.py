@@ -64,6 +64,27 @@ def test_c_residual_equals_the_python_call():
     assert np.array_equal(step.q_last, x[:asm.n_q])
 
 
+@pytest.mark.parametrize("which", ["friction", "springs", "stops"])
+def test_c_residual_with_force_elements_equals_the_python_call(which):
+    """The compiled residual reads its arguments from the table and runs the steps of
+    ``affine_residual`` itself (``table_residual``): on systems with joint friction, with
+    springs, bushings and point forces, and with joint stops its values equal the
+    Python call's (``affine_residual`` with the arrays passed in) bit for bit."""
+    from tests.forces.test_friction_kernel import slider_crank
+    from tests.forces.test_spring_kernel import rigid_model, stops_model
+    model = {"friction": slider_crank, "springs": rigid_model, "stops": stops_model}[which]()
+    asm = AssembledSystem(model[0] if isinstance(model, tuple) else model)
+    step, x = step_at(asm, np.random.default_rng(7))
+    out = np.empty_like(x)
+    step(x.copy(), out)
+    X = PETSc.Vec().createWithArray(x.copy())
+    Fv = X.duplicate()
+    fn = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * 4)(step.c_function)
+    assert fn(None, X.handle, Fv.handle, step.c_context()) == 0
+    assert np.all(np.isfinite(out)) and np.any(out != 0.0)
+    assert np.array_equal(Fv.getArray(), out)
+
+
 def test_c_convergence_test_equals_the_python_test(monkeypatch):
     """Same Newton iterations, Jacobians and trajectory with either form of the test."""
     def run(native):
