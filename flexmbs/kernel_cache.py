@@ -34,20 +34,22 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent
 
 #: CPU seconds of each entry point's compile from an empty cache, one after the other
-#: in one process in this order (``docs/performance.md``, "Cold start"; load ~10): what
-#: :func:`partition` balances
+#: in one process in this order (``docs/performance.md``, "Cold start", round 10: the
+#: mean of two runs, load ~2-3): what :func:`partition` balances
 COST = {
-    "flexmbs.bodies.ffrf_kernel:bodies_newton_values_c": 44.4,
-    "flexmbs.integrate.step_kernel:table_residual_c": 29.3,
-    "flexmbs.integrate.step_kernel:newton_dense_c": 17.8,
-    "flexmbs.system.local_rows_kernel:warm": 10.2,
-    "flexmbs.integrate.steps_kernel:warm": 6.5,
-    "flexmbs.forces.spring_kernel:warm": 5.3,
-    # measured alone (the rest in the cache, idle machine): 5 s wall
-    "flexmbs.forces.spring_local_kernel:warm": 5.0,
-    "flexmbs.integrate.increments_kernel:increment_test_c": 1.5,
+    "flexmbs.integrate.step_kernel:table_residual_c": 21.1,
+    "flexmbs.integrate.step_kernel:newton_dense_c": 18.0,
+    "flexmbs.bodies.ffrf_kernel:bodies_newton_values_c": 14.9,
+    "flexmbs.system.local_rows_kernel:warm": 9.3,
+    "flexmbs.integrate.steps_kernel:warm": 7.3,
+    "flexmbs.forces.spring_kernel:warm": 4.8,
+    "flexmbs.forces.spring_local_kernel:warm": 3.2,
+    "flexmbs.bodies.flexible_set_kernel:warm": 1.5,
+    "flexmbs.integrate.increments_kernel:increment_test_c": 1.3,
+    "flexmbs.system.output_point_kernel:warm": 0.9,
     "flexmbs.integrate.genalpha_kernel:warm": 0.6,
-    "flexmbs.integrate.jacobian_kernel:dense_jacobian_c": 0.4,
+    "flexmbs.bodies.rigid_set_kernel:warm": 0.3,
+    "flexmbs.integrate.jacobian_kernel:dense_jacobian_c": 0.3,
     "flexmbs.integrate.step_kernel:affine_residual_c": 0.1,
 }
 #: the cost of an entry point missing from :data:`COST`

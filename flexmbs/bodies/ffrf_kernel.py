@@ -142,7 +142,8 @@ def ffrf_residual(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, K_e, 
     out[6] = 2.0 * (-y * r1 + x * r2 + e0 * r3)
 
     zeta = np.empty(12)                                # [alpha'; vec(omega' omega'^T)]
-    zeta[0:3] = al
+    for i in range(3):
+        zeta[i] = al[i]
     for i in range(3):
         for j in range(3):
             zeta[3 + 3 * i + j] = om[i] * om[j]
@@ -241,6 +242,33 @@ def _stiffening_tangent(qe, H_p):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _mm_to(A, B, b0, C, r0, c0):  # pragma: no cover - compiled
+    """``C[r0:r0 + a, c0:c0 + m] = A B[b0:b0 + k]`` (``A`` (a, k), ``m`` the columns of
+    ``B``) by the loops of :func:`~flexmbs.bodies.rigid_kernel.mm_into` (the same sums):
+    whole C-contiguous arrays and int offsets, one type signature for every call."""
+    n, k = A.shape
+    m = B.shape[1]
+    for i in range(n):
+        for j in range(m):
+            C[r0 + i, c0 + j] = 0.0
+    for i in range(n):
+        for p in range(k):
+            a = A[i, p]
+            if a != 0.0:
+                for j in range(m):
+                    C[r0 + i, c0 + j] += a * B[b0 + p, j]
+
+
+@njit(cache=True)
+def _put(C, r0, c0, B):  # pragma: no cover - compiled
+    """``C[r0:r0 + a, c0:c0 + b] = B`` (``B`` (a, b)) by loops: one signature, and no
+    broadcasting (whose shape check compiles numba's error formatting)."""
+    for i in range(B.shape[0]):
+        for j in range(B.shape[1]):
+            C[r0 + i, c0 + j] = B[i, j]
+
+
+@njit(cache=True)
 def _mm(A, B):  # pragma: no cover - compiled
     """``A B`` by the loops of :func:`~flexmbs.bodies.rigid_kernel.mm_into`."""
     C = np.empty((A.shape[0], B.shape[1]))
@@ -302,8 +330,9 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
         for j in range(3):
             f_d[3 + i, j] = m * ct[i, j]
             f_al[i, j] = -m * ct[i, j]
-    f_d[6:] = C_t
-    f_al[3:6] = Iq
+    z0, i3, i6 = np.int64(0), np.int64(3), np.int64(6)   # (int64 offsets: one signature)
+    _put(f_d, i6, z0, C_t)
+    _put(f_al, i3, z0, Iq)
     centripetal_derivative_into(m, om, c, f_om)       # d(w x (w x c))/dw
     T = tilde(lqd[0:3])
     for i in range(3):
@@ -321,7 +350,7 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
             for i in range(3):
                 s += (lin[o + 12 * k + 3 + 3 * j + i] + lin[o + 12 * k + 3 + 3 * i + j]) * om[i]
             f_om[6 + k, j] = s
-    mm_into(ot, C_tT, f_qd[0:3])
+    _mm_to(ot, C_tT, z0, f_qd, z0, z0)
     for i in range(3):
         for j in range(n):
             f_qd[i, j] *= 2.0
@@ -340,7 +369,7 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     for i in range(3):
         for j in range(3):
             S[i, j] += oo[i, j]
-    mm_into(S, C_tT, f_q[0:3])
+    _mm_to(S, C_tT, z0, f_q, z0, z0)
     dI = _vm(qe, I2s_l).reshape(n, 9)                     # dI/dq_j (j, ab)
     for j in range(n):
         for ab in range(9):
@@ -376,12 +405,15 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
             f_q[6 + k, l] = Ca[k * n + l] + Ow[k * n + l] + K_e[k, l]
     if stiff:
         T2 = _mv(K2s, qe).reshape(n, n)
-        f_q[6:] += T2 + _stiffening_tangent(qe, H_p)
-    f_qdd[0:3] = C_tT
+        T3 = _stiffening_tangent(qe, H_p)
+        for k in range(n):
+            for l in range(n):
+                f_q[6 + k, l] += T2[k, l] + T3[k, l]
+    _put(f_qdd, z0, z0, C_tT)
     for k in range(n):
         for j in range(3):
             f_qdd[3 + j, k] = lin[o + 12 * k + j]         # C_r^T
-    f_qdd[6:] = M_e
+    _put(f_qdd, i6, z0, M_e)
     # derivatives of the body-frame variables by e
     L4 = np.empty((4, 3, 4))
     L2, dd_de, dal_de, dom_de = L4[0], L4[1], L4[2], L4[3]
@@ -394,12 +426,16 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     # one projection blockdiag(A, 2 L^T, E) of all column blocks
     nc = 7 + n
     X = np.empty((N, 3 + 4 + n + 4 + n + 4 + n))     # (the products written in place)
-    mm_into(f_d, A.T, X[:, 0:3])
-    mm_into(f_al, L2, X[:, 3:7])
-    X[:, 7:7 + n] = f_qdd
+    At = np.empty((3, 3))
+    for i in range(3):
+        for j in range(3):
+            At[i, j] = A[j, i]
+    _mm_to(f_d, At, z0, X, z0, z0)
+    _mm_to(f_al, L2, z0, X, z0, i3)
+    _put(X, z0, np.int64(7), f_qdd)
     o1 = 7 + n
-    mm_into(f_om, L2, X[:, o1:o1 + 4])
-    X[:, o1 + 4:o1 + 4 + n] = f_qd
+    _mm_to(f_om, L2, z0, X, z0, o1)
+    _put(X, z0, o1 + 4, f_qd)
     o2 = o1 + 4 + n
     P = np.empty((3, N, 4))
     mm_into(f_d, dd_de, P[0])
@@ -408,22 +444,27 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     for i in range(N):
         for a in range(4):
             X[i, o2 + a] = P[0, i, a] + P[1, i, a] + P[2, i, a]
-    X[:, o2 + 4:] = f_q
+    _put(X, z0, o2 + 4, f_q)
     Y = np.empty((nc, X.shape[1]))
-    mm_into(A, X[0:3], Y[0:3])
-    mm_into(L2.T, X[3:6], Y[3:7])
-    Y[7:] = X[6:]
+    L2t = np.empty((4, 3))
+    for i in range(4):
+        for j in range(3):
+            L2t[i, j] = L2[j, i]
+    _mm_to(A, X, z0, Y, z0, z0)
+    _mm_to(L2t, X, i3, Y, i3, z0)
+    for i in range(6, N):
+        for j in range(X.shape[1]):
+            Y[i + 1, j] = X[i, j]
     MCK = np.zeros((3, nc, nc))
     M, Cm, K = MCK[0], MCK[1], MCK[2]
-    M[:, 0:3] = Y[:, 0:3]
+    for i in range(nc):                                   # the column blocks of Y
+        for j in range(7 + n):                            # [M | C_e | K_e] ...
+            M[i, j] = Y[i, j]
+        for j in range(4 + n):
+            Cm[i, 3 + j] = Y[i, o1 + j]
+            K[i, 3 + j] = Y[i, o2 + j]
     for i in range(3):
         M[i, i] += m
-    M[:, 3:7] = Y[:, 3:7]
-    M[:, 7:] = Y[:, 7:7 + n]
-    Cm[:, 3:7] = Y[:, o1:o1 + 4]
-    Cm[:, 7:] = Y[:, o1 + 4:o1 + 4 + n]
-    K[:, 3:7] = Y[:, o2:o2 + 4]
-    K[:, 7:] = Y[:, o2 + 4:]
     for k in range(3):                                    # d(A f_t)/de at fixed f_t
         for a in range(4):
             K[k, 3 + a] += Te[k, 0, a] * f_t[0] + Te[k, 1, a] * f_t[1] + Te[k, 2, a] * f_t[2]
@@ -468,7 +509,7 @@ def bodies_residual_into(out, q, qd, qdd, g, off, nq, m, stiff, ptr, lin0, lin_q
             continue
         L = 12 + 21 * n
         n_p = n * (n + 1) // 2 if stiff[b] else 0
-        out[o:o + nc] = ffrf_residual(
+        r = ffrf_residual(
             q[o:o + nc], qd[o:o + nc], qdd[o:o + nc], g, m[b], lin0[p0[0]:p1[0]],
             lin_q[p0[1]:p1[1]].reshape(n, L), I2[p0[2]:p1[2]].reshape(n, 9 * n),
             lin_qd[p0[3]:p1[3]].reshape(n, 3 + 4 * n), lin_qdd[p0[4]:p1[4]].reshape(n, 3 + n),
@@ -476,6 +517,8 @@ def bodies_residual_into(out, q, qd, qdd, g, off, nq, m, stiff, ptr, lin0, lin_q
             K2[p0[7]:p1[7]].reshape(n * n if stiff[b] else 0, n if stiff[b] else 0),
             H_p[p0[8]:p1[8]].reshape(n_p, n_p),
             stiff[b])
+        for i in range(nc):
+            out[o + i] = r[i]
 
 
 @njit(cache=True, inline="always")
@@ -561,5 +604,6 @@ def bodies_newton_values_c(vals, s, ctx):  # pragma: no cover - compiled
         f1(t, 16), f1(t, 17), f1(t, 18), f1(t, 19), f1(t, 20), f1(t, 21), f1(t, 22),
         f1(t, 23))
     vals_out = carray(f8_pointer(vals), out.shape[0])
-    vals_out[:] = out
+    for i in range(out.shape[0]):
+        vals_out[i] = out[i]
     return 0

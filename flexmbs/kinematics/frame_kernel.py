@@ -388,8 +388,14 @@ def stacked_rows_into(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src
     there), with ``wk`` the work array of :func:`fill_frame_into`: no allocation (the
     step kernels' residual, :mod:`flexmbs.integrate.step_kernel`)."""
     M, N = C0.shape[0], q.shape[0]
-    C[:] = C0
-    D[:] = D0
+    for m in range(M):               # C = C0, D = D0 by loops (no broadcast shape check)
+        for i in range(4):
+            for k in range(3):
+                C[m, i, k] = C0[m, i, k]
+        for i in range(4):
+            for k in range(3):
+                for j in range(D0.shape[3]):
+                    D[m, i, k, j] = D0[m, i, k, j]
     for m in range(M):
         s = start[m]
         if s < 0:
