@@ -34,21 +34,39 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent
 
 #: CPU seconds of each entry point's compile from an empty cache, one after the other
-#: in one process in this order (``docs/performance.md``, "Cold start"; load ~10): what
-#: :func:`partition` balances
+#: in one process in this order (``benchmarks/compile_cost.py``, idle machine,
+#: 2026-11-27; ``docs/performance.md``, "Cold start"): what :func:`partition` balances
 COST = {
-    "flexmbs.bodies.ffrf_kernel:bodies_newton_values_c": 44.4,
-    "flexmbs.integrate.step_kernel:table_residual_c": 29.3,
-    "flexmbs.integrate.step_kernel:newton_dense_c": 17.8,
-    "flexmbs.system.local_rows_kernel:warm": 10.2,
-    "flexmbs.integrate.steps_kernel:warm": 6.5,
-    "flexmbs.forces.spring_kernel:warm": 5.3,
-    # measured alone (the rest in the cache, idle machine): 5 s wall
-    "flexmbs.forces.spring_local_kernel:warm": 5.0,
+    "flexmbs.bodies.ffrf_kernel:bodies_newton_values_c": 23.3,
+    "flexmbs.integrate.step_kernel:table_residual_c": 22.1,
+    "flexmbs.integrate.step_kernel:newton_dense_c": 17.4,
+    "flexmbs.system.local_rows_kernel:warm": 9.2,
+    "flexmbs.integrate.steps_kernel:warm": 5.7,
+    "flexmbs.forces.spring_kernel:warm": 4.9,
+    "flexmbs.forces.spring_local_kernel:warm": 3.1,
     "flexmbs.integrate.increments_kernel:increment_test_c": 1.5,
-    "flexmbs.integrate.genalpha_kernel:warm": 0.6,
-    "flexmbs.integrate.jacobian_kernel:dense_jacobian_c": 0.4,
+    "flexmbs.bodies.flexible_set_kernel:warm": 1.3,
+    "flexmbs.system.output_point_kernel:warm": 0.9,
+    "flexmbs.integrate.genalpha_kernel:warm": 0.5,
+    "flexmbs.integrate.jacobian_kernel:dense_jacobian_c": 0.5,
+    "flexmbs.bodies.rigid_set_kernel:warm": 0.3,
     "flexmbs.integrate.step_kernel:affine_residual_c": 0.1,
+}
+#: the entry points that serve some models only, with what needs them: not compiled by
+#: the first import (the *core* is every other entry point), but at their first use in a
+#: run, which :class:`flexmbs.compiled.FirstCompile` says in one line before it starts.
+#: The compiled step links the spring elements' kernels itself (they are compiled with
+#: the core); these are their calls from Python and the sparse rows of large systems.
+FEATURES = {
+    "flexmbs.system.local_rows_kernel:warm":
+        "the sparse constraint rows of a system above the stacked rows' size "
+        "(flexmbs.system.stacked.MAX_N coordinates)",
+    "flexmbs.forces.spring_kernel:warm":
+        "spring-dampers, bushings, point forces and stops evaluated from Python "
+        "(a Newton iteration outside the compiled step)",
+    "flexmbs.forces.spring_local_kernel:warm":
+        "spring-dampers, bushings, point forces and stops of a system above the "
+        "stacked rows' size",
 }
 #: the cost of an entry point missing from :data:`COST`
 DEFAULT_COST = 1.0
@@ -64,15 +82,32 @@ def kernel_modules() -> list[Path]:
     return sorted(PACKAGE.rglob("*_kernel.py"))
 
 
-def cold_kernel_modules(cache_dir: str | None = None) -> list[str]:
-    """The kernel modules (paths relative to the package) with no cached machine code.
+def feature_modules() -> list[Path]:
+    """The kernel modules whose entry points are all :data:`FEATURES` (compiled at their
+    first use, not by the first import)."""
+    names = {entry.split(":")[0] for entry in FEATURES}
+    return [src for src in kernel_modules() if module_name(src) in names]
+
+
+def core_modules() -> list[Path]:
+    """The kernel modules that the first import compiles: all but :func:`feature_modules`
+    (including those with no entry point of their own, compiled as parts of others)."""
+    features = set(feature_modules())
+    return [src for src in kernel_modules() if src not in features]
+
+
+def cold_kernel_modules(cache_dir: str | None = None, features: bool = False) -> list[str]:
+    """The core kernel modules (:func:`core_modules`; with ``features``, every kernel
+    module) with no cached machine code, as paths relative to the package: what the first
+    import has to compile.  A feature module not compiled yet is not a cold start: it
+    compiles at its first use.
 
     ``cache_dir``: numba's ``NUMBA_CACHE_DIR`` (default: that environment variable;
     unset or empty: the ``__pycache__`` beside each module).  A module whose
     ``__pycache__`` cannot be written (numba then caches elsewhere) is not reported."""
     cache_dir = os.environ.get("NUMBA_CACHE_DIR", "") if cache_dir is None else cache_dir
     cold = []
-    for src in kernel_modules():
+    for src in kernel_modules() if features else core_modules():
         pattern = f"{src.stem}.*.nbi"
         if cache_dir:
             found = any(Path(cache_dir).rglob(pattern))
@@ -105,15 +140,18 @@ def import_bare(name: str):
     return importlib.import_module(name)
 
 
-def entry_points(load=importlib.import_module) -> list[str]:
-    """``module:name`` of everything the warm-up compiles: each C callback
-    (``NativeFunction``) of each kernel module, and each module's ``warm`` function."""
+def entry_points(load=importlib.import_module, features: bool = True) -> list[str]:
+    """``module:name`` of everything the warm-up can compile: each C callback
+    (``NativeFunction``) of each kernel module, and each module's ``warm`` function;
+    without ``features``, the core only (not the :data:`FEATURES`)."""
     out = []
     for src in kernel_modules():
         module = load(module_name(src))
         for key, value in vars(module).items():
             if key == "warm" or type(value).__name__ == "NativeFunction":
-                out.append(f"{module.__name__}:{key}")
+                entry = f"{module.__name__}:{key}"
+                if features or entry not in FEATURES:
+                    out.append(entry)
     return out
 
 
@@ -180,7 +218,7 @@ class ColdStart:
                 f"processes, about 60 s on 2 idle cores; later imports load them in "
                 f"about 2 s) ...\n")
             self.stream.flush()
-            own, *others = partition(entry_points(), self.processes)
+            own, *others = partition(entry_points(features=False), self.processes)
             workers = [start_worker(share) for share in others if share]
             compile_entries(own)
             for worker in workers:
@@ -189,7 +227,7 @@ class ColdStart:
 
     def __exit__(self, *exc) -> None:
         if self.cold and exc[0] is None:
-            compile_entries(entry_points())     # (loaded from the cache by now)
+            compile_entries(entry_points(features=False))   # (from the cache by now)
         self.seconds = time.perf_counter() - self._t0
         if self.cold and exc[0] is None:
             self.stream.write(f"flexmbs: kernels compiled in {self.seconds:.0f} s\n")
