@@ -5,13 +5,18 @@ helpers of :mod:`flexmbs.compiled` are compiled into them) when first needed and
 the machine code beside the module, ``__pycache__/<name>.<function>-<line>.py<ver>.nbi``
 and ``.nbc`` (or under ``$NUMBA_CACHE_DIR`` when that is set).  Every later process loads
 it.  A module with no index file there has never been compiled: the first
-``import flexmbs`` then compiles them all, which :class:`ColdStart` says before it starts,
-and how long it took after.
+``import flexmbs`` then compiles the *core*, which :class:`ColdStart` says before it
+starts, and how long it took after.  The core is what every run of a rigid or flexible
+model needs (the residual, the Newton matrix, the bodies' tangents, the step loop, the
+outputs); the kernels of some models only (:data:`FEATURES`: the sparse constraint rows
+and the spring elements of large systems, the springs' calls from Python) compile at
+their first use in a run, which :class:`flexmbs.compiled.FirstCompile` says in one line
+before it starts (a few seconds each).
 
 The compile runs in two processes (on a machine with two cores or more).  Its *entry
-points* (:func:`entry_points`) are the C callbacks that PETSc calls
-(:class:`flexmbs.compiled.NativeFunction`, compiled with every kernel they call) and the
-``warm()`` of the modules whose kernels are called from Python only.  :func:`partition`
+points* (:func:`entry_points`, without the :data:`FEATURES`) are the C callbacks that
+PETSc calls (:class:`flexmbs.compiled.NativeFunction`, compiled with every kernel they
+call) and the ``warm()`` of the modules whose kernels are called from Python only.  :func:`partition`
 splits them by their measured compile time (:data:`COST`): the longest first, each to the
 process with the least so far, the entry points that share a chain of kernels
 (:data:`TOGETHER`) as one.  A second process imports the kernel modules alone
