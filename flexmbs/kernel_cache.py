@@ -9,8 +9,8 @@ it.  A module with no index file there has never been compiled: the first
 starts, and how long it took after.  The core is what every run of a rigid or flexible
 model needs (the residual, the Newton matrix, the bodies' tangents, the step loop, the
 outputs); the kernels of some models only (:data:`FEATURES`: the sparse constraint rows
-and the spring elements of large systems, the springs' calls from Python) compile at
-their first use in a run, which :class:`flexmbs.compiled.FirstCompile` says in one line
+and the spring elements of systems above the stacked rows' size) compile at their first
+use in a run, which :class:`flexmbs.compiled.FirstCompile` says in one line
 before it starts (a few seconds each).
 
 The compile runs in two processes (on a machine with two cores or more).  Its *entry
@@ -39,8 +39,10 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent
 
 #: CPU seconds of each entry point's compile from an empty cache, one after the other
-#: in one process in this order (``benchmarks/compile_cost.py``, idle machine,
-#: 2026-11-27; ``docs/performance.md``, "Cold start"): what :func:`partition` balances
+#: in one process in the order of :func:`entry_points` (``benchmarks/compile_cost.py``,
+#: idle machine, 2026-11-27, 91.5 s in all; ``docs/performance.md``, "Cold start"): what
+#: :func:`partition` balances.  A kernel that several entry points link is counted in
+#: the first (e.g. ``spring_kernel``'s, which the step's callbacks link too)
 COST = {
     "flexmbs.bodies.ffrf_kernel:bodies_newton_values_c": 23.3,
     "flexmbs.integrate.step_kernel:table_residual_c": 22.1,
@@ -60,15 +62,17 @@ COST = {
 #: the entry points that serve some models only, with what needs them: not compiled by
 #: the first import (the *core* is every other entry point), but at their first use in a
 #: run, which :class:`flexmbs.compiled.FirstCompile` says in one line before it starts.
-#: The compiled step links the spring elements' kernels itself (they are compiled with
-#: the core); these are their calls from Python and the sparse rows of large systems.
+#: ``spring_kernel``'s are the exception: the compiled step's residual and Newton matrix
+#: link them with the same signatures as its ``warm()`` (measured: after the core, its
+#: ``warm()`` compiles nothing), so they are compiled with the core, and running its
+#: ``warm()`` too would only compile them again in the other process.
 FEATURES = {
     "flexmbs.system.local_rows_kernel:warm":
         "the sparse constraint rows of a system above the stacked rows' size "
         "(flexmbs.system.stacked.MAX_N coordinates)",
     "flexmbs.forces.spring_kernel:warm":
         "spring-dampers, bushings, point forces and stops evaluated from Python "
-        "(a Newton iteration outside the compiled step)",
+        "(compiled with the core, as parts of the compiled step)",
     "flexmbs.forces.spring_local_kernel:warm":
         "spring-dampers, bushings, point forces and stops of a system above the "
         "stacked rows' size",
@@ -220,7 +224,7 @@ class ColdStart:
             self.stream.write(
                 f"flexmbs: compiling the numerical kernels once for this installation "
                 f"({len(self.cold)} modules have no compiled code yet; {self.processes} "
-                f"processes, about 60 s on 2 idle cores; later imports load them in "
+                f"processes, about 50 s on 2 idle cores; later imports load them in "
                 f"about 2 s) ...\n")
             self.stream.flush()
             own, *others = partition(entry_points(features=False), self.processes)
