@@ -191,9 +191,10 @@ def native(signature):
 
 class FirstCompile(event.Listener):
     """Says in one line on ``stream`` (stderr) when a kernel of flexmbs is compiled during
-    a run (a kernel that the warm-up of :mod:`flexmbs.kernel_cache` did not compile, or
+    a run (a kernel of a feature that the first import leaves to its first use,
+    :data:`flexmbs.kernel_cache.FEATURES`, a kernel that the warm-up did not compile, or
     new argument types): ``flexmbs: compiling the kernel <module>.<name> at its first use
-    ... 3.1 s``.  numba announces a compile (event ``numba:compile``) only on a miss of
+    ... 3.1 s``, the first part before the compile starts, so that the wait is explained.  numba announces a compile (event ``numba:compile``) only on a miss of
     its cache; the kernels it compiles inside that one are part of it."""
 
     def __init__(self, stream=None):

@@ -5,13 +5,18 @@ helpers of :mod:`flexmbs.compiled` are compiled into them) when first needed and
 the machine code beside the module, ``__pycache__/<name>.<function>-<line>.py<ver>.nbi``
 and ``.nbc`` (or under ``$NUMBA_CACHE_DIR`` when that is set).  Every later process loads
 it.  A module with no index file there has never been compiled: the first
-``import flexmbs`` then compiles them all, which :class:`ColdStart` says before it starts,
-and how long it took after.
+``import flexmbs`` then compiles the *core*, which :class:`ColdStart` says before it
+starts, and how long it took after.  The core is what every run of a rigid or flexible
+model needs (the residual, the Newton matrix, the bodies' tangents, the step loop, the
+outputs); the kernels of some models only (:data:`FEATURES`: the sparse constraint rows
+and the spring elements of systems above the stacked rows' size) compile at their first
+use in a run, which :class:`flexmbs.compiled.FirstCompile` says in one line
+before it starts (a few seconds each).
 
 The compile runs in two processes (on a machine with two cores or more).  Its *entry
-points* (:func:`entry_points`) are the C callbacks that PETSc calls
-(:class:`flexmbs.compiled.NativeFunction`, compiled with every kernel they call) and the
-``warm()`` of the modules whose kernels are called from Python only.  :func:`partition`
+points* (:func:`entry_points`, without the :data:`FEATURES`) are the C callbacks that
+PETSc calls (:class:`flexmbs.compiled.NativeFunction`, compiled with every kernel they
+call) and the ``warm()`` of the modules whose kernels are called from Python only.  :func:`partition`
 splits them by their measured compile time (:data:`COST`): the longest first, each to the
 process with the least so far, the entry points that share a chain of kernels
 (:data:`TOGETHER`) as one.  A second process imports the kernel modules alone
@@ -34,8 +39,10 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent
 
 #: CPU seconds of each entry point's compile from an empty cache, one after the other
-#: in one process in this order (``docs/performance.md``, "Cold start", round 10: the
-#: mean of two runs, load ~2-3): what :func:`partition` balances
+#: in one process in the order of :func:`entry_points` (``benchmarks/compile_cost.py``,
+#: ``docs/performance.md``, "Cold start", round 10: the mean of two runs, load ~2-3): what
+#: :func:`partition` balances.  A kernel that several entry points link is counted in
+#: the first (e.g. ``spring_kernel``'s, which the step's callbacks link too)
 COST = {
     "flexmbs.integrate.step_kernel:table_residual_c": 21.1,
     "flexmbs.integrate.step_kernel:newton_dense_c": 18.0,
@@ -52,6 +59,24 @@ COST = {
     "flexmbs.integrate.jacobian_kernel:dense_jacobian_c": 0.3,
     "flexmbs.integrate.step_kernel:affine_residual_c": 0.1,
 }
+#: the entry points that serve some models only, with what needs them: not compiled by
+#: the first import (the *core* is every other entry point), but at their first use in a
+#: run, which :class:`flexmbs.compiled.FirstCompile` says in one line before it starts.
+#: ``spring_kernel``'s are the exception: the compiled step's residual and Newton matrix
+#: link them with the same signatures as its ``warm()`` (measured: after the core, its
+#: ``warm()`` compiles nothing), so they are compiled with the core, and running its
+#: ``warm()`` too would only compile them again in the other process.
+FEATURES = {
+    "flexmbs.system.local_rows_kernel:warm":
+        "the sparse constraint rows of a system above the stacked rows' size "
+        "(flexmbs.system.stacked.MAX_N coordinates)",
+    "flexmbs.forces.spring_kernel:warm":
+        "spring-dampers, bushings, point forces and stops evaluated from Python "
+        "(compiled with the core, as parts of the compiled step)",
+    "flexmbs.forces.spring_local_kernel:warm":
+        "spring-dampers, bushings, point forces and stops of a system above the "
+        "stacked rows' size",
+}
 #: the cost of an entry point missing from :data:`COST`
 DEFAULT_COST = 1.0
 #: entry points compiled in the same process, in this order (the later ones link the
@@ -66,15 +91,32 @@ def kernel_modules() -> list[Path]:
     return sorted(PACKAGE.rglob("*_kernel.py"))
 
 
-def cold_kernel_modules(cache_dir: str | None = None) -> list[str]:
-    """The kernel modules (paths relative to the package) with no cached machine code.
+def feature_modules() -> list[Path]:
+    """The kernel modules whose entry points are all :data:`FEATURES` (compiled at their
+    first use, not by the first import)."""
+    names = {entry.split(":")[0] for entry in FEATURES}
+    return [src for src in kernel_modules() if module_name(src) in names]
+
+
+def core_modules() -> list[Path]:
+    """The kernel modules that the first import compiles: all but :func:`feature_modules`
+    (including those with no entry point of their own, compiled as parts of others)."""
+    features = set(feature_modules())
+    return [src for src in kernel_modules() if src not in features]
+
+
+def cold_kernel_modules(cache_dir: str | None = None, features: bool = False) -> list[str]:
+    """The core kernel modules (:func:`core_modules`; with ``features``, every kernel
+    module) with no cached machine code, as paths relative to the package: what the first
+    import has to compile.  A feature module not compiled yet is not a cold start: it
+    compiles at its first use.
 
     ``cache_dir``: numba's ``NUMBA_CACHE_DIR`` (default: that environment variable;
     unset or empty: the ``__pycache__`` beside each module).  A module whose
     ``__pycache__`` cannot be written (numba then caches elsewhere) is not reported."""
     cache_dir = os.environ.get("NUMBA_CACHE_DIR", "") if cache_dir is None else cache_dir
     cold = []
-    for src in kernel_modules():
+    for src in kernel_modules() if features else core_modules():
         pattern = f"{src.stem}.*.nbi"
         if cache_dir:
             found = any(Path(cache_dir).rglob(pattern))
@@ -107,15 +149,18 @@ def import_bare(name: str):
     return importlib.import_module(name)
 
 
-def entry_points(load=importlib.import_module) -> list[str]:
-    """``module:name`` of everything the warm-up compiles: each C callback
-    (``NativeFunction``) of each kernel module, and each module's ``warm`` function."""
+def entry_points(load=importlib.import_module, features: bool = True) -> list[str]:
+    """``module:name`` of everything the warm-up can compile: each C callback
+    (``NativeFunction``) of each kernel module, and each module's ``warm`` function;
+    without ``features``, the core only (not the :data:`FEATURES`)."""
     out = []
     for src in kernel_modules():
         module = load(module_name(src))
         for key, value in vars(module).items():
             if key == "warm" or type(value).__name__ == "NativeFunction":
-                out.append(f"{module.__name__}:{key}")
+                entry = f"{module.__name__}:{key}"
+                if features or entry not in FEATURES:
+                    out.append(entry)
     return out
 
 
@@ -179,10 +224,10 @@ class ColdStart:
             self.stream.write(
                 f"flexmbs: compiling the numerical kernels once for this installation "
                 f"({len(self.cold)} modules have no compiled code yet; {self.processes} "
-                f"processes, about 60 s on 2 idle cores; later imports load them in "
+                f"processes, about 50 s on 2 idle cores; later imports load them in "
                 f"about 2 s) ...\n")
             self.stream.flush()
-            own, *others = partition(entry_points(), self.processes)
+            own, *others = partition(entry_points(features=False), self.processes)
             workers = [start_worker(share) for share in others if share]
             compile_entries(own)
             for worker in workers:
@@ -191,7 +236,7 @@ class ColdStart:
 
     def __exit__(self, *exc) -> None:
         if self.cold and exc[0] is None:
-            compile_entries(entry_points())     # (loaded from the cache by now)
+            compile_entries(entry_points(features=False))   # (from the cache by now)
         self.seconds = time.perf_counter() - self._t0
         if self.cold and exc[0] is None:
             self.stream.write(f"flexmbs: kernels compiled in {self.seconds:.0f} s\n")

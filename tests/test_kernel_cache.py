@@ -22,10 +22,38 @@ def test_every_kernel_module_is_listed():
 
 def test_an_empty_cache_lacks_every_module(tmp_path):
     cold = kernel_cache.cold_kernel_modules(str(tmp_path))
-    assert len(cold) == len(kernel_cache.kernel_modules())
+    assert len(cold) == len(kernel_cache.core_modules())
+    every = kernel_cache.cold_kernel_modules(str(tmp_path), features=True)
+    assert len(every) == len(kernel_cache.kernel_modules())
     (tmp_path / "x").mkdir()
     (tmp_path / "x" / "step_kernel.affine_residual-47.py311.nbi").write_bytes(b"")
     assert "integrate/step_kernel.py" not in kernel_cache.cold_kernel_modules(str(tmp_path))
+
+
+def test_a_feature_module_not_compiled_is_not_a_cold_start(tmp_path):
+    """An index file for each core module and none for the feature modules: no cold
+    start; with ``features``, the feature modules (by the files on disk) are reported."""
+    for src in kernel_cache.core_modules():
+        (tmp_path / f"{src.stem}.f-1.py311.nbi").write_bytes(b"")
+    assert kernel_cache.cold_kernel_modules(str(tmp_path)) == []
+    every = kernel_cache.cold_kernel_modules(str(tmp_path), features=True)
+    assert sorted(every) == sorted(str(p.relative_to(kernel_cache.PACKAGE))
+                                   for p in kernel_cache.feature_modules())
+    assert "forces/spring_local_kernel.py" in every and "system/local_rows_kernel.py" in every
+
+
+def test_the_features_are_entry_points_of_their_modules():
+    """Each :data:`FEATURES` key names a ``warm`` or callback of a kernel module (its
+    attributes), its module is a feature module, and the core has none of them."""
+    entries = kernel_cache.entry_points()
+    core = kernel_cache.entry_points(features=False)
+    assert set(kernel_cache.FEATURES) <= set(entries)
+    assert sorted(core) == sorted(set(entries) - set(kernel_cache.FEATURES))
+    for entry in kernel_cache.FEATURES:
+        module = entry.split(":")[0]
+        assert not [e for e in core if e.split(":")[0] == module]     # all its entries
+        assert module in {kernel_cache.module_name(s) for s in kernel_cache.feature_modules()}
+    assert "flexmbs.integrate.step_kernel:newton_dense_c" in core
 
 
 def test_this_installation_is_warm():
@@ -52,8 +80,8 @@ def test_a_cold_start_says_so_before_and_after(tmp_path, monkeypatch):
     assert quiet.getvalue() == ""
 
 
-def test_the_two_processes_share_every_entry_point_once():
-    entries = kernel_cache.entry_points()
+def test_the_two_processes_share_every_core_entry_point_once():
+    entries = kernel_cache.entry_points(features=False)
     callbacks = [f"{m.__name__}:{k}" for m in map(kernel_cache.import_bare, (
         kernel_cache.module_name(s) for s in kernel_cache.kernel_modules()))
         for k, v in vars(m).items() if isinstance(v, NativeFunction)]
@@ -65,6 +93,52 @@ def test_the_two_processes_share_every_entry_point_once():
     for group in kernel_cache.TOGETHER:          # a shared chain stays in one process
         assert set(group) <= set(first) or set(group) <= set(second)
     assert sorted(kernel_cache.partition(entries, 1)[0]) == sorted(entries)
+
+
+def test_a_cold_start_compiles_the_core_only(tmp_path, monkeypatch):
+    """What the two processes of a cold start are given to compile (recorded instead of
+    compiled): every core entry point once, no feature."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    given = []
+
+    class Worker:
+        def wait(self):
+            return 0
+
+    def start_worker(entries):
+        given.append(list(entries))
+        return Worker()
+
+    monkeypatch.setattr(kernel_cache, "start_worker", start_worker)
+    monkeypatch.setattr(kernel_cache, "compile_entries", lambda e, *a: given.append(list(e)))
+    with kernel_cache.ColdStart(io.StringIO(), processes=2):
+        pass
+    first, second, after = given                  # own share, worker's share, the load
+    core = kernel_cache.entry_points(features=False)
+    assert sorted(first + second) == sorted(core) and sorted(after) == sorted(core)
+    assert not set(first + second) & set(kernel_cache.FEATURES)
+
+
+def test_a_feature_kernel_says_so_at_its_first_use(tmp_path):
+    """A feature module's kernel, called in a fresh process with an empty cache: one
+    line naming it before its compile, its time after, and its machine code cached."""
+    code = ("import sys, types; sys.modules['flexmbs'] = p = types.ModuleType('flexmbs'); "
+            f"p.__path__ = [{str(kernel_cache.PACKAGE)!r}]; "
+            "from flexmbs import kernel_cache as k; from flexmbs.compiled import FirstCompile; "
+            "m = k.import_bare('flexmbs.forces.spring_local_kernel'); "
+            "FirstCompile().install(); m.warm()")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600, env={**__import__("os").environ,
+                                           "NUMBA_CACHE_DIR": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.splitlines()
+    assert len(lines) == 2, lines                 # spring_local_residual, spring_local_newton
+    for line, name in zip(lines, ("spring_local_residual", "spring_local_newton")):
+        assert line.startswith(f"flexmbs: compiling the kernel flexmbs.forces."
+                               f"spring_local_kernel.{name} at its first use")
+        assert line.endswith(" s")
+    assert kernel_cache.cold_kernel_modules(str(tmp_path), features=True).count(
+        "forces/spring_local_kernel.py") == 0
 
 
 def test_the_partition_balances_the_measured_costs(monkeypatch):
