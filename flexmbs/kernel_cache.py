@@ -11,7 +11,9 @@ model needs (the residual, the Newton matrix, the bodies' tangents, the step loo
 outputs); the kernels of some models only (:data:`FEATURES`: the sparse constraint rows
 and the spring elements of systems above the stacked rows' size) compile at their first
 use in a run, which :class:`flexmbs.compiled.FirstCompile` says in one line
-before it starts (a few seconds each).
+before it starts (a few seconds each); so do a few small kernels that Python calls
+directly and no entry point compiles (e.g. ``bodies_residual`` and the frames'
+``label_rows`` in the demo case, ``fill_frame`` and ``label_hessian_sum`` with gears).
 
 The compile runs in two processes (on a machine with two cores or more).  Its *entry
 points* (:func:`entry_points`, without the :data:`FEATURES`) are the C callbacks that

@@ -216,8 +216,9 @@ class ExternalTorque(ForceElement):
                 dQ_dx[off:off + nb, off:off + nb] = dQb
                 dQ_dx[off:off + nb, n - 1] = dQt
             return ForceContribution(Q, dQ_dx, dQ_dxd)
-        # rigid body: the body's own rows [r, e] and time, from body_force
-        c = self.body_force(marker, q_b, ctx.t, ctx.order)
+        # rigid body, or a marker fixed to a flexible body's floating frame (no Psi: the
+        # torque works on the frame's rotation only): the rows [r, e] and time
+        c = self.body_force(marker, q_b[:7], ctx.t, ctx.order)
         rows = np.append(np.arange(off, off + 7), n - 1)
         Q[rows] = c.Q
         if dQ_dx is not None:

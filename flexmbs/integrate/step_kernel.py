@@ -33,7 +33,8 @@ call).  Numba's cache of this module does not notice edits of ``ffrf_kernel`` (o
 the stacked rows of ``frame_kernel``, or of the springs' ``spring_kernel``, inlined
 helpers included) that it compiles in: a change of those kernels (arguments or code)
 must edit this file too, or warm installations keep the old code (the stacked rows of
-``frame_kernel`` are inlined here).
+``frame_kernel`` are inlined here; edited for the round-10 loops of ``stacked_rows_into``
+and ``bodies_residual_into``).
 """
 from __future__ import annotations
 

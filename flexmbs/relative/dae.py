@@ -552,13 +552,17 @@ class RelativeDAE:
         return np.asarray(g_all)[self.cut_rows]
 
     def constraint_jacobian(self, q, t):
+        """``G = [2 e^T; G_c]``: the Euler normalisations' rows (4 entries each) and the
+        cut rows, sparse (O(n) for a tree without cut rows; no dense (n_lam, n_q))."""
         q = np.asarray(q, float)
-        G = np.zeros((self.n_lam, self.n_q))
-        for k, s in enumerate(self.tree.e_rows):
-            G[k, s] = 2.0 * q[s]
-        if len(self.cut_rows):
-            G[len(self.tree.e_rows):] = self._cut_jacobian(q, t)
-        return sp.csr_matrix(G)
+        e_rows = self.tree.e_rows
+        cols = np.array([c for s in e_rows for c in range(s.start, s.stop)], dtype=int)
+        rows = np.array([k for k, s in enumerate(e_rows) for _ in range(s.start, s.stop)],
+                        dtype=int)
+        E = sp.csr_matrix((2.0 * q[cols], (rows, cols)), shape=(len(e_rows), self.n_q))
+        if not len(self.cut_rows):
+            return E
+        return sp.vstack([E, sp.csr_matrix(self._cut_jacobian(q, t))], format="csr")
 
     def _cut_jacobian(self, q, t):
         """``C_b T`` (rows of the cut joints, (n_cut, n_beta)), memoised on ``(q, t)``;
