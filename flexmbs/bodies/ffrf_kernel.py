@@ -269,6 +269,17 @@ def _put(C, r0, c0, B):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def _transposed(B):  # pragma: no cover - compiled
+    """``B^T`` as a new C-contiguous array, by loops (a transpose view would add a
+    type signature to every kernel it is passed to)."""
+    T = np.empty((B.shape[1], B.shape[0]))
+    for i in range(B.shape[1]):
+        for j in range(B.shape[0]):
+            T[i, j] = B[j, i]
+    return T
+
+
+@njit(cache=True)
 def _mm(A, B):  # pragma: no cover - compiled
     """``A B`` by the loops of :func:`~flexmbs.bodies.rigid_kernel.mm_into`."""
     C = np.empty((A.shape[0], B.shape[1]))
@@ -426,10 +437,7 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     # one projection blockdiag(A, 2 L^T, E) of all column blocks
     nc = 7 + n
     X = np.empty((N, 3 + 4 + n + 4 + n + 4 + n))     # (the products written in place)
-    At = np.empty((3, 3))
-    for i in range(3):
-        for j in range(3):
-            At[i, j] = A[j, i]
+    At = _transposed(A)
     _mm_to(f_d, At, z0, X, z0, z0)
     _mm_to(f_al, L2, z0, X, z0, i3)
     _put(X, z0, np.int64(7), f_qdd)
@@ -446,10 +454,7 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
             X[i, o2 + a] = P[0, i, a] + P[1, i, a] + P[2, i, a]
     _put(X, z0, o2 + 4, f_q)
     Y = np.empty((nc, X.shape[1]))
-    L2t = np.empty((4, 3))
-    for i in range(4):
-        for j in range(3):
-            L2t[i, j] = L2[j, i]
+    L2t = _transposed(L2)
     _mm_to(A, X, z0, Y, z0, z0)
     _mm_to(L2t, X, i3, Y, i3, z0)
     for i in range(6, N):

@@ -52,6 +52,8 @@ dense tangent only if GMRES does not converge.
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
@@ -555,14 +557,21 @@ class RelativeDAE:
         """``G = [2 e^T; G_c]``: the Euler normalisations' rows (4 entries each) and the
         cut rows, sparse (O(n) for a tree without cut rows; no dense (n_lam, n_q))."""
         q = np.asarray(q, float)
+        rows, cols = self._e_entries
+        E = sp.csr_matrix((2.0 * q[cols], (rows, cols)),
+                          shape=(len(self.tree.e_rows), self.n_q))
+        if not len(self.cut_rows):
+            return E
+        return sp.vstack([E, sp.csr_matrix(self._cut_jacobian(q, t))], format="csr")
+
+    @functools.cached_property
+    def _e_entries(self) -> tuple[np.ndarray, np.ndarray]:
+        """Row and column of each entry of the Euler rows ``2 e^T`` (fixed by the tree)."""
         e_rows = self.tree.e_rows
         cols = np.array([c for s in e_rows for c in range(s.start, s.stop)], dtype=int)
         rows = np.array([k for k, s in enumerate(e_rows) for _ in range(s.start, s.stop)],
                         dtype=int)
-        E = sp.csr_matrix((2.0 * q[cols], (rows, cols)), shape=(len(e_rows), self.n_q))
-        if not len(self.cut_rows):
-            return E
-        return sp.vstack([E, sp.csr_matrix(self._cut_jacobian(q, t))], format="csr")
+        return rows, cols
 
     def _cut_jacobian(self, q, t):
         """``C_b T`` (rows of the cut joints, (n_cut, n_beta)), memoised on ``(q, t)``;
