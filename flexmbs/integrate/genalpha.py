@@ -559,12 +559,13 @@ class GeneralizedAlpha:
         outs = np.array(sorted(set(float(x) for x in output_times)), dtype=float) \
             if output_times is not None else None
         eps = 1e-9 * h
-        targets = [t_end] if outs is None else sorted(
-            {*(x for x in outs if t0 + eps < x < t_end - eps), t_end})
+        targets = [t_end] if outs is None else _merged(
+            [*(x for x in outs if t0 + eps < x < t_end - eps), t_end], eps)
         tick_times = self.dae.sample_times(t0, t_end) if isinstance(self.dae, Sampled) \
             else np.zeros(0)
         if tick_times.size:     # land on the ticks of sampled elements like on outputs
-            targets = sorted({*targets, *(x for x in tick_times if t0 + eps < x < t_end - eps)})
+            targets = _merged([*targets, *(x for x in tick_times if t0 + eps < x < t_end - eps)],
+                              eps)
         h_min = h * 2.0 ** -max_cuts if h_min is None else h_min
         h_max = (t_end - t0) if h_max is None else h_max
         self._set_newton_scales(s if scales_from is None else scales_from)
@@ -879,6 +880,19 @@ class GeneralizedAlpha:
 
     def destroy(self) -> None:
         self._newton.destroy()
+
+
+def _merged(times, eps: float) -> list:
+    """The times sorted, each within ``eps`` of the one before dropped: two output times
+    closer than the time tolerance are one output (a step of 1e-13 s between them would
+    put ``1 / (beta h^2)`` near 1e26 into the Newton matrix), and the last time (``t_end``,
+    at least ``eps`` after the others) is kept."""
+    out: list = []
+    for x in sorted(times):
+        if out and x - out[-1] <= eps:
+            continue
+        out.append(x)
+    return out
 
 
 def _no_emit(st: State) -> bool:

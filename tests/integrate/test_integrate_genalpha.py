@@ -151,3 +151,29 @@ def test_callback_stop_and_stats():
     assert tr.stats.newton_iterations >= tr.stats.steps
     with pytest.raises(ValueError):
         tr.q[0, 0] = 1.0  # read-only
+
+
+@pytest.mark.parametrize("gap", [1e-13, 5e-12])
+def test_output_times_closer_than_the_tolerance_are_one_output(gap):
+    """Two output times within the time tolerance (1e-9 h) of each other: one output, the
+    run the same as with the single time (a step of 1e-13 s between them ended in a
+    ConvergenceError: 1 / (beta h^2) near 1e26 in the Newton matrix)."""
+    theta0 = 1.0
+    q0 = [np.sin(theta0), -np.cos(theta0)]
+    one = integrate(Pendulum(), q0, [0.0, 0.0], 0.5, h=0.01, output_times=[0.25, 0.5])
+    two = integrate(Pendulum(), q0, [0.0, 0.0], 0.5, h=0.01,
+                    output_times=[0.25, 0.25 + gap, 0.5])
+    np.testing.assert_array_equal(two.t, one.t)
+    np.testing.assert_array_equal(two.q, one.q)
+    np.testing.assert_array_equal(two.lam, one.lam)
+
+
+def test_output_times_just_beyond_the_tolerance_are_two_outputs():
+    """1e-10 s apart (ten times the tolerance 1e-9 h): two outputs, a step of 1e-10 s
+    between them, and the state there is the state at 0.25 to O(gap)."""
+    theta0 = 1.0
+    q0 = [np.sin(theta0), -np.cos(theta0)]
+    tr = integrate(Pendulum(), q0, [0.0, 0.0], 0.5, h=0.01,
+                   output_times=[0.25, 0.25 + 1e-10, 0.5])
+    assert len(tr.t) == 3 and tr.t[1] - tr.t[0] > 5e-11
+    assert np.abs(tr.q[1] - tr.q[0]).max() < 1e-9
