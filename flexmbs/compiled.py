@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 
 import numpy as np
@@ -173,9 +174,11 @@ class NativeFunction:
         self._compiled = None
 
     def compile(self):
-        """The numba ``CFunc`` (compiled now or loaded from numba's cache, once)."""
+        """The numba ``CFunc`` (compiled now or loaded from numba's cache, once; a compile
+        during a run is said in one line by :data:`FIRST_COMPILE`, as for ``njit``)."""
         if self._compiled is None:
-            self._compiled = cfunc(self.signature, cache=True)(self.py_func)
+            self._compiled = FIRST_COMPILE.native(
+                self.py_func, lambda: cfunc(self.signature, cache=True)(self.py_func))
         return self._compiled
 
     @property
@@ -197,10 +200,53 @@ class FirstCompile(event.Listener):
     ... 3.1 s``, the first part before the compile starts, so that the wait is explained.  numba announces a compile (event ``numba:compile``) only on a miss of
     its cache; the kernels it compiles inside that one are part of it."""
 
+    #: seconds a C callback's load may take before it is said to be compiling
+    NATIVE_NOTE_AFTER = 0.5
+
     def __init__(self, stream=None):
         self.stream = stream
         self._depth = 0
         self._t0 = None
+        self.installed = False
+
+    def _write(self, text: str) -> None:
+        stream = sys.stderr if self.stream is None else self.stream
+        stream.write(text)
+        stream.flush()
+
+    def native(self, py_func, make):
+        """``make()``, the numba ``CFunc`` of ``py_func``, said like a kernel's compile.
+        numba fires no ``numba:compile`` event for a C callback, and whether it loads from
+        its cache is known only after (``cache_hits``): the line starts when the call has
+        taken :attr:`NATIVE_NOTE_AFTER` seconds (a load takes milliseconds), and ends with
+        the time; a compile shorter than that is said in one line after it."""
+        if not self.installed or not py_func.__module__.startswith("flexmbs."):
+            return make()
+        name = f"{py_func.__module__}.{py_func.__name__}"
+        said = []
+
+        def say():
+            said.append(True)
+            self._write(f"flexmbs: compiling the kernel {name} at its first use (once per "
+                        f"installation) ...")
+        timer = threading.Timer(self.NATIVE_NOTE_AFTER, say)
+        t0 = time.perf_counter()
+        timer.start()
+        self._depth += 1            # the kernels compiled inside are part of this line
+        try:
+            res = make()
+        finally:
+            self._depth -= 1
+            timer.cancel()
+            timer.join()
+        dt = time.perf_counter() - t0
+        if said:
+            self._write(f" {dt:.1f} s\n" if res.cache_hits == 0 else
+                        f" loaded from the cache, {dt:.1f} s\n")
+        elif res.cache_hits == 0:
+            self._write(f"flexmbs: compiled the kernel {name} at its first use (once per "
+                        f"installation) in {dt:.1f} s\n")
+        return res
 
     def on_start(self, ev) -> None:
         self._depth += 1
@@ -223,10 +269,12 @@ class FirstCompile(event.Listener):
     def install(self) -> FirstCompile:
         """Listen to numba's compiles from now on (:meth:`remove` ends it)."""
         event.register("numba:compile", self)
+        self.installed = True
         return self
 
     def remove(self) -> None:
         event.unregister("numba:compile", self)
+        self.installed = False
 
 
 #: the listener that ``import flexmbs`` installs (after its cold start, if any)

@@ -198,3 +198,22 @@ def test_a_kernel_compiled_at_first_use_says_so_in_one_line():
     assert len(lines) == 1, lines
     assert lines[0].startswith("flexmbs: compiling the kernel flexmbs.test_only.<lambda> at")
     assert lines[0].endswith(" s")
+
+
+def test_a_c_callback_compiled_in_a_run_says_so(tmp_path):
+    """A C callback whose cached code is missing (numba fires no compile event for a
+    cfunc): one line naming it when it compiles in a run, none when it loads."""
+    code = ("import sys, types; sys.modules['flexmbs'] = p = types.ModuleType('flexmbs'); "
+            f"p.__path__ = [{str(kernel_cache.PACKAGE)!r}]; "
+            "from flexmbs import kernel_cache as k; from flexmbs.compiled import FIRST_COMPILE; "
+            "m = k.import_bare('flexmbs.integrate.increments_kernel'); "
+            "FIRST_COMPILE.install(); m.increment_test_c.compile()")
+    env = {**__import__("os").environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=600, env=env) for _ in range(2)]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr + runs[1].stderr
+    first = runs[0].stderr.splitlines()
+    assert len(first) == 1, first
+    assert first[0].startswith("flexmbs: compil") and first[0].endswith(" s")
+    assert "flexmbs.integrate.increments_kernel.increment_test_c" in first[0]
+    assert runs[1].stderr == ""
