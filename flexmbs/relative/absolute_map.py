@@ -26,18 +26,35 @@ def absolute_state(tree: Tree, kin: TreeKinematics, J: list, ahat: list, body_sl
                    n_q: int, beta=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(q_b, T, Td betad)`` on the layout ``body_slices`` (n_q coordinates); ``beta``
     gives the flexible bodies' modal coordinates (needed if the tree has any)."""
-    es = body_quaternions(kin.A)
+    q, T, es = body_placement(tree, kin.A, kin.r, J, body_slices, n_q, beta)
+    return q, T, rate_products(tree, es, kin.v, ahat, body_slices, n_q)
+
+
+def body_placement(tree: Tree, A: list, r: list, J: list, body_slices: dict, n_q: int,
+                   beta=None) -> tuple[np.ndarray, np.ndarray, list]:
+    """``(q_b, T, e)`` of :func:`absolute_state` from the poses ``A``, ``r`` and twist
+    Jacobians ``J`` (functions of ``beta`` alone), with the bodies' Euler parameters."""
+    es = body_quaternions(A)
     T = velocity_map(tree, es, J, body_slices, n_q)
     q = np.zeros(n_q)
-    Tdbd = np.zeros(n_q)
     for i, body in enumerate(tree.bodies):
         s = body_slices[body.name]
-        q[s.start:s.start + 7] = np.concatenate([kin.r[i], es[i]])
-        Tdbd[s.start:s.start + 7] = body_acceleration(es[i], kin.v[i], ahat[i])
+        q[s.start:s.start + 7] = np.concatenate([r[i], es[i]])
         qe = tree.joints[i].qe
         if qe.stop > qe.start:
             q[s.start + 7:s.stop] = beta[qe]
-    return q, T, Tdbd
+    return q, T, es
+
+
+def rate_products(tree: Tree, es: list, v: list, ahat: list, body_slices: dict,
+                  n_q: int) -> np.ndarray:
+    """``Td betad`` of :func:`absolute_state` from the Euler parameters, twists and
+    velocity products of the bodies."""
+    Tdbd = np.zeros(n_q)
+    for i, body in enumerate(tree.bodies):
+        s = body_slices[body.name]
+        Tdbd[s.start:s.start + 7] = body_acceleration(es[i], v[i], ahat[i])
+    return Tdbd
 
 
 def body_velocity(e: np.ndarray, v: np.ndarray) -> np.ndarray:

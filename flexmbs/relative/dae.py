@@ -63,8 +63,10 @@ from flexmbs.relative.flexible_articulated import FlexibleSchurFactor
 from flexmbs.relative.newton_factor import DenseFactor, KrylovFactor, SchurFactor
 from flexmbs.relative.absolute_map import (
     absolute_state,
+    body_placement,
     body_quaternions,
     body_wrenches,
+    rate_products,
     velocity_map,
 )
 from flexmbs.relative.flexible_kinematics import (
@@ -173,11 +175,20 @@ class RelativeDAE:
     def _absolute(self, beta, betad):
         beta = np.asarray(beta, float)
         if self.tree.flexible:
-            kin = forward_flexible(self.tree, beta, betad, self._pose(beta))
-            J, ahat = kin.J, kin.ahat
-        else:
-            kin = forward(self.tree, beta, betad)
-            J, ahat = nonrecursive.jacobians(self.tree, kin)
+            # q_b and T depend on beta alone: made once for the calls at rest and in motion
+            pose = self._pose(beta)
+            key = beta.tobytes()
+            if self._memo.get("placement", (None,))[0] != key:
+                self._memo["placement"] = (key, body_placement(
+                    self.tree, pose[0], pose[1], pose[2], self.absolute.body_slices,
+                    self.absolute.n_q, beta))
+            q_b, T, es = self._memo["placement"][1]
+            kin = forward_flexible(self.tree, beta, betad, pose)
+            Tdbd = rate_products(self.tree, es, kin.v, kin.ahat, self.absolute.body_slices,
+                                 self.absolute.n_q)
+            return q_b, T @ betad, T, Tdbd
+        kin = forward(self.tree, beta, betad)
+        J, ahat = nonrecursive.jacobians(self.tree, kin)
         q_b, T, Tdbd = absolute_state(self.tree, kin, J, ahat, self.absolute.body_slices,
                                       self.absolute.n_q, beta)
         return q_b, T @ betad, T, Tdbd
@@ -361,8 +372,22 @@ class RelativeDAE:
     def residual(self, q, qd, qdd, lam, t):
         r = self._dynamics(q, qd, qdd, t)
         if self.n_lam:
-            r = r + self.constraint_jacobian(q, t).T @ lam
+            r = r + self._constraint_forces(np.asarray(q, float), np.asarray(lam, float), t)
         return r
+
+    def _constraint_forces(self, q, lam, t) -> np.ndarray:
+        """``G^T lam = [2 e_j lam_j]_j + G_c^T lam_c`` without assembling ``G`` (the
+        Euler rows joint by joint, the memoised dense ``G_c`` row by row: the numbers of
+        ``constraint_jacobian(q, t).T @ lam``)."""
+        n_e = len(self.tree.e_rows)
+        out = np.zeros(self.n_q)
+        for k, s in enumerate(self.tree.e_rows):
+            out[s] = (2.0 * q[s]) * lam[k]
+        if len(self.cut_rows):
+            # row by row, in the order (and so with the round-off) of the sparse product
+            for G_j, lam_j in zip(self._cut_jacobian(q, t), lam[n_e:], strict=True):
+                out += G_j * lam_j
+        return out
 
     def mass_matrix(self, q):
         if self.tree.flexible and self.formulation == "recursive":

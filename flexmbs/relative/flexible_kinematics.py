@@ -85,23 +85,6 @@ def _unit(p: np.ndarray, dp: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return u, (dp - np.outer(u, u @ dp)) / n
 
 
-def _qmul(e, f) -> list:
-    """Hamilton product ``e * f`` of two Euler-parameter 4-lists."""
-    return [e[0] * f[0] - e[1] * f[1] - e[2] * f[2] - e[3] * f[3],
-            e[0] * f[1] + f[0] * e[1] + e[2] * f[3] - e[3] * f[2],
-            e[0] * f[2] + f[0] * e[2] + e[3] * f[1] - e[1] * f[3],
-            e[0] * f[3] + f[0] * e[3] + e[1] * f[2] - e[2] * f[1]]
-
-
-def _unit_list(p: list, dp: list) -> tuple[list, list]:
-    """:func:`_unit` on lists: ``p / |p|`` and ``(dp - u (u^T dp)) / |p|`` (rows of
-    ``dp``, 3 columns)."""
-    n = math.sqrt(sum(x * x for x in p))
-    u = [x / n for x in p]
-    udp = [sum(u[i] * dp[i][j] for i in range(len(p))) for j in range(3)]
-    return u, [[(dp[i][j] - u[i] * udp[j]) / n for j in range(3)] for i in range(len(p))]
-
-
 def elastic_rotation(a: np.ndarray, theta: np.ndarray, second: bool = False
                      ) -> tuple[np.ndarray, np.ndarray]:
     """Euler parameters ``e_D`` of the elastic rotation and ``de_D/dtheta`` (4, 3), in
@@ -127,25 +110,47 @@ def elastic_rotation(a: np.ndarray, theta: np.ndarray, second: bool = False
         m = [m[i] + phi * t[i] for i in range(3)]
         dm = [[dm[i][j] + t[i] * av[j] + (phi if i == j else 0.0) for j in range(3)]
               for i in range(3)]
-    n, dn = _unit_list(m, dm)
-    nx, ny, nz = n
-    # [1 + a.n; a x n] and its derivative [a^T dn; a~ dn]
-    tilt = [1.0 + ax * nx + ay * ny + az * nz, ay * nz - az * ny, az * nx - ax * nz,
-            ax * ny - ay * nx]
-    dtilt = [[ax * dn[0][j] + ay * dn[1][j] + az * dn[2][j] for j in range(3)],
-             [ay * dn[2][j] - az * dn[1][j] for j in range(3)],
-             [az * dn[0][j] - ax * dn[2][j] for j in range(3)],
-             [ax * dn[1][j] - ay * dn[0][j] for j in range(3)]]
-    e_t, de_t = _unit_list(tilt, dtilt)
+    # straight-line scalar code: n = m / |m| and dn = (dm - n (n^T dm)) / |m|, then the
+    # same for the tilt's Euler parameters, and the Hamilton products (Python floats, in a
+    # fixed order: the numbers do not depend on numpy's summation)
+    n_m = math.sqrt(0 + m[0] * m[0] + m[1] * m[1] + m[2] * m[2])
+    nx, ny, nz = m[0] / n_m, m[1] / n_m, m[2] / n_m
+    dn = [[0.0] * 3 for _ in range(3)]
+    for j in range(3):
+        u_dm = 0 + nx * dm[0][j] + ny * dm[1][j] + nz * dm[2][j]
+        dn[0][j] = (dm[0][j] - nx * u_dm) / n_m
+        dn[1][j] = (dm[1][j] - ny * u_dm) / n_m
+        dn[2][j] = (dm[2][j] - nz * u_dm) / n_m
+    # [1 + a.n; a x n] and its derivative [a^T dn; a~ dn], normalised
+    p0, p1, p2, p3 = (1.0 + ax * nx + ay * ny + az * nz, ay * nz - az * ny,
+                      az * nx - ax * nz, ax * ny - ay * nx)
+    n_t = math.sqrt(0 + p0 * p0 + p1 * p1 + p2 * p2 + p3 * p3)
+    w, x, y, z = p0 / n_t, p1 / n_t, p2 / n_t, p3 / n_t          # e_t
     c, s = math.cos(0.5 * phi), math.sin(0.5 * phi)
-    e_s = [c, s * ax, s * ay, s * az]
-    ds = [-s, c * ax, c * ay, c * az]
+    s0, s1, s2, s3 = c, s * ax, s * ay, s * az                    # e_s
+    d0, d1, d2, d3 = -s, c * ax, c * ay, c * az                   # de_s / d(phi / 2)
     half_a = (0.5 * ax, 0.5 * ay, 0.5 * az)
-    de = [_qmul([de_t[i][j] for i in range(4)], e_s)
-          for j in range(3)]
-    de = [[x + y for x, y in zip(de[j], _qmul(e_t, [d * half_a[j] for d in ds]), strict=True)]
-          for j in range(3)]
-    return np.array(_qmul(e_t, e_s)), np.array(de).T
+    de = np.empty((3, 4))              # rows j; returned transposed, as before
+    for j in range(3):
+        t0 = ax * dn[0][j] + ay * dn[1][j] + az * dn[2][j]
+        t1 = ay * dn[2][j] - az * dn[1][j]
+        t2 = az * dn[0][j] - ax * dn[2][j]
+        t3 = ax * dn[1][j] - ay * dn[0][j]
+        u_t = 0 + w * t0 + x * t1 + y * t2 + z * t3
+        g0, g1, g2, g3 = ((t0 - w * u_t) / n_t, (t1 - x * u_t) / n_t,
+                          (t2 - y * u_t) / n_t, (t3 - z * u_t) / n_t)       # de_t[:, j]
+        h = half_a[j]
+        f0, f1, f2, f3 = d0 * h, d1 * h, d2 * h, d3 * h
+        de[j, 0] = (g0 * s0 - g1 * s1 - g2 * s2 - g3 * s3) + (
+            w * f0 - x * f1 - y * f2 - z * f3)
+        de[j, 1] = (g0 * s1 + s0 * g1 + g2 * s3 - g3 * s2) + (
+            w * f1 + f0 * x + y * f3 - z * f2)
+        de[j, 2] = (g0 * s2 + s0 * g2 + g3 * s1 - g1 * s3) + (
+            w * f2 + f0 * y + z * f1 - x * f3)
+        de[j, 3] = (g0 * s3 + s0 * g3 + g1 * s2 - g2 * s1) + (
+            w * f3 + f0 * z + x * f2 - y * f1)
+    return np.array([w * s0 - x * s1 - y * s2 - z * s3, w * s1 + s0 * x + y * s3 - z * s2,
+                     w * s2 + s0 * y + z * s1 - x * s3, w * s3 + s0 * z + x * s2 - y * s1]), de.T
 
 
 def elastic_rotation_reference(a: np.ndarray, theta: np.ndarray, second: bool = False
@@ -199,15 +204,10 @@ def elastic_marker(marker, qe, second: bool) -> tuple:
 
 
 def _motion_into(out, w, v, lever) -> None:
-    """:func:`_motion` written into ``out`` (6, n)."""
+    """Twist columns ``[w; v + w x lever]`` of an angular velocity ``w`` about a point
+    moving with ``v`` (``lever = r_i - c``), written into ``out`` (6, n)."""
     out[:3] = w
     out[3:] = v - tilde(lever) @ w
-
-
-def _motion(w, v, lever) -> np.ndarray:
-    """Twist columns ``[w; v + w x lever]`` of an angular velocity ``w`` about a point
-    moving with ``v`` (``lever = r_i - c``)."""
-    return np.vstack([w, v - tilde(lever) @ w])
 
 
 @dataclass(frozen=True, eq=False)
@@ -251,7 +251,10 @@ def _local_joint(tj, A_p, r_p, q_p, beta) -> tuple:
         _motion_into(C_i[:, n_b:], -A_i @ W_Q, -A_i @ Phi_Q, r_i - r_Q)
     else:
         C_i[:, n_b:] = 0.0
-    X_e = None if W_P is None else _motion(A_p @ W_P, A_p @ Phi_P, r_i - r_P)
+    X_e = None
+    if W_P is not None:
+        X_e = np.empty((6, W_P.shape[1]))
+        _motion_into(X_e, A_p @ W_P, A_p @ Phi_P, r_i - r_P)
     return A_i, r_i, r_i - r_p, X_e, C_i
 
 
