@@ -35,11 +35,14 @@ def damped_rod(tmp_path_factory):
 
 
 def trajectory(rod, formulation: str, h: float) -> np.ndarray:
-    """Slider x [m] and the rod's modal coordinates every 20 ms, Newton to 1e-10."""
+    """Slider x [m] and the rod's modal coordinates every 20 ms, Newton by SNES's own
+    tests (as ``test_flexible_agreement_undamped.py``): with the increment test at 1e-10
+    a few steps stop on round-off, are halved, and which ones depends on the residual's
+    last bits (a bit-level change of the residual moved this run by 8e-7 m)."""
     model = slider_crank_model(rod, stiffening=False)
     model.formulation = formulation
     res = fm.simulate(model, T_END, h, rho_inf=0.9, output_dt=T_END / 5,
-                      integrator_options={"newton_rtol": 1e-10})
+                      integrator_options={"newton_rtol": None})
     return np.column_stack([res.body_q("slider")[:, 0], res.body_q("rod")[:, 7:]])
 
 
