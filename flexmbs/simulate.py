@@ -138,6 +138,8 @@ class _Recorder:
                             asm.body_slices[b.name]) for b in asm.bodies]
         if prior is not None:
             self._take(prior)
+        if progress is not None:    # (it may stop the run at any output: row by row)
+            self.record_block = None
 
     def watch(self, t, q) -> None:
         """The health checks of one output step; raises what it finds."""
@@ -192,12 +194,30 @@ class _Recorder:
     def __call__(self, t, q, qd, qdd, lam, stats):
         if self.out_times is not None and not self._at_output_time(t):
             return bool(self.progress(t, self.t_end, stats)) if self.progress else False
-        self._record(t, q, qd, qdd, lam, stats)
+        self._record(t, q, qd, qdd, lam, (getattr(stats, "newton_iterations", 0),
+                                          getattr(stats, "jacobian_evaluations", 0)))
         if self.progress is not None:
             return bool(self.progress(t, self.t_end, stats))
         return False
 
-    def _record(self, t, q, qd, qdd, lam, stats):
+    def record_block(self, t, q, qdd, lam, counters, row) -> bool:
+        """Record a block of ``k`` output steps at once (the integrator's block entry,
+        :meth:`GeneralizedAlpha._emit_block <flexmbs.integrate.genalpha.GeneralizedAlpha.
+        _emit_block>`): ``t`` (k,), ``q``, ``qdd`` (k, n_q), ``lam`` (k, n_lam), the
+        cumulative ``counters`` ``{newton_iterations, jacobian_evaluations: (k,)}``;
+        ``row(i)`` puts the integrator at row ``i`` (what the restart data and the
+        writer's checkpoint read) and returns its projected velocities.  The rows are
+        recorded and watched in order, as ``k`` calls would: a health check that fails
+        raises at its row, the rows before it kept.  Never stops the run (False)."""
+        newton, jac = counters["newton_iterations"], counters["jacobian_evaluations"]
+        for k in range(len(t)):
+            self._record(float(t[k]), q[k], row(k), qdd[k], lam[k],
+                         (int(newton[k]), int(jac[k])))
+        return False
+
+    def _record(self, t, q, qd, qdd, lam, counts):
+        """Record one output step; ``counts``: the solver's cumulative ``(Newton
+        iterations, Jacobian evaluations)`` there."""
         asm = self.asm
         if self.skip:
             self.skip -= 1
@@ -236,8 +256,8 @@ class _Recorder:
             self.point.energy(asm.forces, q, qd, t)
         for k, v in energies.items():
             rec[f"energy/{k}"] = (v, "J")
-        for k in ("newton_iterations", "jacobian_evaluations"):
-            rec[f"solver/{k}"] = (getattr(stats, k, 0) + self.counters.get(k, 0.0), "1")
+        for k, v in zip(("newton_iterations", "jacobian_evaluations"), counts):
+            rec[f"solver/{k}"] = (v + self.counters.get(k, 0.0), "1")
         rows = self.rows
         for k, v in rec.items():
             col = rows.get(k)
