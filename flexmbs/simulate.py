@@ -141,16 +141,18 @@ class _Recorder:
         if progress is not None:    # (it may stop the run at any output: row by row)
             self.record_block = None
 
-    def watch(self, t, q) -> None:
-        """The health checks of one output step; raises what it finds."""
+    def watch(self, t, q, at=None, clear: bool = False) -> None:
+        """The health checks of one output step; raises what it finds.  ``at``: its
+        constraint rows if evaluated already; ``clear``: known clear of divergence."""
         self.last = (t, q)
         if self.scales is None:
             return
-        what = health.divergence(self.scales, q)
+        what = None if clear else health.divergence(self.scales, q)
         if what is not None:
             raise DivergenceError(f"the run diverged: {what}", t=t)
         asm = self.asm
-        at = None if self.point is None else asm.constraint_rows.at_state(q, t)
+        if at is None and self.point is not None:
+            at = asm.constraint_rows.at_state(q, t)
         v, label = (health.dropped_violation(asm, q, t, self.dropped,
                                              None if at is None else at.g_all)
                     if self.dropped.size else (0.0, ""))
@@ -208,21 +210,50 @@ class _Recorder:
         ``row(i)`` puts the integrator at row ``i`` (what the restart data and the
         writer's checkpoint read) and returns its projected velocities.  The rows are
         recorded and watched in order, as ``k`` calls would: a health check that fails
-        raises at its row, the rows before it kept.  Never stops the run (False)."""
+        raises at its row, the rows before it kept.  Never stops the run (False).
+
+        The rows clear of divergence (:func:`~flexmbs.system.health.clear_of_divergence`,
+        all rows at once) up to the first that is not are taken in two passes: their
+        velocities projected and their constraint rows evaluated once each, then the
+        joint coordinates of all of them at once (:meth:`OutputPoint.
+        joint_coordinate_rows <flexmbs.system.output_point.OutputPoint.
+        joint_coordinate_rows>`) and each row recorded with them; the rows from the
+        first that is not clear (or whose projection raised) on one by one."""
         newton, jac = counters["newton_iterations"], counters["jacobian_evaluations"]
-        for k in range(len(t)):
-            self._record(float(t[k]), q[k], row(k), qdd[k], lam[k],
-                         (int(newton[k]), int(jac[k])))
+        k, m = len(t), 0
+        qd, ats, coords = [], [], []
+        if self.point is not None:
+            clear = np.ones(k, dtype=bool) if self.scales is None else \
+                health.clear_of_divergence(self.scales, q)
+            m = k if clear.all() else int(np.argmin(clear))
+            rows = self.asm.constraint_rows
+            try:
+                for i in range(m):
+                    qd.append(row(i))
+                    ats.append(rows.at_state(q[i], float(t[i])))
+            except Exception:           # (that row again below: it raises at its turn)
+                m = len(ats)
+            coords = self.point.joint_coordinate_rows(q[:m], ats[:m])
+        for i in range(k):
+            counts = (int(newton[i]), int(jac[i]))
+            if i < m:
+                row(i, False)
+                self._record(float(t[i]), q[i], qd[i], qdd[i], lam[i], counts, ats[i],
+                             coords[i], clear=True)
+            else:
+                self._record(float(t[i]), q[i], row(i), qdd[i], lam[i], counts)
         return False
 
-    def _record(self, t, q, qd, qdd, lam, counts):
+    def _record(self, t, q, qd, qdd, lam, counts, at=None, coordinates=None, clear=False):
         """Record one output step; ``counts``: the solver's cumulative ``(Newton
-        iterations, Jacobian evaluations)`` there."""
+        iterations, Jacobian evaluations)`` there; ``at``, ``coordinates``: its
+        constraint rows and joint coordinates if evaluated already; ``clear``: its
+        coordinates are known clear of divergence."""
         asm = self.asm
         if self.skip:
             self.skip -= 1
             return
-        self.watch(t, q)
+        self.watch(t, q, at, clear)
         self.n_records += 1
         rec = {"time": (t, "s")}
         for key_q, key_qd, s in self._body_keys:
@@ -237,10 +268,12 @@ class _Recorder:
                 ends = tuple(asm.marker_kinematics(m, q, qd, qdd) for m in f.resolve())
                 for k, (v, unit, cols) in f.recorded_signals(t, y, q[s], ends).items():
                     rec[f"outputs/{f.name}/{k}"] = (v, unit, cols)
-        for name, w in self.reaction_rows(q, lam, t).items():
+        for name, w in (self.reaction_rows(q, lam, t) if at is None else
+                        self.reaction_rows(q, lam, t, at)).items():
             rec[self._key(name, "reaction")] = (w, "N | N m", REACTION_COLUMNS)
-        coordinates = asm.joint_coordinates(q) if self.point is None else \
-            self.point.joint_coordinates(q, t)
+        if coordinates is None:
+            coordinates = asm.joint_coordinates(q) if self.point is None else \
+                self.point.joint_coordinates(q, t, at)
         for name, c in coordinates.items():
             rec[self._key(name, "coordinates")] = (c, "rad | m", self._coordinate_names(name))
         for s in asm.sensors:

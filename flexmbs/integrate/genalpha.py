@@ -794,8 +794,8 @@ class GeneralizedAlpha:
         (k, n), ``lam`` (k, m) and ``counters`` ``{newton_iterations,
         jacobian_evaluations: (k,)}`` at once; ``row(i)`` puts the integrator at row
         ``i`` (state, grid, counters, checkpoint as ``emit`` would have them) and returns
-        its projected velocities, so the rows are recorded in order and one that raises
-        leaves the integrator there.  Its true return value stops the run after the
+        its projected velocities (``row(i, False)``: None, no projection), so the rows
+        are recorded in order and one that raises leaves the integrator there.  Its true return value stops the run after the
         block (the state of its last row)."""
         K, grid, n = steps_kernel, self._grid, self._n
         if record_block is not None and emit_rows is None:
@@ -850,8 +850,9 @@ class GeneralizedAlpha:
                 self._in_step = True
             return st
 
-        def row(k: int) -> np.ndarray:
-            return self._output_qd(at(k))
+        def row(k: int, project: bool = True) -> np.ndarray | None:
+            st = at(k)
+            return self._output_qd(st) if project else None
 
         counters = {"newton_iterations": base[1] + info[:, K.O_NEWTON].astype(np.int64),
                     "jacobian_evaluations": base[3] + info[:, K.O_JAC].astype(np.int64)}

@@ -62,8 +62,24 @@ def same_files(pa, pb):
             np.testing.assert_array_equal(fa[n][()], fb[n][()], err_msg=n)
 
 
+def cart_pendulum():
+    """A pendulum on a cart (prismatic along x, revolute about z), a box on a
+    cylindrical joint along y falling along it, one on a planar joint (its coordinates
+    row by row): every joint whose coordinates stack, and one whose do not."""
+    cart = fm.RigidBody.box("cart", (0.2, 0.1, 0.1), 1000.0)
+    rod = fm.RigidBody.box("rod", (0.6, 0.02, 0.02), 7850.0, r0=(0.3, 0.0, 0.0))
+    b = fm.RigidBody.box("b", (0.1, 0.06, 0.04), 1000.0, r0=(0.5, 1.0, 0.0))
+    a = fm.RigidBody.box("a", (0.1, 0.06, 0.04), 1000.0, r0=(0.1, 2.0, 0.0))
+    return fm.System(gravity=(0.0, -9.81, 0.0), name="cart").add(
+        fm.Prismatic("guide", fm.ground, cart, at=(0.0, 0.0, 0.0), axis="x"),
+        fm.Revolute("pin", cart, rod, at=(0.0, 0.0, 0.0), axis="z"),
+        fm.Cylindrical("cy", fm.ground, b, at=(0.5, 1.0, 0.0), axis="y"),
+        fm.Planar("pl", fm.ground, a, at=(0.1, 2.0, 0.0), axis="z"))
+
+
 @pytest.mark.parametrize("build, t_end, dt, every", [(rigid_pendulum, 0.3, 1e-3, 1),
                                                      (rigid_pendulum, 0.3, 1e-3, 3),
+                                                     (cart_pendulum, 0.2, 1e-3, 1),
                                                      (flexible_pendulum, 0.02, 1e-4, 1)])
 def test_a_block_recorded_at_once_is_its_rows_recorded_one_by_one(build, t_end, dt, every,
                                                                    blocks, monkeypatch,
@@ -76,6 +92,9 @@ def test_a_block_recorded_at_once_is_its_rows_recorded_one_by_one(build, t_end, 
     ref = fm.simulate(build(), t_end, dt, output=str(tmp_path / "ref" / "r.h5"), **kw)
     same_results(new, ref)
     same_files(new.path, ref.path)
+    # (the joints' coordinates move: the stacked values are tested on changing frames)
+    for c in new.joint_coordinates.values():
+        assert np.ptp(c, axis=0).max() > 1e-6
 
 
 def test_a_health_failure_inside_a_block_is_reported_at_its_output(blocks, monkeypatch,
@@ -94,7 +113,13 @@ def test_a_health_failure_inside_a_block_is_reported_at_its_output(blocks, monke
     full = fm.simulate(rigid_pendulum(), 0.2, 1e-3, rho_inf=0.9, output_dt=1e-3)
     k_fail = int(np.searchsorted(full.t, t_fail))
     q_fail.append(full.q[k_fail])
+    clear = health.clear_of_divergence
+
+    def not_clear(scales, q):
+        # (the block's test of all rows at once: the failing row is not clear)
+        return clear(scales, q) & ~(q == q_fail[0]).all(axis=1)
     monkeypatch.setattr(health, "divergence", failing)
+    monkeypatch.setattr(health, "clear_of_divergence", not_clear)
     monkeypatch.setattr(results, "FLUSH_SECONDS", 0.0)
 
     def run(name):
@@ -113,3 +138,25 @@ def test_a_health_failure_inside_a_block_is_reported_at_its_output(blocks, monke
     same_files(new.result_path, ref.result_path)
     with h5py.File(new.result_path) as f:
         np.testing.assert_array_equal(f["time"][()], full.t[:k_fail])
+
+
+def test_rows_clear_of_divergence_are_those_divergence_finds_nothing_at():
+    """``clear_of_divergence`` of many states at once against ``divergence`` of each:
+    states spread across the model bound and a flexible body's elastic bound (and
+    non-finite ones); every clear state has no finding, and only states within the
+    margin of a bound are left to ``divergence`` without one."""
+    rng = np.random.default_rng(3)
+    phi = np.abs(rng.standard_normal(5))
+    scales = health.Scales(elastic=(("beam", slice(7, 12), phi, 0.4),), size=2.0, n_body=12)
+    q = rng.standard_normal((4000, 13))
+    q[:, 7:12] *= rng.uniform(0.0, 0.4, (4000, 1)) / (np.abs(q[:, 7:12]) @ phi)[:, None] * 2
+    q[:2000:7, 3] = rng.uniform(0.5, 1.5, q[:2000:7, 3].shape) * 2e6
+    q[5::97, 2] = np.nan
+    q[6::97, 12] = np.inf
+    ok = health.clear_of_divergence(scales, q)
+    found = np.array([health.divergence(scales, x) is not None for x in q])
+    assert ok.any() and found.any()
+    assert not (ok & found).any()
+    # the rows neither clear nor found lie within the margin of the elastic bound
+    u = np.abs(q[:, 7:12]) @ phi
+    assert np.all(np.abs(u[~ok & ~found] - 0.4) <= 0.4 * 2 * health.CLEAR_MARGIN)
