@@ -218,10 +218,21 @@ class _Recorder:
         joint coordinates of all of them at once (:meth:`OutputPoint.
         joint_coordinate_rows <flexmbs.system.output_point.OutputPoint.
         joint_coordinate_rows>`) and each row recorded with them; the rows from the
-        first that is not clear (or whose projection raised) on one by one."""
+        first that is not clear (or whose projection raised) on one by one; an
+        interruption (``KeyboardInterrupt``) in the first pass is raised after the rows
+        before it are recorded."""
         newton, jac = counters["newton_iterations"], counters["jacobian_evaluations"]
         k, m = len(t), 0
         qd, ats, coords = [], [], []
+
+        def record(i: int) -> None:
+            counts = (int(newton[i]), int(jac[i]))
+            if i < m:
+                row(i, False)
+                self._record(float(t[i]), q[i], qd[i], qdd[i], lam[i], counts, ats[i],
+                             coords[i], clear=True)
+            else:
+                self._record(float(t[i]), q[i], row(i), qdd[i], lam[i], counts)
         if self.point is not None:
             clear = np.ones(k, dtype=bool) if self.scales is None else \
                 health.clear_of_divergence(self.scales, q)
@@ -231,17 +242,16 @@ class _Recorder:
                 for i in range(m):
                     qd.append(row(i))
                     ats.append(rows.at_state(q[i], float(t[i])))
-            except Exception:           # (that row again below: it raises at its turn)
+            except BaseException as exc:    # (an error: that row again at its turn below)
                 m = len(ats)
+                if not isinstance(exc, Exception):
+                    coords = self.point.joint_coordinate_rows(q[:m], ats[:m])
+                    for i in range(m):
+                        record(i)
+                    raise
             coords = self.point.joint_coordinate_rows(q[:m], ats[:m])
         for i in range(k):
-            counts = (int(newton[i]), int(jac[i]))
-            if i < m:
-                row(i, False)
-                self._record(float(t[i]), q[i], qd[i], qdd[i], lam[i], counts, ats[i],
-                             coords[i], clear=True)
-            else:
-                self._record(float(t[i]), q[i], row(i), qdd[i], lam[i], counts)
+            record(i)
         return False
 
     def _record(self, t, q, qd, qdd, lam, counts, at=None, coordinates=None, clear=False):

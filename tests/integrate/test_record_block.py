@@ -160,3 +160,35 @@ def test_rows_clear_of_divergence_are_those_divergence_finds_nothing_at():
     # the rows neither clear nor found lie within the margin of the elastic bound
     u = np.abs(q[:, 7:12]) @ phi
     assert np.all(np.abs(u[~ok & ~found] - 0.4) <= 0.4 * 2 * health.CLEAR_MARGIN)
+
+
+def test_an_interruption_while_a_block_is_projected_keeps_the_rows_before_it(
+        blocks, monkeypatch, tmp_path):
+    """Ctrl-C (``KeyboardInterrupt``) in the projection of the 40th output, inside a
+    block: the rows before it are in the ``.interrupted.h5`` file, as when the rows come
+    one by one (where that projection comes right before its row is recorded)."""
+    from flexmbs.integrate import genalpha
+    full = fm.simulate(rigid_pendulum(), 0.2, 1e-3, rho_inf=0.9, output_dt=1e-3)
+    k_stop = 40
+    project = genalpha.project_velocities
+
+    def interrupted(dae, q, qd, t, **kw):
+        if np.array_equal(q, full.q[k_stop]):
+            raise KeyboardInterrupt("test")
+        return project(dae, q, qd, t, **kw)
+    monkeypatch.setattr(genalpha, "project_velocities", interrupted)
+
+    def run(name):
+        with pytest.raises(KeyboardInterrupt) as info:
+            fm.simulate(rigid_pendulum(), 0.2, 1e-3, rho_inf=0.9, output_dt=1e-3,
+                        output=str(tmp_path / name / "r.h5"))
+        return info.value.result_path
+    blocks["calls"] = 0
+    new = run("new")
+    assert blocks["calls"] == 1
+    row_by_row(monkeypatch)
+    ref = run("ref")
+    assert new.endswith(".interrupted.h5")
+    same_files(new, ref)
+    with h5py.File(new) as f:
+        np.testing.assert_array_equal(f["time"][()], full.t[:k_stop])
