@@ -138,17 +138,21 @@ class _Recorder:
                             asm.body_slices[b.name]) for b in asm.bodies]
         if prior is not None:
             self._take(prior)
+        if progress is not None:    # (it may stop the run at any output: row by row)
+            self.record_block = None
 
-    def watch(self, t, q) -> None:
-        """The health checks of one output step; raises what it finds."""
+    def watch(self, t, q, at=None, clear: bool = False) -> None:
+        """The health checks of one output step; raises what it finds.  ``at``: its
+        constraint rows if evaluated already; ``clear``: known clear of divergence."""
         self.last = (t, q)
         if self.scales is None:
             return
-        what = health.divergence(self.scales, q)
+        what = None if clear else health.divergence(self.scales, q)
         if what is not None:
             raise DivergenceError(f"the run diverged: {what}", t=t)
         asm = self.asm
-        at = None if self.point is None else asm.constraint_rows.at_state(q, t)
+        if at is None and self.point is not None:
+            at = asm.constraint_rows.at_state(q, t)
         v, label = (health.dropped_violation(asm, q, t, self.dropped,
                                              None if at is None else at.g_all)
                     if self.dropped.size else (0.0, ""))
@@ -192,17 +196,74 @@ class _Recorder:
     def __call__(self, t, q, qd, qdd, lam, stats):
         if self.out_times is not None and not self._at_output_time(t):
             return bool(self.progress(t, self.t_end, stats)) if self.progress else False
-        self._record(t, q, qd, qdd, lam, stats)
+        self._record(t, q, qd, qdd, lam, (getattr(stats, "newton_iterations", 0),
+                                          getattr(stats, "jacobian_evaluations", 0)))
         if self.progress is not None:
             return bool(self.progress(t, self.t_end, stats))
         return False
 
-    def _record(self, t, q, qd, qdd, lam, stats):
+    def record_block(self, t, q, qdd, lam, counters, row) -> bool:
+        """Record a block of ``k`` output steps at once (the integrator's block entry,
+        :meth:`GeneralizedAlpha._emit_block <flexmbs.integrate.genalpha.GeneralizedAlpha.
+        _emit_block>`): ``t`` (k,), ``q``, ``qdd`` (k, n_q), ``lam`` (k, n_lam), the
+        cumulative ``counters`` ``{newton_iterations, jacobian_evaluations: (k,)}``;
+        ``row(i)`` puts the integrator at row ``i`` (what the restart data and the
+        writer's checkpoint read) and returns its projected velocities.  The rows are
+        recorded and watched in order, as ``k`` calls would: a health check that fails
+        raises at its row, the rows before it kept.  Never stops the run (False).
+
+        The rows clear of divergence (:func:`~flexmbs.system.health.clear_of_divergence`,
+        all rows at once) up to the first that is not are taken in two passes: their
+        velocities projected and their constraint rows evaluated once each, then the
+        joint coordinates of all of them at once (:meth:`OutputPoint.
+        joint_coordinate_rows <flexmbs.system.output_point.OutputPoint.
+        joint_coordinate_rows>`) and each row recorded with them; the rows from the
+        first that is not clear (or whose projection raised) on one by one; an
+        interruption (``KeyboardInterrupt``) in the first pass is raised after the rows
+        before it are recorded."""
+        newton, jac = counters["newton_iterations"], counters["jacobian_evaluations"]
+        k, m = len(t), 0
+        qd, ats, coords = [], [], []
+
+        def record(i: int) -> None:
+            counts = (int(newton[i]), int(jac[i]))
+            if i < m:
+                row(i, False)
+                self._record(float(t[i]), q[i], qd[i], qdd[i], lam[i], counts, ats[i],
+                             coords[i], clear=True)
+            else:
+                self._record(float(t[i]), q[i], row(i), qdd[i], lam[i], counts)
+        if self.point is not None:
+            clear = np.ones(k, dtype=bool) if self.scales is None else \
+                health.clear_of_divergence(self.scales, q)
+            m = k if clear.all() else int(np.argmin(clear))
+            rows = self.asm.constraint_rows
+            try:
+                for i in range(m):
+                    qd.append(row(i))
+                    ats.append(rows.at_state(q[i], float(t[i])))
+            except BaseException as exc:    # (an error: that row again at its turn below)
+                m = len(ats)
+                if not isinstance(exc, Exception):
+                    coords = self.point.joint_coordinate_rows(q[:m], ats[:m])
+                    for i in range(m):
+                        record(i)
+                    raise
+            coords = self.point.joint_coordinate_rows(q[:m], ats[:m])
+        for i in range(k):
+            record(i)
+        return False
+
+    def _record(self, t, q, qd, qdd, lam, counts, at=None, coordinates=None, clear=False):
+        """Record one output step; ``counts``: the solver's cumulative ``(Newton
+        iterations, Jacobian evaluations)`` there; ``at``, ``coordinates``: its
+        constraint rows and joint coordinates if evaluated already; ``clear``: its
+        coordinates are known clear of divergence."""
         asm = self.asm
         if self.skip:
             self.skip -= 1
             return
-        self.watch(t, q)
+        self.watch(t, q, at, clear)
         self.n_records += 1
         rec = {"time": (t, "s")}
         for key_q, key_qd, s in self._body_keys:
@@ -217,10 +278,12 @@ class _Recorder:
                 ends = tuple(asm.marker_kinematics(m, q, qd, qdd) for m in f.resolve())
                 for k, (v, unit, cols) in f.recorded_signals(t, y, q[s], ends).items():
                     rec[f"outputs/{f.name}/{k}"] = (v, unit, cols)
-        for name, w in self.reaction_rows(q, lam, t).items():
+        for name, w in (self.reaction_rows(q, lam, t) if at is None else
+                        self.reaction_rows(q, lam, t, at)).items():
             rec[self._key(name, "reaction")] = (w, "N | N m", REACTION_COLUMNS)
-        coordinates = asm.joint_coordinates(q) if self.point is None else \
-            self.point.joint_coordinates(q, t)
+        if coordinates is None:
+            coordinates = asm.joint_coordinates(q) if self.point is None else \
+                self.point.joint_coordinates(q, t, at)
         for name, c in coordinates.items():
             rec[self._key(name, "coordinates")] = (c, "rad | m", self._coordinate_names(name))
         for s in asm.sensors:
@@ -236,8 +299,8 @@ class _Recorder:
             self.point.energy(asm.forces, q, qd, t)
         for k, v in energies.items():
             rec[f"energy/{k}"] = (v, "J")
-        for k in ("newton_iterations", "jacobian_evaluations"):
-            rec[f"solver/{k}"] = (getattr(stats, k, 0) + self.counters.get(k, 0.0), "1")
+        for k, v in zip(("newton_iterations", "jacobian_evaluations"), counts):
+            rec[f"solver/{k}"] = (v + self.counters.get(k, 0.0), "1")
         rows = self.rows
         for k, v in rec.items():
             col = rows.get(k)

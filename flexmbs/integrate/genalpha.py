@@ -617,6 +617,11 @@ class GeneralizedAlpha:
                                                float(ts[k]))
             rec.extend(ts, states[:, :n], qd, states[:, 2 * n:3 * n], states[:, 4 * n:])
 
+        # a callback that records a block of outputs at once and never stops the run at
+        # one (it may raise): ``record_block(t, q, qdd, lam, counters, row)``
+        record_block = getattr(callback, "record_block", None) \
+            if callback_at_outputs and outs is not None and rec is None else None
+
         def at_tick(t: float) -> bool:
             k = int(np.searchsorted(tick_times, t - eps))
             return k < tick_times.size and abs(tick_times[k] - t) <= eps
@@ -679,7 +684,7 @@ class GeneralizedAlpha:
                         stop = self._emit_block(r.block, base, c, emit, at_end,
                                                 emit_rows if callback is None and
                                                 rec is not None and outs is not None
-                                                else None)
+                                                else None, record_block)
                         i_target += len(r.block)
                         s = self.last_state
                         # (steps after the last output passed: none when the next is redone)
@@ -776,15 +781,26 @@ class GeneralizedAlpha:
         return rec.trajectory(stats)
 
     def _emit_block(self, block, base: tuple, c: _Counters, emit: Callable,
-                    at_end: bool = False, emit_rows: Callable | None = None) -> bool:
+                    at_end: bool = False, emit_rows: Callable | None = None,
+                    record_block: Callable | None = None) -> bool:
         """``emit`` the states of the output times a call of the compiled loop passed
         (:class:`~.compiled_steps.Block`), each as if the loop had returned there: the
         state, the grid and the counters of that time (``base``: the counters ``steps,
         newton, solves, jac, h_min`` before the call); whether one of them stopped the run.
         ``at_end``: the call ended at the last one (the Newton solver is there: it has a
         :meth:`checkpoint`).  ``emit_rows(t, states)``: instead, all rows at once (nothing
-        can stop the run; the counters, grid and state those of the last row)."""
+        can stop the run; the counters, grid and state those of the last row).
+        ``record_block(t, q, qdd, lam, counters, row)``: the callback's block entry
+        instead of ``emit`` row by row: the block's times ``t`` (k,), ``q``, ``qdd``
+        (k, n), ``lam`` (k, m) and ``counters`` ``{newton_iterations,
+        jacobian_evaluations: (k,)}`` at once; ``row(i)`` puts the integrator at row
+        ``i`` (state, grid, counters, checkpoint as ``emit`` would have them) and returns
+        its projected velocities (``row(i, False)``: None, no projection), so the rows
+        are recorded in order and one that raises leaves the integrator there.  Its true return value stops the run after the
+        block (the state of its last row)."""
         K, grid, n = steps_kernel, self._grid, self._n
+        if record_block is not None and emit_rows is None:
+            return self._record_block(block, base, c, at_end, record_block)
         if emit_rows is not None:
             emit_rows(block.info[:, K.O_T], block.states)
             block = type(block)(block.states[-1:], block.info[-1:])
@@ -807,6 +823,46 @@ class GeneralizedAlpha:
                 return True         # (stopped there: no checkpoint goes with it)
         self._in_step = True
         return False
+
+    def _record_block(self, block, base: tuple, c: _Counters, at_end: bool,
+                      record_block: Callable) -> bool:
+        """:meth:`_emit_block` through the callback's ``record_block`` (its docstring)."""
+        K, grid, n = steps_kernel, self._grid, self._n
+        states, info = block.states.copy(), block.info    # (the loop's buffers are reused)
+        last = len(info) - 1
+        self._in_step = False       # (the Newton solver is at the call's end already)
+
+        done = [-1]
+
+        def at(k: int) -> State:
+            done[0], b = k, info[k]
+            c.steps = base[0] + int(b[K.O_STEPS])
+            c.newton = base[1] + int(b[K.O_NEWTON])
+            c.solves = base[2] + int(b[K.O_NEWTON])
+            c.jac = base[3] + int(b[K.O_JAC])
+            c.h_min = min(base[4], float(b[K.O_HMIN]))
+            x = states[k]
+            st = self.last_state = State(float(b[K.O_T]), x[:n], x[n:2 * n],
+                                         x[2 * n:3 * n], x[3 * n:4 * n], x[4 * n:])
+            grid[1], grid[2] = int(b[K.O_KGRID]), float(b[K.O_HCUR])
+            if at_end and k == last:
+                hj = float(b[K.O_HJAC])
+                self._h_jac = None if np.isnan(hj) else hj
+                self._in_step = True
+            return st
+
+        def row(k: int, project: bool = True) -> np.ndarray | None:
+            st = at(k)
+            return self._output_qd(st) if project else None
+
+        counters = {"newton_iterations": base[1] + info[:, K.O_NEWTON].astype(np.int64),
+                    "jacobian_evaluations": base[3] + info[:, K.O_JAC].astype(np.int64)}
+        stop = bool(record_block(info[:, K.O_T], states[:, :n], states[:, 2 * n:3 * n],
+                                 states[:, 4 * n:], counters, row))
+        if not stop and done[0] != last:
+            at(last)        # (the integrator at the block's end)
+        self._in_step = True
+        return stop
 
     def _sampled(self, s: State, t0: float) -> State:
         """The state after the tick ``s.t``: the sampled coordinates set by the system's

@@ -147,6 +147,23 @@ def divergence(scales: Scales, q: np.ndarray) -> str | None:
     return None
 
 
+#: the margin below the bounds of :func:`clear_of_divergence` (its sums of ``|q_e| Phi``
+#: are rounded differently from :func:`divergence`'s, by far less)
+CLEAR_MARGIN = 1e-9
+
+
+def clear_of_divergence(scales: Scales, q: np.ndarray) -> np.ndarray:
+    """``(k,)``: which of the states ``q`` (k, n_q) :func:`divergence` surely finds
+    nothing at (finite, every elastic bound and the model bound below by
+    :data:`CLEAR_MARGIN`); the others need :func:`divergence` itself."""
+    ok = np.isfinite(q).all(axis=1)
+    for _, s, phi, size in scales.elastic:
+        ok &= np.abs(q[:, s]) @ phi < size * (1.0 - CLEAR_MARGIN)
+    if scales.n_body != 0:
+        ok &= np.abs(q[:, :scales.n_body]).max(axis=1, initial=0.0) <= 1e6 * scales.size
+    return ok
+
+
 def _omega_map(e: np.ndarray) -> np.ndarray:
     """``2 G(e)``: the angular velocity ``omega = 2 G(e) ed`` of Euler parameters."""
     return 2.0 * np.array([[-e[1], e[0], -e[3], e[2]], [-e[2], e[3], e[0], -e[1]],

@@ -28,6 +28,9 @@ from flexmbs.kinematics import frames as F
 from flexmbs.kinematics.frames import FrameJet
 from flexmbs.kinematics.jet import Jet
 from flexmbs.compiled import arg, use_compiled
+from flexmbs.constraints.cylindrical import Cylindrical
+from flexmbs.constraints.prismatic import Prismatic
+from flexmbs.constraints.revolute import Revolute
 from flexmbs.kinematics.rotation import G_BASIS
 from flexmbs.system import output_point_kernel, outputs
 from flexmbs.system.output_rows import RowsAt, marker_frame
@@ -158,15 +161,44 @@ class OutputPoint:
         if not self.joints:
             return {}
         frames = (self.rows.at_state(q, t) if at is None else at).frames
-        out = {}
+        return {name: self._coordinates(name, markers, q, frames)
+                for name, markers in self.joints}
+
+    def _coordinates(self, name: str, markers: tuple, q: np.ndarray, frames) -> np.ndarray:
+        """The coordinates of joint ``name`` (its ``markers``) at ``q`` with the marker
+        ``frames`` of the rows' evaluation."""
+        joint = self._joint_objects[name]
+        P, Q = (marker_frame(mk, q, self.layout, frames) for mk in markers)
+        values_of = getattr(joint, "coordinate_values", None)   # (not every joint)
+        values = None if values_of is None else values_of(P, Q)
+        if values is None:
+            values = [float(c.v) for c in joint.coordinates(_value_jet(*P), _value_jet(*Q))]
+        return np.array(values)
+
+    def joint_coordinate_rows(self, q: np.ndarray, ats: list) -> list[dict]:
+        """:meth:`joint_coordinates` of ``k`` states at once: ``q`` (k, n_q) with their
+        rows ``ats`` (``RowsAt`` with frames each); the angles and offsets of revolute,
+        prismatic and cylindrical joints for all rows in one call each (their values'
+        dot products by the same ``dot`` as one row's: a stacked ``matmul`` of
+        ``(1, 3) @ (3, 1)``; ``arctan2`` elementwise), the other joints row by row."""
+        k = len(ats)
+        out = [{} for _ in range(k)]
+        if not self.joints or k == 0:
+            return out
+        lay = self.layout
         for name, markers in self.joints:
             joint = self._joint_objects[name]
-            P, Q = (marker_frame(mk, q, self.layout, frames) for mk in markers)
-            values_of = getattr(joint, "coordinate_values", None)   # (not every joint)
-            values = None if values_of is None else values_of(P, Q)
-            if values is None:
-                values = [float(c.v) for c in joint.coordinates(_value_jet(*P), _value_jet(*Q))]
-            out[name] = np.array(values)
+            measures = _STACKED_VALUES.get(getattr(type(joint), "coordinate_values", None))
+            if measures is None:        # (not one of the joints whose values stack)
+                for i in range(k):
+                    out[i][name] = self._coordinates(name, markers, q[i], ats[i].frames)
+                continue
+            P, Q = (_stacked_frames(mk, q, lay, ats) for mk in markers)
+            cols = [_rotation_angles(P, Q) if m == "angle" else _offsets_along(P, Q, 2)
+                    for m in measures]
+            values = np.stack(cols, axis=1)
+            for i in range(k):
+                out[i][name] = values[i]
         return out
 
 
@@ -176,6 +208,39 @@ class OutputPoint:
         bodies' in one call each (:class:`~flexmbs.bodies.flexible_set.FlexibleSet`)."""
         return outputs.energy(self.layout, forces, q, qd, t, rigid=self.rigid,
                               flexible=self.flexible)
+
+
+def _stacked_frames(marker, q: np.ndarray, layout, ats: list) -> tuple:
+    """``(p (k, 3), R (k, 3, 3))`` of ``marker`` at the states ``q`` (k, n_q) with their
+    rows ``ats`` (:func:`~flexmbs.system.output_rows.marker_frame` of each)."""
+    frames = [marker_frame(marker, q[i], layout, at.frames) for i, at in enumerate(ats)]
+    return (np.array([f[0] for f in frames], dtype=float),
+            np.array([f[1] for f in frames], dtype=float))
+
+
+def _dots(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a_i . b_i`` of the rows of ``a``, ``b`` (k, 3), each by the ``dot`` of two
+    vectors (``matmul`` of ``(1, 3) @ (3, 1)`` calls it): the bits of ``a_i @ b_i``."""
+    return np.matmul(np.ascontiguousarray(a)[:, None, :],
+                     np.ascontiguousarray(b)[:, :, None])[:, 0, 0]
+
+
+def _rotation_angles(P: tuple, Q: tuple) -> np.ndarray:
+    """:func:`~flexmbs.kinematics.relative.rotation_angle_value` of stacked frames."""
+    RP, RQ = P[1], Q[1]
+    return np.arctan2(_dots(RP[:, :, 1], RQ[:, :, 0]), _dots(RP[:, :, 0], RQ[:, :, 0]))
+
+
+def _offsets_along(P: tuple, Q: tuple, k: int) -> np.ndarray:
+    """:func:`~flexmbs.kinematics.relative.offset_along_value` of stacked frames."""
+    return _dots(P[1][:, :, k], Q[0] - P[0])
+
+
+#: the joints whose coordinate values stack over rows (``joint_coordinate_rows``): their
+#: ``coordinate_values`` and the measures it returns, in order
+_STACKED_VALUES = {Revolute.coordinate_values: ("angle",),
+                   Prismatic.coordinate_values: ("offset",),
+                   Cylindrical.coordinate_values: ("angle", "offset")}
 
 
 def _value_jet(p: np.ndarray, R: np.ndarray) -> FrameJet:

@@ -17,6 +17,7 @@ label rows, from ``C``).  Otherwise the rows come from
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,9 +52,42 @@ def drive_rates(st, C: np.ndarray, t: float) -> dict:
     return out
 
 
-def stacked_frames(st, C: np.ndarray) -> dict:
-    """``{id(marker): (p, R)}`` of the markers of ``st`` from their frames ``C``."""
-    return {id(mk): (C[m, 0], C[m, 1:4].T) for m, (mk, _) in enumerate(st.markers)}
+def stacked_frames(st, C: np.ndarray) -> StackedFrames:
+    """``{id(marker): (p, R)}`` of the markers of ``st`` from their frames ``C`` (each
+    made when looked up)."""
+    global _INDEX
+    if _INDEX[0] is not st:
+        _INDEX = (st, {id(mk): m for m, (mk, _) in enumerate(st.markers)})
+    return StackedFrames(_INDEX[1], C)
+
+
+class StackedFrames(Mapping):
+    """``{id(marker): (p (3,), R (3, 3))}`` of the frames ``C`` (M, 4, 3) of the markers
+    ``index`` ``{id(marker): m}``: ``(C[m, 0], C[m, 1:4].T)``, views made on look-up
+    (an output point uses a few of a system's markers)."""
+
+    __slots__ = ("index", "C")
+
+    def __init__(self, index: dict, C: np.ndarray):
+        self.index, self.C = index, C
+
+    def __getitem__(self, key):
+        m = self.index[key]
+        return self.C[m, 0], self.C[m, 1:4].T
+
+    def get(self, key, default=None):
+        m = self.index.get(key)
+        return default if m is None else (self.C[m, 0], self.C[m, 1:4].T)
+
+    def __iter__(self):
+        return iter(self.index)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+
+#: ``(StackedRows, {id(marker): m})`` of the last system's markers
+_INDEX: tuple = (None, {})
 
 
 def rows_at(rows, q: np.ndarray, t: float) -> RowsAt:
