@@ -220,8 +220,8 @@ class FirstCompile(event.Listener):
         its cache is known only after (``cache_hits``): the line starts when the call has
         taken :attr:`NATIVE_NOTE_AFTER` seconds (a load takes milliseconds), and ends with
         the time; a compile shorter than that is said in one line after it."""
-        if not self.installed or not py_func.__module__.startswith("flexmbs."):
-            return make()
+        if not self.installed or self._depth or not py_func.__module__.startswith("flexmbs."):
+            return make()       # (inside another compile: part of its line)
         name = f"{py_func.__module__}.{py_func.__name__}"
         said = []
 
@@ -233,12 +233,15 @@ class FirstCompile(event.Listener):
         t0 = time.perf_counter()
         timer.start()
         self._depth += 1            # the kernels compiled inside are part of this line
+        res = None
         try:
             res = make()
         finally:
             self._depth -= 1
             timer.cancel()
             timer.join()
+            if said and res is None:
+                self._write(" failed\n")
         dt = time.perf_counter() - t0
         if said:
             self._write(f" {dt:.1f} s\n" if res.cache_hits == 0 else

@@ -179,9 +179,11 @@ class RelativeDAE:
             pose = self._pose(beta)
             key = beta.tobytes()
             if self._memo.get("placement", (None,))[0] != key:
-                self._memo["placement"] = (key, body_placement(
-                    self.tree, pose[0], pose[1], pose[2], self.absolute.body_slices,
-                    self.absolute.n_q, beta))
+                placed = body_placement(self.tree, pose[0], pose[1], pose[2],
+                                        self.absolute.body_slices, self.absolute.n_q, beta)
+                for a in placed[:2]:    # shared by the calls at rest and in motion
+                    a.flags.writeable = False
+                self._memo["placement"] = (key, placed)
             q_b, T, es = self._memo["placement"][1]
             kin = forward_flexible(self.tree, beta, betad, pose)
             Tdbd = rate_products(self.tree, es, kin.v, kin.ahat, self.absolute.body_slices,

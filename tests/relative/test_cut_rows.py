@@ -79,6 +79,10 @@ def check(dae, beta, betad, t, rng, gamma_tol=TOL):
     assert np.abs(GT_lam - G.T @ lam).max() < TOL * scale * (1 + np.abs(lam).max())
     assert np.abs(GT_lam[:] - (G_c.T @ lam[n_e:] + G[:n_e].T @ lam[:n_e])).max() < (
         TOL * scale * (1 + np.abs(lam).max()))
+    # the residual's G^T lam (formed without G) = the assembled G's
+    qdd = rng.normal(size=dae.n_q)
+    r_lam = dae.residual(beta, betad, qdd, lam, t) - dae.residual(beta, betad, qdd, 0 * lam, t)
+    assert np.abs(r_lam - GT_lam).max() < TOL * scale * (1 + np.abs(lam).max())
     # the outputs' body coordinates, velocities and accelerations (no T)
     q_b, qd_b, T, Tdbd = dae.absolute_coordinates(beta, betad)
     betadd = rng.normal(size=dae.n_q)
