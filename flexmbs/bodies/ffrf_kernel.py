@@ -27,7 +27,7 @@ import numpy as np
 from numba import carray, njit, types
 
 from flexmbs.bodies.rigid_kernel import (
-    RIGID_WORK, centripetal_derivative_into, mm_into, rigid_residual, rigid_tangent,
+    RIGID_WORK, centripetal_derivative_into, mm_into, mm_to, rigid_residual, rigid_tangent,
 )
 from flexmbs.compiled import f1, f8_pointer, i1, i2, i8_pointer, native
 from flexmbs.kinematics.rotation_kernel import (
@@ -242,24 +242,6 @@ def _stiffening_tangent(qe, H_p):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _mm_to(A, B, b0, C, r0, c0):  # pragma: no cover - compiled
-    """``C[r0:r0 + a, c0:c0 + m] = A B[b0:b0 + k]`` (``A`` (a, k), ``m`` the columns of
-    ``B``) by the loops of :func:`~flexmbs.bodies.rigid_kernel.mm_into` (the same sums):
-    whole C-contiguous arrays and int offsets, one type signature for every call."""
-    n, k = A.shape
-    m = B.shape[1]
-    for i in range(n):
-        for j in range(m):
-            C[r0 + i, c0 + j] = 0.0
-    for i in range(n):
-        for p in range(k):
-            a = A[i, p]
-            if a != 0.0:
-                for j in range(m):
-                    C[r0 + i, c0 + j] += a * B[b0 + p, j]
-
-
-@njit(cache=True)
 def _put(C, r0, c0, B):  # pragma: no cover - compiled
     """``C[r0:r0 + a, c0:c0 + b] = B`` (``B`` (a, b)) by loops: one signature, and no
     broadcasting (whose shape check compiles numba's error formatting)."""
@@ -361,7 +343,7 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
             for i in range(3):
                 s += (lin[o + 12 * k + 3 + 3 * j + i] + lin[o + 12 * k + 3 + 3 * i + j]) * om[i]
             f_om[6 + k, j] = s
-    _mm_to(ot, C_tT, z0, f_qd, z0, z0)
+    mm_to(ot, C_tT, z0, f_qd, z0, z0)
     for i in range(3):
         for j in range(n):
             f_qd[i, j] *= 2.0
@@ -380,7 +362,7 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     for i in range(3):
         for j in range(3):
             S[i, j] += oo[i, j]
-    _mm_to(S, C_tT, z0, f_q, z0, z0)
+    mm_to(S, C_tT, z0, f_q, z0, z0)
     dI = _vm(qe, I2s_l).reshape(n, 9)                     # dI/dq_j (j, ab)
     for j in range(n):
         for ab in range(9):
@@ -438,11 +420,11 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     nc = 7 + n
     X = np.empty((N, 3 + 4 + n + 4 + n + 4 + n))     # (the products written in place)
     At = _transposed(A)
-    _mm_to(f_d, At, z0, X, z0, z0)
-    _mm_to(f_al, L2, z0, X, z0, i3)
+    mm_to(f_d, At, z0, X, z0, z0)
+    mm_to(f_al, L2, z0, X, z0, i3)
     _put(X, z0, np.int64(7), f_qdd)
     o1 = 7 + n
-    _mm_to(f_om, L2, z0, X, z0, o1)
+    mm_to(f_om, L2, z0, X, z0, o1)
     _put(X, z0, o1 + 4, f_qd)
     o2 = o1 + 4 + n
     P = np.empty((3, N, 4))
@@ -455,8 +437,8 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     _put(X, z0, o2 + 4, f_q)
     Y = np.empty((nc, X.shape[1]))
     L2t = _transposed(L2)
-    _mm_to(A, X, z0, Y, z0, z0)
-    _mm_to(L2t, X, i3, Y, i3, z0)
+    mm_to(A, X, z0, Y, z0, z0)
+    mm_to(L2t, X, i3, Y, i3, z0)
     for i in range(6, N):
         for j in range(X.shape[1]):
             Y[i + 1, j] = X[i, j]

@@ -13,6 +13,7 @@ at ``n_q = 0`` is its reference (``tests/bodies/test_compiled_kernels.py``).
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from flexmbs.kinematics.rotation_kernel import rotation_entries
@@ -106,6 +107,25 @@ def mm_into(A, B, C):  # pragma: no cover - compiled
             if a != 0.0:
                 for j in range(m):
                     C[i, j] += a * B[p, j]
+
+
+@njit(cache=True)
+def mm_to(A, B, b0, C, r0, c0):  # pragma: no cover - compiled
+    """``C[r0:r0 + a, c0:c0 + m] = A B[b0:b0 + k]`` (``A`` (a, k), ``m`` the columns of
+    ``B``) by the loops of :func:`mm_into` (the same sums): whole C-contiguous arrays and
+    int64 offsets, one type signature for every call (a column slice passed to
+    :func:`mm_into` would compile it for a second, ``A``-layout signature)."""
+    n, k = A.shape
+    m = B.shape[1]
+    for i in range(n):
+        for j in range(m):
+            C[r0 + i, c0 + j] = 0.0
+    for i in range(n):
+        for p in range(k):
+            a = A[i, p]
+            if a != 0.0:
+                for j in range(m):
+                    C[r0 + i, c0 + j] += a * B[b0 + p, j]
 
 
 @njit(cache=True, inline="always")
@@ -205,9 +225,10 @@ def rigid_tangent(q, qd, qdd, g, m, lin0, cK, cC, cM, W, out, o, pos):  # pragma
         for j in range(3):
             AT[i, j] = A[j, i]
             X[i, j] = 0.0
-    mm_into(f_d, AT, X[3:6, 0:3])
-    mm_into(f_al, L2, X[:, 3:7])
-    mm_into(f_om, L2, X[:, 7:11])
+    z0, i3, i7 = np.int64(0), np.int64(3), np.int64(7)   # (int64 offsets: one signature)
+    mm_to(f_d, AT, z0, X, i3, z0)
+    mm_to(f_al, L2, z0, X, z0, i3)
+    mm_to(f_om, L2, z0, X, z0, i7)
     T1 = W[273:285].reshape((3, 4))
     T2 = W[285:309].reshape((6, 4))
     T3 = W[309:333].reshape((6, 4))
@@ -220,12 +241,12 @@ def rigid_tangent(q, qd, qdd, g, m, lin0, cK, cC, cM, W, out, o, pos):  # pragma
             X[i, 11 + a] = t1 + T2[i, a] + T3[i, a]
     # Y = blockdiag(A, 2 L^T) X (7, 15)
     Y = W[333:438].reshape((7, 15))
-    mm_into(A, X[0:3], Y[0:3])
+    mm_to(A, X, z0, Y, z0, z0)
     L2T = W[438:450].reshape((4, 3))
     for i in range(3):
         for a in range(4):
             L2T[a, i] = L2[i, a]
-    mm_into(L2T, X[3:6], Y[3:7])
+    mm_to(L2T, X, i3, Y, i3, z0)
     # K, C, M: columns 0:3 of K and C are zero, dA/de f_t and 2 R_L(f_r) added to K
     R = ((0.0, -fr0, -fr1, -fr2), (fr0, 0.0, fr2, -fr1), (fr1, -fr2, 0.0, fr0),
          (fr2, fr1, -fr0, 0.0))

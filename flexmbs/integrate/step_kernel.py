@@ -34,7 +34,8 @@ the stacked rows of ``frame_kernel``, or of the springs' ``spring_kernel``, inli
 helpers included) that it compiles in: a change of those kernels (arguments or code)
 must edit this file too, or warm installations keep the old code (the stacked rows of
 ``frame_kernel`` are inlined here; edited for the round-10 loops of ``stacked_rows_into``
-and ``bodies_residual_into``, and ``ffrf_kernel._transposed``).
+and ``bodies_residual_into``, and ``ffrf_kernel._transposed``; and for round 13's
+``rigid_kernel.mm_to``).
 """
 from __future__ import annotations
 
@@ -270,11 +271,16 @@ def body_values(q, qd, qdd, g, cK, cC, nt, vals, s):  # pragma: no cover - compi
     tangents, the longest compile of the package.  Into ``vals`` (the blocks' values)
     with ``s`` (3 n_b + 6,) its input's work array."""
     nb = carray(i8_pointer(nt[0, 0]), (N_PACK_TABLE, 5))[0, 0]
-    s[:nb], s[nb:2 * nb], s[2 * nb:3 * nb] = q[:nb], qd[:nb], qdd[:nb]
-    s[3 * nb:3 * nb + 3] = g
+    for i in range(nb):         # by loops: no broadcast shape check (its error path's
+        s[i] = q[i]             # formatting is most of a slice assignment's compile)
+        s[nb + i] = qd[i]
+        s[2 * nb + i] = qdd[i]
+    for k in range(3):
+        s[3 * nb + k] = g[k]
     s[3 * nb + 3], s[3 * nb + 4], s[3 * nb + 5] = cK, cC, 1.0
-    vals[:] = np.nan            # a tangent that stops on an exception leaves NaN, not the
-    call_c3(nt[2, 0], vals.ctypes.data, s.ctypes.data, nt[0, 0])    # last call's values
+    for i in range(vals.shape[0]):  # a tangent that stops on an exception leaves NaN,
+        vals[i] = np.nan            # not the last call's values
+    call_c3(nt[2, 0], vals.ctypes.data, s.ctypes.data, nt[0, 0])
 
 
 @njit(cache=True, inline="always")
@@ -369,7 +375,9 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
         out[i, i] += cC
     fr_int = i2(t, 57)
     if fr_int.shape[0]:
-        lam_pos = np.full(n_rows, -1)
+        lam_pos = np.empty(n_rows, dtype=np.int64)
+        for i in range(n_rows):
+            lam_pos[i] = -1
         for k in range(m):
             lam_pos[act[k]] = k
         friction_newton(out, q, qd, _all_multipliers(x, n, act, n_rows, bp), lam_pos, C, D,

@@ -88,12 +88,22 @@ def step_towards(rem, h_cur, h_floor):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
+def copy2(A, B):  # pragma: no cover - compiled
+    """``B = A`` (same shape) by loops: no broadcast shape check, whose error path
+    (numba's formatting of the shapes) is most of a slice assignment's compile; not
+    inlined (three callers, one compile)."""
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            B[i, j] = A[i, j]
+
+
+@njit(cache=True)
 def lu_factor(W, LU, piv):  # pragma: no cover - compiled
     """``P W = L U`` with partial pivoting (LAPACK ``getrf``'s choice of pivots), ``L``
     (unit diagonal) and ``U`` in ``LU``, the row swaps in ``piv``; False on a zero
     pivot (a singular matrix)."""
     N = W.shape[0]
-    LU[:, :] = W
+    copy2(W, LU)
     for k in range(N):
         p, big = k, abs(LU[k, k])
         for i in range(k + 1, N):
@@ -119,7 +129,8 @@ def lu_factor(W, LU, piv):  # pragma: no cover - compiled
 def lu_solve(LU, piv, b, y):  # pragma: no cover - compiled
     """``y = W^{-1} b`` from the factors of :func:`lu_factor`."""
     N = b.shape[0]
-    y[:] = b
+    for i in range(N):
+        y[i] = b[i]
     for k in range(N):
         p = piv[k]
         if p != k:
@@ -183,7 +194,7 @@ def newton_solve(x, F, y, W, Wb, LU, piv, tab, fns, fn, d1, bounds, scales, tint
         poor = k >= 2 and fn[k - 2] > 0.0 and fn[k - 1] > theta * fn[k - 2]
         if not (reuse and ii[I_STALE] == 0 and not poor):
             if jacs == 0 and ii[I_HAVEW]:
-                Wb[:, :] = W
+                copy2(W, Wb)
             jacs += 1
             ii[I_HAVEW], ii[I_LU], ii[I_STALE] = 1, 0, 0
             if not call_newton(W, x, fns):
@@ -277,7 +288,7 @@ def run_steps(q, qd, qdd, a, lam, ri, ii, consts, max_steps, targets, out, outr,
             ii[I_STALE] = stale0
             if jacs:
                 if have0:
-                    W[:, :] = Wb
+                    copy2(Wb, W)
                 ii[I_HAVEW], ii[I_LU] = have0, 0
             return REDO
         ii[I_NSOLVES] += 1
@@ -307,11 +318,13 @@ def run_steps(q, qd, qdd, a, lam, ri, ii, consts, max_steps, targets, out, outr,
                     return TARGET
                 # an output time passed: its state to the buffers, on to the next target
                 row = out[k]
-                row[:n] = q
-                row[n:2 * n] = qd
-                row[2 * n:3 * n] = qdd
-                row[3 * n:4 * n] = a
-                row[4 * n:4 * n + m] = lam
+                for i in range(n):
+                    row[i] = q[i]
+                    row[n + i] = qd[i]
+                    row[2 * n + i] = qdd[i]
+                    row[3 * n + i] = a[i]
+                for i in range(m):
+                    row[4 * n + i] = lam[i]
                 o = outr[k]
                 o[O_T], o[O_KGRID], o[O_HCUR], o[O_HJAC] = (ri[R_T], ii[I_KGRID],
                                                             ri[R_HCUR], ri[R_HJAC])

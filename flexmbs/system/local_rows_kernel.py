@@ -84,18 +84,24 @@ def local_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, e_lo, e_m, Sa, Sb, kc,
         lo, hi = e_lo[e], e_lo[e + 1]
         Cb, Db = _pair_frames(C, D, e_m[e, 0], e_m[e, 1], np.int64(0), L, 2 * L)
         pb, dpb = label_rows(Sa[lo:hi], Sb[lo:hi], kc[lo:hi], Cb, Db)
-        p[lo:hi] = pb
-        dp[lo:hi] = dpb
+        for i in range(hi - lo):          # by loops: no broadcast shape check (whose
+            p[lo + i] = pb[i]             # error path, numba's formatting of the shapes,
+            for j in range(2 * L):        # is most of a slice assignment's compile)
+                dp[lo + i, j] = dpb[i, j]
     g = np.zeros(n_rows)
     GL = np.zeros((n_rows, 2 * L))
     for i in range(src.shape[0]):
         g[dst[i]] = p[src[i]]
-        GL[dst[i]] = dp[src[i]]
+        for j in range(2 * L):
+            GL[dst[i], j] = dp[src[i], j]
     drive_rows(g, GL, p, dp, wd_row, wd_lo, wd_n, wd_w, wd_f)
     for b in range(norm_rows.shape[0]):      # e.e - 1, gradient 2 e on slots 0..3
-        e = q[norm_idx[b]]
-        g[norm_rows[b]] = np.sum(e * e) - 1.0
-        GL[norm_rows[b], 0:4] = 2.0 * e
+        ee = 0.0
+        for a in range(4):
+            e = q[norm_idx[b, a]]
+            ee += e * e
+            GL[norm_rows[b], a] = 2.0 * e
+        g[norm_rows[b]] = ee - 1.0
     for k in range(act.shape[0]):
         g_out[k] = g[act[k]]
     flat = GL.ravel()
