@@ -308,10 +308,15 @@ def _drives(case, system, joints, side, sensors) -> None:
         joint = joints[d["joint"]]
         coord = cls.coordinate            # the joint coordinate it drives
         if coord not in joint.coordinate_names:
-            raise CaseError(f"{case.where(d['path'] + '.joint')}: a {kind} drive needs a joint "
-                            f"with an {coord} coordinate; \"{d['joint']}\" is "
+            raise CaseError(f"{case.where(d['path'] + '.joint')}: {_a(kind)} {kind} drive needs "
+                            f"a joint with {_a(coord)} {coord} coordinate; \"{d['joint']}\" is "
                             f"{joint.kind} (coordinates: "
                             f"{', '.join(joint.coordinate_names) or 'none'})")
+
+
+def _a(word: str) -> str:
+    """The indefinite article of ``word``."""
+    return "an" if word[:1] in "aeiou" else "a"
 
 
 #: keys of controllers naming sensor components "SENSOR.COMPONENT" (one, or a list)
