@@ -145,6 +145,28 @@ def _rigid(b: dict):
     return RigidBody(b["name"], b["m"], inertia_matrix(b["inertia"]), **kw)
 
 
+def _shape_unit_warning(b: dict, m: float) -> tuple[str, str] | None:
+    """(key, warning) if a solid ``shape`` is larger than a mesh declared in metres may be
+    (:data:`flexmbs.io.mesh.UNIT_LARGE_M`): its sizes were probably written in millimetres."""
+    from flexmbs.io.mesh import UNIT_LARGE_M
+    shape = b.get("shape")
+    if shape == "box":
+        key, dims = "size", list(b["size"])
+    elif shape == "cylinder":
+        key, dims = "length", [2 * b["radius"], b["length"]]
+    elif shape == "sphere":
+        key, dims = "radius", [2 * b["radius"]]
+    else:
+        return None
+    if max(dims) <= UNIT_LARGE_M:
+        return None
+    if shape == "cylinder" and b["length"] < 2 * b["radius"]:
+        key = "radius"
+    extent = " x ".join(f"{x:.4g}" for x in dims)
+    return key, (f"{shape} '{b['name']}' spans {extent} m, mass {m:.3g} kg: the case file "
+                 f"is in SI units; if its sizes are in millimetres, divide them by 1000")
+
+
 def _flexible(case: CaseSpec, b: dict, body_dir: Path, progress, built: BuiltCase):
     from flexmbs.bodies.flexible import FlexibleBody
     from flexmbs.case.cache import reduced_body_file
@@ -211,6 +233,9 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
             cls = kinds.BODIES[b["type"]]
             if cls is RigidBody:
                 obj = _rigid(b)
+                warning = _shape_unit_warning(b, obj.m)
+                if warning:
+                    log.warning("%s: %s", case.where(b["path"] + "." + warning[0]), warning[1])
             elif cls is PointMass:
                 obj = PointMass(b["name"], b["m"], r0=b["position"], v0=b["velocity"])
             else:
