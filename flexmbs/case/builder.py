@@ -145,6 +145,10 @@ def _rigid(b: dict):
     return RigidBody(b["name"], b["m"], inertia_matrix(b["inertia"]), **kw)
 
 
+#: a gravity larger than this [m/s^2] (about 100 g) gets a warning: mm/s^2 read as m/s^2
+GRAVITY_LARGE = 1000.0
+
+
 def _shape_unit_warning(b: dict, m: float) -> tuple[str, str] | None:
     """(key, warning) if a solid ``shape`` is larger than a mesh declared in metres may be
     (:data:`flexmbs.io.mesh.UNIT_LARGE_M`): its sizes were probably written in millimetres."""
@@ -228,6 +232,11 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
     system = System(gravity=tuple(case.model["gravity"]), name=case.name,
                     formulation=case.model.get("formulation", "absolute"))
     built = BuiltCase(case, system)
+    g = float(np.linalg.norm(case.model["gravity"]))
+    if g > GRAVITY_LARGE:
+        log.warning("%s: |g| = %.4g m/s^2 (%.3g times the earth's): the case file is in SI "
+                    "units; if it is in mm/s^2, divide by 1000", case.where("model.gravity"),
+                    g, g / 9.80665)
     for b in case.bodies:
         try:
             cls = kinds.BODIES[b["type"]]

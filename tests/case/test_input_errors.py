@@ -228,6 +228,20 @@ def test_rigid_shape_unit_warning(tmp_path, caplog, edit, key, extent):
     assert f"mass {7850.0 * volume:.3g} kg" in msgs[0] and "divide them by 1000" in msgs[0]
 
 
+def test_gravity_in_mm_warning(tmp_path, caplog):
+    """g = 9810 (mm/s^2 written into an SI case): one warning naming model.gravity, |g|,
+    its ratio to standard gravity 9.80665 m/s^2 and the fix."""
+    from flexmbs.case import build
+    path = tmp_path / "case.toml"
+    path.write_text(RIGID.replace("gravity = [0.0, -9.81, 0.0]", "gravity = [0.0, -9810.0, 0.0]"))
+    with caplog.at_level(logging.WARNING):
+        build(load_case(path))
+    msgs = [r.getMessage() for r in caplog.records if "gravity" in r.getMessage()]
+    assert msgs == [f"case.toml: model.gravity: |g| = 9810 m/s^2 ({9810 / 9.80665:.3g} times "
+                    "the earth's): the case file is in SI units; if it is in mm/s^2, divide "
+                    "by 1000"]
+
+
 def test_plausible_unit_no_warning(tmp_path, caplog):
     from flexmbs.case import build
     path = tmp_path / "case.toml"
@@ -235,7 +249,7 @@ def test_plausible_unit_no_warning(tmp_path, caplog):
     with caplog.at_level(logging.WARNING):
         build(load_case(path), body_dir=tmp_path / "bodies")
     assert not [r for r in caplog.records if "declared in" in r.getMessage()
-                or "millimetres" in r.getMessage()]
+                or "millimetres" in r.getMessage() or "mm/s^2" in r.getMessage()]
 
 
 def test_loader_error_is_case_error(tmp_path):
