@@ -220,6 +220,9 @@ class OutputLock:
         if held is not None:
             held[1] += 1
             return self
+        from flexmbs.io.paths import writable_dir
+        # a file where the folder should be (or above it): a mistake, not a write fault
+        writable_dir(self.folder, "output folder", test_write=False)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
