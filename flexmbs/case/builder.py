@@ -145,6 +145,32 @@ def _rigid(b: dict):
     return RigidBody(b["name"], b["m"], inertia_matrix(b["inertia"]), **kw)
 
 
+#: a gravity larger than this [m/s^2] (about 100 g) gets a warning: mm/s^2 read as m/s^2
+GRAVITY_LARGE = 1000.0
+
+
+def _shape_unit_warning(b: dict, m: float) -> tuple[str, str] | None:
+    """(key, warning) if a solid ``shape`` is larger than a mesh declared in metres may be
+    (:data:`flexmbs.io.mesh.UNIT_LARGE_M`): its sizes were probably written in millimetres."""
+    from flexmbs.io.mesh import UNIT_LARGE_M
+    shape = b.get("shape")
+    if shape == "box":
+        key, dims = "size", list(b["size"])
+    elif shape == "cylinder":
+        key, dims = "length", [2 * b["radius"], b["length"]]
+    elif shape == "sphere":
+        key, dims = "radius", [2 * b["radius"]]
+    else:
+        return None
+    if max(dims) <= UNIT_LARGE_M:
+        return None
+    if shape == "cylinder" and b["length"] < 2 * b["radius"]:
+        key = "radius"
+    extent = " x ".join(f"{x:.4g}" for x in dims)
+    return key, (f"{shape} '{b['name']}' spans {extent} m, mass {m:.3g} kg: the case file "
+                 f"is in SI units; if its sizes are in millimetres, divide them by 1000")
+
+
 def _flexible(case: CaseSpec, b: dict, body_dir: Path, progress, built: BuiltCase):
     from flexmbs.bodies.flexible import FlexibleBody
     from flexmbs.case.cache import reduced_body_file
@@ -206,11 +232,19 @@ def build(case: CaseSpec, *, body_dir: str | Path | None = None,
     system = System(gravity=tuple(case.model["gravity"]), name=case.name,
                     formulation=case.model.get("formulation", "absolute"))
     built = BuiltCase(case, system)
+    g = float(np.linalg.norm(case.model["gravity"]))
+    if g > GRAVITY_LARGE:
+        log.warning("%s: |g| = %.4g m/s^2 (%.3g times the earth's): the case file is in SI "
+                    "units; if it is in mm/s^2, divide by 1000", case.where("model.gravity"),
+                    g, g / 9.80665)
     for b in case.bodies:
         try:
             cls = kinds.BODIES[b["type"]]
             if cls is RigidBody:
                 obj = _rigid(b)
+                warning = _shape_unit_warning(b, obj.m)
+                if warning:
+                    log.warning("%s: %s", case.where(b["path"] + "." + warning[0]), warning[1])
             elif cls is PointMass:
                 obj = PointMass(b["name"], b["m"], r0=b["position"], v0=b["velocity"])
             else:
@@ -308,10 +342,15 @@ def _drives(case, system, joints, side, sensors) -> None:
         joint = joints[d["joint"]]
         coord = cls.coordinate            # the joint coordinate it drives
         if coord not in joint.coordinate_names:
-            raise CaseError(f"{case.where(d['path'] + '.joint')}: a {kind} drive needs a joint "
-                            f"with an {coord} coordinate; \"{d['joint']}\" is "
+            raise CaseError(f"{case.where(d['path'] + '.joint')}: {_a(kind)} {kind} drive needs "
+                            f"a joint with {_a(coord)} {coord} coordinate; \"{d['joint']}\" is "
                             f"{joint.kind} (coordinates: "
                             f"{', '.join(joint.coordinate_names) or 'none'})")
+
+
+def _a(word: str) -> str:
+    """The indefinite article of ``word``."""
+    return "an" if word[:1] in "aeiou" else "a"
 
 
 #: keys of controllers naming sensor components "SENSOR.COMPONENT" (one, or a list)

@@ -189,8 +189,32 @@ def _orientation(v):
             raise _Bad("a table {axis = ..., angle = rad} with both keys", _show(sorted(v)))
         return {"axis": _axis(v["axis"]), "angle": _finite(v["angle"])}
     if isinstance(v, list):
-        return _mat3(v)
+        return _rotation(_mat3(v))
     raise _Bad("a 3x3 rotation matrix or {axis = ..., angle = rad}", _found(v))
+
+
+#: how far from orthonormal a given rotation matrix may be: entries rounded to 5 digits
+#: (0.70711) are 1e-5 off; within this the nearest rotation is used
+ROTATION_TOLERANCE = 1e-4
+
+
+def _rotation(R):
+    """A 3x3 matrix R with R^T R = I within :data:`ROTATION_TOLERANCE` and det R = +1:
+    as given when orthonormal to 1e-12, else the nearest rotation U V^T (R = U S V^T)."""
+    import numpy as np
+    A = np.array(R)
+    off = float(np.abs(A.T @ A - np.eye(3)).max())
+    det = float(np.linalg.det(A))
+    if off > ROTATION_TOLERANCE or det < 0:
+        lengths = ", ".join(f"{x:.6g}" for x in np.linalg.norm(A, axis=0))
+        raise _Bad(f"a rotation matrix (body axes as orthonormal columns to "
+                   f"{ROTATION_TOLERANCE:g}, det +1)",
+                   f"columns of lengths [{lengths}], max |R^T R - I| = {off:.3g}, "
+                   f"det = {det:.6g}")
+    if off <= 1e-12:
+        return R
+    U, _, Vt = np.linalg.svd(A)
+    return tuple(tuple(float(x) for x in row) for row in U @ Vt)
 
 
 def _inertia(v):
@@ -634,6 +658,12 @@ def spec_from_raw(raw: dict, path: str | Path) -> CaseSpec:
     elif solver.get("dt") and solver.get("t_end") and solver["dt"] > solver["t_end"] - solver.get(
             "t0", 0.0):
         col.add("solver.dt", f"expected dt <= t_end - t0, got dt = {solver['dt']} s")
+    elif "solver" in raw and output.get("dt") and solver.get("t_end") and \
+            output["dt"] > solver["t_end"] - solver.get("t0", 0.0):
+        span = solver["t_end"] - solver.get("t0", 0.0)
+        col.add("output.dt", f"expected an output interval <= t_end - t0 = {span:g} s, got "
+                f"{output['dt']:g} s (the results would hold only the start and the end; "
+                f"check the unit, or set dt = {span:g} for those two)")
     _check_bodies(col, bodies, path.parent)
     raw_names = {sec: {t["name"] for t in lists[sec] if isinstance(t, dict)
                        and isinstance(t.get("name"), str)} for sec in ("bodies", "joints")}

@@ -27,6 +27,23 @@ def _mesh_node_sets(b: dict, n_points: int, where: str) -> dict:
     return dict(mesh.node_sets)
 
 
+#: a hot spot's point may lie this fraction of its mesh's diagonal from the nearest node
+SNAP_FRACTION = 0.1
+
+
+def _check_snap(points, node: int, x, where: str, body: str) -> None:
+    """:class:`CaseError` if the point ``x`` [m] lies farther from its nearest node than
+    :data:`SNAP_FRACTION` of the mesh's bounding-box diagonal: a point off the body (a
+    typo, millimetres) would silently take a node of the surface."""
+    points = np.asarray(points, dtype=float)
+    lo, hi = points.min(0), points.max(0)
+    dist = float(np.linalg.norm(points[node] - np.asarray(x, dtype=float)))
+    if dist > SNAP_FRACTION * float(np.linalg.norm(hi - lo)):
+        box = " x ".join(f"[{a:.4g}, {b:.4g}]" for a, b in zip(lo, hi))
+        raise CaseError(f"{where}: expected a point on body '{body}' (its mesh spans {box} m), "
+                        f"got {[float(v) for v in x]}: the nearest node is {dist:.4g} m away")
+
+
 def hotspots(spec, built) -> list[HotSpot]:
     """The hot spots of a built case (:class:`CaseError` naming the key for an unknown
     node set)."""
@@ -38,6 +55,7 @@ def hotspots(spec, built) -> list[HotSpot]:
         sn = SNCurve.through(**h["sn_curve"]) if h.get("sn_curve") else None
         if h.get("point") is not None:
             nodes = [nearest_node(body.points, h["point"])]
+            _check_snap(body.points, nodes[0], h["point"], f"{where}.point", h["body"])
         else:
             sets = {mk.name: mk.nodes for mk in body.markers}
             if h["node_set"] not in sets:

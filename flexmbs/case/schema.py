@@ -79,7 +79,8 @@ BODY_COMMON = _table(
 )
 _POSE = (
     Key("orientation", "orientation", "-", None, "initial orientation: a 3x3 rotation matrix "
-        "(body axes as columns) or a table `{axis = \"z\" | [x, y, z], angle = rad}`; "
+        "(body axes as columns; one orthonormal to 1e-4, e.g. entries rounded to 5 "
+        "digits, is replaced by the nearest rotation) or a table `{axis = \"z\" | [x, y, z], angle = rad}`; "
         "default identity"),
     Key("angular_velocity", "vec3", "rad/s", (0.0, 0.0, 0.0),
         "initial angular velocity, inertial components"),

@@ -169,6 +169,9 @@ def run(spec: CaseSpec, overrides: Overrides | None = None, out: str | Path | No
     from flexmbs.io.paths import writable_dir
     writable_dir(folder, "--out" if out else f"{spec.path}: output.directory"
                  if spec.output["directory"] else "the default output folder")
+    if restart is not None:                 # before preprocessing, which may take minutes
+        from flexmbs.io.results import check_restart_file
+        check_restart_file(restart, spec.name)
     from flexmbs.integrate.options import petsc_options_inserted
     say = _Messages(on_message)
     with contextlib.ExitStack() as stack:

@@ -122,9 +122,34 @@ def _check_extra(parser: _Parser, command: str, extra: list[str]) -> str:
                 f"options (see 'flexmbs {command} -h')")
     from flexmbs.integrate.options import parse_petsc_args
     try:
-        parse_petsc_args(extra)
+        parsed = parse_petsc_args(extra)
     except ValueError as exc:
         return f"PETSc options: {exc}"
+    return unprefixed_solver_option(command, parsed)
+
+
+#: the option prefixes of flexmbs's PETSc solvers: the time integrator's (and static
+#: solver's) ``fmbs_``, preprocessing's ``flexmbs_eps_``, ``flexmbs_factor_``, ...
+SOLVER_PREFIXES = (DEFAULTS.options_prefix, "flexmbs_")
+#: PETSc/SLEPc object classes: an option starting with one of them and ``_`` sets a
+#: solver object's option and reaches no flexmbs solver without one of the prefixes
+#: (global options such as ``-log_view`` or ``-malloc_debug`` do not start so)
+SOLVER_CLASSES = ("snes", "ksp", "pc", "ts", "mat", "eps", "st", "svd", "tao")
+
+
+def unprefixed_solver_option(command: str, parsed: dict) -> str:
+    """'' unless a PETSc option names a solver object's option without the prefix of
+    flexmbs's solvers (``-snes_monitor`` for ``-fmbs_snes_monitor``): PETSc would keep it
+    unused, silently."""
+    for key in parsed:
+        if key.startswith(SOLVER_PREFIXES) or key.split("_", 1)[0] not in SOLVER_CLASSES:
+            continue
+        prefix = "flexmbs_eps_" if command == "preprocess" and key.startswith(("eps_", "st_")) \
+            else DEFAULTS.options_prefix
+        return (f"PETSc option -{key}: expected a solver option with the prefix of "
+                f"flexmbs's solvers (-{DEFAULTS.options_prefix}... for the time "
+                f"integrator, -flexmbs_eps_... for preprocessing's eigensolver), got none; "
+                f"without it PETSc ignores the option (did you mean -{prefix}{key}?)")
     return ""
 
 

@@ -220,6 +220,9 @@ class OutputLock:
         if held is not None:
             held[1] += 1
             return self
+        from flexmbs.io.paths import writable_dir
+        # a file where the folder should be (or above it): a mistake, not a write fault
+        writable_dir(self.folder, "output folder", test_write=False)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -641,20 +644,41 @@ class RestartPoint:
 RESTART_KEYS = ("q", "qd", "qdd", "a", "lam")
 
 
-def read_restart(path: str | os.PathLike) -> RestartPoint:
-    """The last complete output step of a result file (complete, interrupted, failed,
-    diverged or left by a killed run) and every row up to it."""
-    path = os.fspath(path)
+def _restart_file(path: str) -> h5py.File:
+    """The result file ``path`` open for reading; :class:`FlexmbsError` if it is missing,
+    not HDF5 or not a flexmbs result file."""
     try:
         f = open_result(path)
     except FileNotFoundError:
         raise FlexmbsError(f"--restart {path}: no such file") from None
     except OSError as exc:
         raise FlexmbsError(f"--restart {path}: not a readable HDF5 file ({exc})") from None
-    with f:
-        if f.attrs.get("format") != "flexmbs-result":
-            raise FlexmbsError(f"--restart {path}: expected a flexmbs result file, got "
-                               f"format {f.attrs.get('format')!r}")
+    if f.attrs.get("format") != "flexmbs-result":
+        fmt = f.attrs.get("format")
+        f.close()
+        raise FlexmbsError(f"--restart {path}: expected a flexmbs result file, got "
+                           f"format {fmt!r}")
+    return f
+
+
+def check_restart_file(path: str | os.PathLike, model: str) -> None:
+    """Before any work of a run that continues ``path``: the file exists, is a flexmbs
+    result file and holds a run of the model named ``model``; :class:`FlexmbsError` naming
+    the file, what was expected and what was found otherwise.  (:func:`read_restart`
+    reads its state when the model is built.)"""
+    path = os.fspath(path)
+    with _restart_file(path) as f:
+        name = f.attrs.get("model")
+    if name is not None and str(name) != model:
+        raise FlexmbsError(f"--restart {path}: expected a result of model '{model}' (the "
+                           f"case's), found one of model '{name}'")
+
+
+def read_restart(path: str | os.PathLike) -> RestartPoint:
+    """The last complete output step of a result file (complete, interrupted, failed,
+    diverged or left by a killed run) and every row up to it."""
+    path = os.fspath(path)
+    with _restart_file(path) as f:
         missing = [k for k in RESTART_KEYS if f"restart/{k}" not in f]
         if missing:
             raise FlexmbsError(

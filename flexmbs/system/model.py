@@ -182,6 +182,7 @@ class System:
                 if not getattr(body, "is_ground", False) and id(body) not in body_ids:
                     out.append(f"{type(item).__name__} '{item.name}': body "
                                f"'{getattr(body, 'name', body)}' is not in the model")
+        out.extend(_point_mass_offsets(self.joints))
         joint_names = {j.name for j in self.joints}
         for item in self.drives + self.forces + self.sensors:
             ref = getattr(item, "joint", None)
@@ -233,6 +234,40 @@ def formulation_problem(model, formulation: str) -> str | None:
                     f"elements without internal states, this one has "
                     f"{len(f.state_names)} (use formulation = 'absolute')")
     return None
+
+
+#: how far [m] (per metre of the distance from the origin, at least 1 m) a joint point
+#: may lie from the point mass it holds (a mesh node set's centre is a few micrometres off;
+#: contact tests place a ball a little off its guide): a gross misplacement is refused
+POINT_MASS_OFFSET = 1e-2
+
+
+def _point_mass_offsets(joints) -> list[str]:
+    """A joint side on a point mass must sit at the mass point: a point mass has no
+    rotation, so a joint point ``at`` elsewhere would carry the mass at a fixed offset,
+    a massless lever that never turns (module doc of :mod:`flexmbs.bodies.point_mass`);
+    :data:`POINT_MASS_OFFSET` is the tolerance."""
+    out = []
+    for j in joints:
+        if not hasattr(j, "resolve") or j.problems():
+            continue                                # reported by the joint itself
+        try:
+            markers = j.resolve()
+        except (ValueError, TypeError, AttributeError):
+            continue
+        for tag, mk in zip(("first", "second"), markers):
+            body = getattr(mk, "body", None)
+            if getattr(body, "kind", None) != "point_mass":
+                continue
+            r0 = np.asarray(body.r0, float)
+            offset = float(np.linalg.norm(mk.s))
+            if offset > POINT_MASS_OFFSET * max(1.0, float(np.linalg.norm(r0))):
+                point = np.round(r0 + mk.s, 12).tolist()
+                out.append(f"{type(j).__name__} '{j.name}': its {tag} side is point mass "
+                           f"'{body.name}' at {np.round(r0, 12).tolist()}, expected the joint "
+                           f"point there, got {point} ({offset:.4g} m away; a point mass has "
+                           f"no rotation: give 'at' = its position, or leave 'at' out)")
+    return out
 
 
 def _did_you_mean(name, candidates) -> str:

@@ -91,6 +91,15 @@ CASES = [
      ["drives[0].joint", 'unknown joint "pn"', "did you mean 'pin'"]),
     ("rho_inf out of range", lambda s: s.replace("dt = 1e-3", "dt = 1e-3\nrho_inf = 1.5"),
      ["solver.rho_inf", "[0, 1]", "1.5"]),
+    ("orientation not a rotation", lambda s: s.replace("com = [0.5, 0.0, 0.0]",
+     "com = [0.5, 0.0, 0.0]\norientation = [[2.0, 0, 0], [0, 1, 0], [0, 0, 1]]"),
+     ["bodies[0].orientation", "expected a rotation matrix", "columns of lengths [2, 1, 1]",
+      "det = 2"]),
+    ("orientation a reflection", lambda s: s.replace("com = [0.5, 0.0, 0.0]",
+     "com = [0.5, 0.0, 0.0]\norientation = [[1.0, 0, 0], [0, 1, 0], [0, 0, -1]]"),
+     ["bodies[0].orientation", "det +1", "det = -1"]),
+    ("output interval longer than the run", lambda s: s + "\n[output]\ndt = 1.0\n",
+     ["output.dt", "expected an output interval <= t_end - t0 = 0.1 s", "got 1 s"]),
     ("missing solver", lambda s: s.split("[solver]")[0], ["solver", "missing section"]),
     ("not TOML", lambda s: s.replace("[model]", "[model"), ["not valid TOML"]),
     ("bad boolean", lambda s: s.replace("dt = 1e-3", "dt = 1e-3\nadaptive = 1"),
@@ -188,3 +197,34 @@ def test_every_key_documented():
     from flexmbs.case import schema as S
     doc = (Path(__file__).resolve().parents[2] / "docs" / "case_format.md").read_text()
     assert S.markdown_tables() in doc
+
+
+def test_rounded_rotation_matrix_is_the_nearest_rotation(tmp_path):
+    """A 45-degree rotation about z written with 7 digits (0.7071068, 1.5e-7 from
+    orthonormal) is s R45 with s = 1 + 1e-8: its nearest rotation is R45 itself."""
+    import numpy as np
+
+    from flexmbs.kinematics.rotation import matrix_from_axis_angle
+    c = "0.7071068"
+    case = tmp_path / "case.toml"
+    case.write_text(BASE.replace("com = [0.5, 0.0, 0.0]", "com = [0.5, 0.0, 0.0]\norientation = "
+                                 f"[[{c}, -{c}, 0.0], [{c}, {c}, 0.0], [0.0, 0.0, 1.0]]"))
+    R = np.array(load_case(case).bodies[0]["orientation"])
+    np.testing.assert_allclose(R, matrix_from_axis_angle(np.array([0.0, 0.0, 1.0]), np.pi / 4),
+                               rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("kind, joint, coord", [
+    ("angular_velocity", "spherical", "angle"), ("displacement", "revolute", "displacement")])
+def test_drive_on_a_joint_without_its_coordinate(tmp_path, capsys, kind, joint, coord):
+    """The message names the drive's key, the coordinate the drive needs (with its article)
+    and the joint's kind and coordinates."""
+    path = tmp_path / "case.toml"
+    value = "omega = 1.0" if kind == "angular_velocity" else "s = 0.0"
+    path.write_text(BASE.replace('type = "revolute"', f'type = "{joint}"') + "\n[[drives]]\n"
+                    f'name = "m"\ntype = "{kind}"\njoint = "pin"\n{value}\n')
+    have = "none" if joint == "spherical" else "angle"
+    assert_check_error(path, capsys, [
+        "drives[0].joint", f"{'an' if kind[0] == 'a' else 'a'} {kind} drive needs a joint with "
+        f"{'an' if coord[0] == 'a' else 'a'} {coord} coordinate", f'"pin" is {joint}',
+        f"(coordinates: {have})"], file_name_only=True)

@@ -56,6 +56,25 @@ def test_an_unknown_node_set_stops_check_and_run_with_exit_2(tmp_path, capsys):
     assert not (tmp_path / "o" / "flexible_slider_crank.h5").exists()
 
 
+def test_a_point_off_the_body_stops_check_with_exit_2(tmp_path, capsys):
+    """The mid-span point written in millimetres (200, 10, 5): the rod's mesh spans
+    [-0.025, 0.425] x [-0.025, 0.025] x [0, 0.01] m (conrod_tet10.msh), its nearest node is
+    ~200 m away; it was snapped to it without a word."""
+    import meshio
+    pts = meshio.read(CASES.parent / "meshes" / "conrod_tet10.msh").points
+    text = MAIN.read_text().replace('point = [0.2, 0.01, 0.005]', 'point = [200.0, 10.0, 5.0]')
+    text = text.replace("../../meshes", str(CASES.parent / "meshes"))
+    case = tmp_path / "case.toml"
+    case.write_text(text)
+    assert main(["check", str(case)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    lo, hi = pts.min(0), pts.max(0)
+    box = " x ".join(f"[{a:.4g}, {b:.4g}]" for a, b in zip(lo, hi))
+    dist = np.linalg.norm(pts - [200.0, 10.0, 5.0], axis=1).min()
+    assert (f"hotspots[0].point: expected a point on body 'rod' (its mesh spans {box} m), "
+            f"got [200.0, 10.0, 5.0]: the nearest node is {dist:.4g} m away") in err, err
+
+
 def test_a_node_set_is_the_mesh_node_set():
     """Reference: the node set of the mesh file as meshio reads it."""
     import meshio

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from test_case_errors import BASE
@@ -207,13 +208,48 @@ def test_mesh_unit_warning(tmp_path, caplog, unit, other):
     assert ("mass 7.85e-08 kg" in msgs[0]) if unit == "mm" else ("1000 x 100 x 100 m" in msgs[0])
 
 
+@pytest.mark.parametrize("edit, key, extent", [
+    ('shape = "box"\nsize = [1000.0, 50.0, 50.0]', "size", "1000 x 50 x 50 m"),
+    ('shape = "cylinder"\nradius = 25.0\nlength = 1000.0', "length", "50 x 1000 m"),
+    ('shape = "sphere"\nradius = 500.0', "radius", "1000 m")])
+def test_rigid_shape_unit_warning(tmp_path, caplog, edit, key, extent):
+    """The 1 m arm written in millimetres is a 1 km solid of ~1e7 kg and more: one warning
+    naming its key, the extent and the mass (rho V), and the fix."""
+    from flexmbs.case import build
+    path = tmp_path / "case.toml"
+    path.write_text(RIGID.replace('shape = "box"\nsize = [1.0, 0.05, 0.05]', edit))
+    with caplog.at_level(logging.WARNING):
+        build(load_case(path))
+    msgs = [r.getMessage() for r in caplog.records if "millimetres" in r.getMessage()]
+    volume = {"size": 1000.0 * 50.0 * 50.0, "length": np.pi * 25.0 ** 2 * 1000.0,
+              "radius": 4 / 3 * np.pi * 500.0 ** 3}[key]
+    assert len(msgs) == 1 and "\n" not in msgs[0]
+    assert msgs[0].startswith(f"case.toml: bodies[0].{key}: ") and f"spans {extent}" in msgs[0]
+    assert f"mass {7850.0 * volume:.3g} kg" in msgs[0] and "divide them by 1000" in msgs[0]
+
+
+def test_gravity_in_mm_warning(tmp_path, caplog):
+    """g = 9810 (mm/s^2 written into an SI case): one warning naming model.gravity, |g|,
+    its ratio to standard gravity 9.80665 m/s^2 and the fix."""
+    from flexmbs.case import build
+    path = tmp_path / "case.toml"
+    path.write_text(RIGID.replace("gravity = [0.0, -9.81, 0.0]", "gravity = [0.0, -9810.0, 0.0]"))
+    with caplog.at_level(logging.WARNING):
+        build(load_case(path))
+    msgs = [r.getMessage() for r in caplog.records if "gravity" in r.getMessage()]
+    assert msgs == [f"case.toml: model.gravity: |g| = 9810 m/s^2 ({9810 / 9.80665:.3g} times "
+                    "the earth's): the case file is in SI units; if it is in mm/s^2, divide "
+                    "by 1000"]
+
+
 def test_plausible_unit_no_warning(tmp_path, caplog):
     from flexmbs.case import build
     path = tmp_path / "case.toml"
     path.write_text(RIGID + FLEX)
     with caplog.at_level(logging.WARNING):
         build(load_case(path), body_dir=tmp_path / "bodies")
-    assert not [r for r in caplog.records if "declared in" in r.getMessage()]
+    assert not [r for r in caplog.records if "declared in" in r.getMessage()
+                or "millimetres" in r.getMessage() or "mm/s^2" in r.getMessage()]
 
 
 def test_loader_error_is_case_error(tmp_path):

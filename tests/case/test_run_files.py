@@ -284,3 +284,29 @@ def test_summary_names_every_file_from_the_output_folder_as_given(tmp_path, monk
              if ln.startswith(("results:", "XDMF time series:"))]
     shown += [ln.rsplit(" in ", 1)[1] for ln in out if ln.startswith("plots:")]
     assert len(shown) == 3 and all(s.startswith("relout/") for s in shown), shown
+
+
+@pytest.mark.parametrize("which, needles", [
+    ("other", ["expected a result of model 'two' (the case's)", "found one of model 'arm'"]),
+    ("missing", ["no such file"]),
+    ("not_hdf5", ["not a readable HDF5 file"]),
+])
+def test_wrong_restart_file_is_refused_before_any_work(tmp_path, capsys, which, needles):
+    """``--restart`` a result of another model, a missing file or a text file: one line
+    naming the file, exit 2, before the model is built (a flexible body's preprocessing
+    may take minutes) and before the output folder is made."""
+    first = tmp_path / "first"
+    assert run(arm_case(tmp_path), first, "--no-plots", "--no-xdmf") == 0
+    capsys.readouterr()
+    given = {"other": first / "arm.h5", "missing": tmp_path / "nope.h5",
+             "not_hdf5": tmp_path / "notes.h5"}[which]
+    if which == "not_hdf5":
+        given.write_text("not a result\n")
+    out = tmp_path / "second"
+    assert run(arm_case(tmp_path, name="two"), out, "--restart", str(given)) == 2
+    cap = capsys.readouterr()
+    lines = [ln for ln in cap.err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"flexmbs run: error: --restart {given}: ")
+    for n in needles:
+        assert n in lines[0], lines[0]
+    assert cap.out == "" and not out.exists()

@@ -54,6 +54,32 @@ def test_unknown_petsc_type_of_run(tmp_path, capsys, argv, needles):
     assert not out.exists()
 
 
+@pytest.mark.parametrize("command, argv, needles", [
+    ("run", ["-snes_typo", "1"], ["-snes_typo", "got none", "did you mean -fmbs_snes_typo?"]),
+    ("run", ["-ksp_type", "gmres"], ["-ksp_type", "did you mean -fmbs_ksp_type?"]),
+    ("sweep", ["-pc_type", "lu"], ["-pc_type", "did you mean -fmbs_pc_type?"]),
+    ("preprocess", ["-eps_monitor"], ["-eps_monitor", "did you mean -flexmbs_eps_eps_monitor?"]),
+])
+def test_solver_option_without_prefix(tmp_path, capsys, command, argv, needles):
+    """``-snes_monitor`` instead of ``-fmbs_snes_monitor``: no flexmbs solver reads it and
+    PETSc would leave it unused without a word; one line, exit 2, before any work."""
+    out = tmp_path / "out"
+    args = ([str(CASE), "--out", str(out)] if command != "preprocess" else
+            [str(CASE.parents[2] / "meshes" / "beam_hex8_10x1x1.msh"), "--material", "steel",
+             "--modes", "2", "-o", str(tmp_path / "b.h5")])
+    assert main([command, *args, *argv]) == 2
+    _one_line(capsys.readouterr().err, command, "PETSc option", "prefix", *needles)
+    assert not out.exists() and not (tmp_path / "b.h5").exists()
+
+
+def test_global_petsc_options_pass():
+    """Options of no solver object (``-log_view``, ``-malloc_debug``) keep passing."""
+    from flexmbs.cli.main import unprefixed_solver_option
+    assert unprefixed_solver_option("run", {
+        "log_view": None, "malloc_debug": None, "options_left": "0",
+        "fmbs_snes_monitor": None, "flexmbs_eps_st_pc_type": "lu"}) == ""
+
+
 def test_unknown_petsc_type_of_preprocess(tmp_path, capsys):
     mesh = Path(__file__).resolve().parents[2] / "meshes" / "beam_hex8_10x1x1.msh"
     rc = main(["preprocess", str(mesh), "--material", "steel", "--modes", "2",

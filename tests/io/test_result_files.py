@@ -229,6 +229,20 @@ def test_restart_of_another_model_is_refused(tmp_path):
     assert longer.t[0] == 0.0 and longer.t[-1] == pytest.approx(0.1)
 
 
+@pytest.mark.parametrize("output", ["afile/p.h5", "afile/sub/p.h5"])
+def test_output_under_a_file_is_a_case_error(tmp_path, output):
+    """``output=`` in a folder that is a file (or below one): the mistake names the folder,
+    what was expected and found (it was 'cannot write ...: File exists [EEXIST]', an
+    I/O fault), and nothing is written."""
+    (tmp_path / "afile").write_text("notes")
+    with pytest.raises(fm.CaseError) as info:
+        fm.simulate(pendulum(), 0.01, 1e-3, output=str(tmp_path / output))
+    folder = str(tmp_path / os.path.dirname(output))
+    assert str(info.value).startswith(f"output folder '{folder}': expected a folder")
+    assert "an existing file" in str(info.value), str(info.value)
+    assert (tmp_path / "afile").read_text() == "notes"
+
+
 def test_lock_is_reentrant_in_a_process_and_held_against_others(tmp_path):
     code = ("import sys; from flexmbs.io.results import OutputLock\n"
             "from flexmbs.errors import OutputInUseError\n"

@@ -72,6 +72,12 @@ def not_in_model_sensor():
     return pendulum().add(PositionSensor("s", stray.marker("m")))
 
 
+def point_mass_off_its_joint():
+    """The mass at (0.7, 0.3, 0), the pin at (0.5, 0, 0): |offset| = sqrt(0.2^2 + 0.3^2)."""
+    p = fm.PointMass("slider", 0.5, r0=(0.7, 0.3, 0.0))
+    return fm.System().add(fm.Spherical("pin", fm.ground, p, at=(0.5, 0.0, 0.0)))
+
+
 CASES = [
     # (id, model factory, exception, words that must appear in the message)
     ("negative mass", lambda: pendulum(fm.RigidBody("bar", -2.0, I3)), fm.ModelError,
@@ -113,6 +119,10 @@ CASES = [
     ("stop limits reversed", lambda: pendulum().add(JointStop("stop", joint="pin", lower=1.0,
                                                               upper=-1.0, k=1e3)),
      fm.ModelError, ["'stop'", "lower"]),
+    ("point mass off its joint point", point_mass_off_its_joint, fm.ModelError,
+     ["Spherical 'pin'", "second side is point mass 'slider' at [0.7, 0.3, 0.0]",
+      "expected the joint point there, got [0.5, 0.0, 0.0]",
+      f"({np.hypot(0.2, 0.3):.4g} m away"]),
     ("sensor on a body not in the model", not_in_model_sensor, fm.ModelError,
      ["'s'", "body 'stray' is not in the model"]),
 ]
@@ -157,3 +167,12 @@ def test_bad_solver_settings(kw, words):
     args = {"t_end": 0.1, "dt": 1e-3, **kw}
     with pytest.raises(ValueError, match=words):
         fm.simulate(pendulum(), args.pop("t_end"), args.pop("dt"))
+
+
+def test_point_mass_at_its_joint_point_is_valid():
+    """The same joint with 'at' at the mass, or with no 'at' (the mass point): valid."""
+    for at in ((0.7, 0.3, 0.0), None):
+        p = fm.PointMass("slider", 0.5, r0=(0.7, 0.3, 0.0))
+        kw = {} if at is None else {"at": at}
+        first = fm.ground if at is not None else fm.ground.marker("o", (0.7, 0.3, 0.0))
+        fm.System().add(fm.Spherical("pin", first, p, **kw)).validate()
