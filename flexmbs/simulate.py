@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import math
+import numbers
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -37,9 +38,11 @@ from flexmbs.errors import (
 from flexmbs.integrate.consistent import consistent_initial_conditions, consistent_positions
 from flexmbs.integrate.events import impact_columns
 from flexmbs.integrate.genalpha import Checkpoint
+from flexmbs.integrate.options import check_option_values
 from flexmbs.integrate.settings import DEFAULTS
 from flexmbs.io.results import ResultWriter, RestartPoint, read_restart, write_event_table
 from flexmbs.system import dof, health
+from flexmbs.system.model import System
 from flexmbs.system.output_point import OutputPoint
 
 log = logging.getLogger(__name__)
@@ -222,6 +225,18 @@ class _Recorder:
         interruption (``KeyboardInterrupt``) in the first pass is raised after the rows
         before it are recorded."""
         newton, jac = counters["newton_iterations"], counters["jacobian_evaluations"]
+        for a in range(0, len(t), self.CHUNK):     # (a chunk's rows evaluated are held)
+            b = a + self.CHUNK
+            self._record_rows(t[a:b], q[a:b], qdd[a:b], lam[a:b], newton[a:b], jac[a:b],
+                              lambda i, project=True, a=a: row(a + i, project))
+        return False
+
+    #: rows of a block evaluated before they are recorded (each holds its constraint
+    #: rows, a dense (rows, n_q) G: a whole block of 64 would hold 64)
+    CHUNK = 8
+
+    def _record_rows(self, t, q, qdd, lam, newton, jac, row) -> None:
+        """:meth:`record_block` on ``k <= CHUNK`` consecutive rows."""
         k, m = len(t), 0
         qd, ats, coords = [], [], []
 
@@ -252,7 +267,6 @@ class _Recorder:
             coords = self.point.joint_coordinate_rows(q[:m], ats[:m])
         for i in range(k):
             record(i)
-        return False
 
     def _record(self, t, q, qd, qdd, lam, counts, at=None, coordinates=None, clear=False):
         """Record one output step; ``counts``: the solver's cumulative ``(Newton
@@ -424,6 +438,19 @@ def _prepared(model, t0: float, assembled: Prepared | None) -> Prepared:
     return assembled
 
 
+def _check_arguments(model, **times) -> None:
+    """``model`` a :class:`~flexmbs.system.model.System` and the times real numbers [s]:
+    a TypeError naming the argument, what was expected and what was found (not an
+    AttributeError deep inside the assembly)."""
+    if not isinstance(model, System):
+        raise TypeError(f"simulate: model: expected a flexmbs System (fm.System), got "
+                        f"{type(model).__name__}")
+    for name, v in times.items():
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise TypeError(f"simulate: {name}: expected a number of seconds, got {v!r} "
+                            f"({type(v).__name__})")
+
+
 def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
              rho_inf: float = DEFAULTS.rho_inf, method: str = DEFAULTS.method,
              adaptive: bool = DEFAULTS.adaptive, rtol: float = DEFAULTS.rtol,
@@ -469,6 +496,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
     assembled : ``prepare(model, t0)``, when the caller has it already: the model is
         then not assembled and checked again
     """
+    _check_arguments(model, t_end=t_end, dt=dt, t0=t0)
+    check_option_values(petsc_options or {}, where="simulate: petsc_options")
     if not (np.isfinite(dt) and dt > 0):
         raise ValueError(f"simulate: time step dt must be positive, got {dt}")
     if not (np.isfinite(t_end) and t_end > t0):

@@ -836,6 +836,7 @@ class GeneralizedAlpha:
 
         def at(k: int) -> State:
             done[0], b = k, info[k]
+            self._in_step = False   # (a row before the last: no checkpoint goes with it)
             c.steps = base[0] + int(b[K.O_STEPS])
             c.newton = base[1] + int(b[K.O_NEWTON])
             c.solves = base[2] + int(b[K.O_NEWTON])
@@ -859,8 +860,8 @@ class GeneralizedAlpha:
                     "jacobian_evaluations": base[3] + info[:, K.O_JAC].astype(np.int64)}
         stop = bool(record_block(info[:, K.O_T], states[:, :n], states[:, 2 * n:3 * n],
                                  states[:, 4 * n:], counters, row))
-        if not stop and done[0] != last:
-            at(last)        # (the integrator at the block's end)
+        if done[0] != last:
+            at(last)        # (the integrator at the block's end, where the run goes on or stops)
         self._in_step = True
         return stop
 

@@ -55,10 +55,7 @@ def drive_rates(st, C: np.ndarray, t: float) -> dict:
 def stacked_frames(st, C: np.ndarray) -> StackedFrames:
     """``{id(marker): (p, R)}`` of the markers of ``st`` from their frames ``C`` (each
     made when looked up)."""
-    global _INDEX
-    if _INDEX[0] is not st:
-        _INDEX = (st, {id(mk): m for m, (mk, _) in enumerate(st.markers)})
-    return StackedFrames(_INDEX[1], C)
+    return StackedFrames(st.marker_index, C)
 
 
 class StackedFrames(Mapping):
@@ -84,10 +81,6 @@ class StackedFrames(Mapping):
 
     def __len__(self) -> int:
         return len(self.index)
-
-
-#: ``(StackedRows, {id(marker): m})`` of the last system's markers
-_INDEX: tuple = (None, {})
 
 
 def rows_at(rows, q: np.ndarray, t: float) -> RowsAt:

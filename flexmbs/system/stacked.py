@@ -26,6 +26,8 @@ from :class:`flexmbs.system.local_rows.LocalRows` (both on :class:`LabelRowSet`)
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from flexmbs.constraints.rows import LabelRows, WeightedRow
@@ -197,6 +199,11 @@ class StackedRows(LabelRowSet):
         #: the arguments of :func:`~flexmbs.kinematics.frame_kernel.stacked_rows` between
         #: ``q`` and ``n_rows`` (:meth:`_pack`)
         self.kernel_data = self._pack(markers)
+
+    @functools.cached_property
+    def marker_index(self) -> dict:
+        """``{id(marker): m}``: the row ``m`` of each marker in the frames ``C``."""
+        return {id(mk): m for m, (mk, _) in enumerate(self.markers)}
 
     def _add_force_markers(self, layout) -> dict:
         """Append the markers of the force elements the compiled force kernel covers

@@ -192,3 +192,35 @@ def test_an_interruption_while_a_block_is_projected_keeps_the_rows_before_it(
     same_files(new, ref)
     with h5py.File(new) as f:
         np.testing.assert_array_equal(f["time"][()], full.t[:k_stop])
+
+
+def test_checkpoints_written_inside_blocks_cut_by_the_progress_cadence(blocks, monkeypatch,
+                                                                         tmp_path):
+    """A progress callback cuts the compiled loop's calls (every 50 steps here, as on a
+    slow model) and the file is flushed at every row: the checkpoints written are those
+    of the row route, row for row (a row before a block's last has none: a restart from
+    it would not repeat the run's steps)."""
+    from flexmbs.integrate import genalpha
+    monkeypatch.setattr(genalpha.Cadence, "steps", lambda self, block_steps: 50)
+    monkeypatch.setattr(results, "FLUSH_SECONDS", 0.0)
+    written = []
+    flush = results.ResultWriter._flush
+
+    def logged(self, cp):
+        if cp is not None:
+            written.append((self.n - 1, np.asarray(cp).copy()))
+        return flush(self, cp)
+    monkeypatch.setattr(results.ResultWriter, "_flush", logged)
+
+    def run(name):
+        written.clear()
+        fm.simulate(rigid_pendulum(), 0.2, 1e-3, rho_inf=0.9, output_dt=1e-3,
+                    progress=lambda t, t_end, st: False, output=str(tmp_path / name / "r.h5"))
+        return list(written)
+    block = run("block")
+    assert blocks["rows"] > 0
+    row_by_row(monkeypatch)
+    row = run("row")
+    assert [k for k, _ in block] == [k for k, _ in row] and len(row) > 2
+    for (_, a), (_, b) in zip(block, row):
+        np.testing.assert_array_equal(a, b)

@@ -169,6 +169,25 @@ def test_bad_solver_settings(kw, words):
         fm.simulate(pendulum(), args.pop("t_end"), args.pop("dt"))
 
 
+@pytest.mark.parametrize("args, kw, words", [
+    (([1], 0.1, 1e-3), {}, "model: expected a flexmbs System .* got list"),
+    ((None, "0.1", 1e-3), {}, "t_end: expected a number of seconds, got '0.1' .str."),
+    ((None, 0.1, None), {}, "dt: expected a number of seconds, got None"),
+    ((None, 0.1, 1e-3), {"t0": True}, "t0: expected a number of seconds, got True")])
+def test_arguments_of_the_wrong_type_are_named(args, kw, words):
+    """A list for the model or a string for a time: a TypeError naming the argument,
+    what was expected and what was found (was an AttributeError inside the assembly)."""
+    args = (pendulum() if args[0] is None else args[0], *args[1:])
+    with pytest.raises(TypeError, match=words):
+        fm.simulate(*args, **kw)
+
+
+def test_a_misspelt_petsc_type_is_named_before_the_run():
+    with pytest.raises(ValueError, match="simulate: petsc_options -ksp_type: expected a KSP "
+                                         "type known to PETSc, got 'gmress' .did you mean 'gmres'"):
+        fm.simulate(pendulum(), 0.1, 1e-3, petsc_options={"ksp_type": "gmress"})
+
+
 def test_point_mass_at_its_joint_point_is_valid():
     """The same joint with 'at' at the mass, or with no 'at' (the mass point): valid."""
     for at in ((0.7, 0.3, 0.0), None):
