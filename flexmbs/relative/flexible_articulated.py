@@ -12,14 +12,19 @@ recursive formalism (:mod:`flexmbs.relative.flexible_recursive`, same symbols):
 The matrix is ``S = c_M Mbar + Delta_e`` with ``Delta_e`` the body-local part of the
 tangent kept by the modified Newton iteration: on each flexible body's modal
 coordinates ``q_e,i`` (which are joint coordinates, ``y_i``'s last rows equal
-``qd_e,i``) the linear elastic stiffness and the structural damping,
+``qd_e,i``) the tangent stiffness of the elastic force ``h_e = K_e q_e + K2:q q +
+K3:q q q`` and the structural damping,
 
-    Delta_e,i = c_K K_e,i + c_C D_e,i,
+    Delta_e,i = c_K K_t,i(q_e,i) + c_C D_e,i,
+    K_t,i = dh_e/dq_e = K_e,i + d(K2:q q + K3:q q q)/dq_e   (K_e,i for a linear body),
 
-constant, of the body alone (the rest of ``K``, ``C`` -- geometric stiffening, inertia
-and gyroscopic terms, forces, the joints' ``dT/dbeta`` -- is dropped).  Keeping them
-matters: without ``K_e`` the modified iteration's contraction rate is ~ (omega_e h)^2,
-which exceeds one for the stiff modes.
+of the body alone (the rest of ``K``, ``C`` -- inertia and gyroscopic terms, forces,
+the joints' ``dT/dbeta`` -- is dropped).  Keeping them matters: without ``K_e`` the
+modified iteration's contraction rate is ~ (omega_e h)^2, which exceeds one for the
+stiff modes; without the stiffening's tangent, which moved the modal stiffness of the
+flexible slider-crank's rod by up to 70 % at t = 2 ms, ``|I - W_0'^-1 W|`` reached 78
+there (0.59 with it) and the first modified increment of a step overshot until the run
+diverged.
 
 factor (leaves to root), ``K_i`` the modal block ``[[0, 0], [0, Delta_e,i]]``:
 
