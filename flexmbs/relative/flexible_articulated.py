@@ -147,7 +147,9 @@ def factor(tree: Tree, loc, e: list, M_b: list, c_M: float = 1.0, c_K: float = 0
     at the local kinematics ``loc`` (:class:`~flexmbs.relative.flexible_kinematics.
     LocalKinematics`), the bodies' Euler parameters ``e`` and descriptor mass matrices
     ``M_b`` ((7 + n_e,i) square per body), with the local rows ``rows``: {joint index:
-    g_i (r_i, d_i)} (their multipliers in the order of the joints)."""
+    g_i (r_i, d_i)} (their multipliers in the order of the joints); ``beta`` the joint
+    coordinates, whose modal ones ``q_e,i`` give the stiffening's tangent in ``Delta_e,i``
+    (None: ``K_e,i`` alone)."""
     n = tree.n
     m = [n_modes(tree, i) for i in range(n)]
     IA = []
