@@ -37,8 +37,9 @@ Newton on ``[[c_M Mbar, G^T], [G, 0]]`` by the articulated-body factorisation an
 Schur complement on the rows of the cut joints and drives (the Euler normalisations
 eliminated joint by joint inside the recursion, :mod:`flexmbs.relative.newton_factor`),
 O(n (1 + m_c)) per iteration (m_c rows of cut joints and drives), no tangent; for a
-tree with flexible bodies ``c_M Mbar + Delta_e``, ``Delta_e = c_K K_e + c_C D_e`` on
-each flexible body's modal coordinates (the tangent's body-local constant part), by
+tree with flexible bodies ``c_M Mbar + Delta_e``, ``Delta_e = c_K K_t(q_e) + c_C D_e``
+on each flexible body's modal coordinates (the tangent's body-local part: the elastic
+force's tangent stiffness with the geometric stiffening, and the damping), by
 :mod:`flexmbs.relative.flexible_articulated`.  When the
 integrator asks again for a matrix within the same Newton solve (at the point its last
 increment led to) and the fresh modified matrix's increment is not ``THETA`` of the last
@@ -517,7 +518,7 @@ class RelativeDAE:
 
     def _flexible_factor(self, q, t, c_K, c_C, c_M):
         """The modified Newton matrix of a flexible tree, ``[[c_M Mbar + Delta_e, G^T],
-        [G, 0]]`` (``Delta_e``: ``c_K K_e + c_C D_e`` on each flexible body's modal
+        [G, 0]]`` (``Delta_e``: ``c_K K_t(q_e) + c_C D_e`` on each flexible body's modal
         coordinates), factored by articulated bodies
         (:mod:`flexmbs.relative.flexible_articulated`)."""
         q = np.asarray(q, float)
