@@ -129,7 +129,10 @@ i4_pointer = _pointer_intrinsic(types.int32, ir.IntType(32))
 
 @register_jitable
 def f1(tab, k):  # pragma: no cover - compiled
-    """Row ``k`` of a table as a 1-d float64 array (``f2``...: 2-d..., ``i1``, ``i2``: int64)."""
+    """Row ``k`` of a table as a 1-d float64 array (``f2``...: 2-d..., ``i1``, ``i2``: int64).
+    ``register_jitable`` (an overload): compiled once, for an int64 ``k``, and linked
+    into each caller (a ``njit`` kernel would compile once per literal ``k``; with
+    ``inline="always"`` numba copied its IR at each of the kernels' ~170 calls)."""
     return carray(f8_pointer(tab[k, 0]), tab[k, 1])
 
 

@@ -34,7 +34,8 @@ the stacked rows of ``frame_kernel``, or of the springs' ``spring_kernel``, inli
 helpers included) that it compiles in: a change of those kernels (arguments or code)
 must edit this file too, or warm installations keep the old code (the stacked rows of
 ``frame_kernel`` are inlined here; edited for the round-10 loops of ``stacked_rows_into``
-and ``bodies_residual_into``, and ``ffrf_kernel._transposed``).
+and ``bodies_residual_into``, and ``ffrf_kernel._transposed``; for round 12's row copy of
+``stacked_rows_into``).
 """
 from __future__ import annotations
 
