@@ -26,7 +26,7 @@ import numpy as np
 from llvmlite import ir
 from numba import carray, cfunc, njit, types
 from numba.core import event
-from numba.extending import intrinsic
+from numba.extending import intrinsic, register_jitable
 
 _F8 = np.dtype(float)
 
@@ -128,33 +128,36 @@ i8_pointer = _pointer_intrinsic(types.int64, ir.IntType(64))
 i4_pointer = _pointer_intrinsic(types.int32, ir.IntType(32))
 
 
-@njit(cache=True, inline="always")
+@register_jitable
 def f1(tab, k):  # pragma: no cover - compiled
-    """Row ``k`` of a table as a 1-d float64 array (``f2``...: 2-d..., ``i1``, ``i2``: int64)."""
+    """Row ``k`` of a table as a 1-d float64 array (``f2``...: 2-d..., ``i1``, ``i2``: int64).
+    ``register_jitable`` (an overload): compiled once, for an int64 ``k``, and linked
+    into each caller (a ``njit`` kernel would compile once per literal ``k``; with
+    ``inline="always"`` numba copied its IR at each of the kernels' ~170 calls)."""
     return carray(f8_pointer(tab[k, 0]), tab[k, 1])
 
 
-@njit(cache=True, inline="always")
+@register_jitable
 def f2(tab, k):  # pragma: no cover - compiled
     return carray(f8_pointer(tab[k, 0]), (tab[k, 1], tab[k, 2]))
 
 
-@njit(cache=True, inline="always")
+@register_jitable
 def f3(tab, k):  # pragma: no cover - compiled
     return carray(f8_pointer(tab[k, 0]), (tab[k, 1], tab[k, 2], tab[k, 3]))
 
 
-@njit(cache=True, inline="always")
+@register_jitable
 def f4(tab, k):  # pragma: no cover - compiled
     return carray(f8_pointer(tab[k, 0]), (tab[k, 1], tab[k, 2], tab[k, 3], tab[k, 4]))
 
 
-@njit(cache=True, inline="always")
+@register_jitable
 def i1(tab, k):  # pragma: no cover - compiled
     return carray(i8_pointer(tab[k, 0]), tab[k, 1])
 
 
-@njit(cache=True, inline="always")
+@register_jitable
 def i2(tab, k):  # pragma: no cover - compiled
     return carray(i8_pointer(tab[k, 0]), (tab[k, 1], tab[k, 2]))
 

@@ -248,7 +248,7 @@ class AffineStep:
 
     def tables(self) -> tuple[np.ndarray, np.ndarray]:
         """The residual's and the Newton matrix's tables (:func:`~flexmbs.integrate.
-        step_kernel.table_residual`, :func:`~flexmbs.integrate.step_kernel.newton_dense`)."""
+        step_kernel.table_residual_c`, :func:`~flexmbs.integrate.step_kernel.newton_dense`)."""
         ntab = self._newton_table()
         return self._table.array, ntab.array
 

@@ -34,8 +34,8 @@ the stacked rows of ``frame_kernel``, or of the springs' ``spring_kernel``, inli
 helpers included) that it compiles in: a change of those kernels (arguments or code)
 must edit this file too, or warm installations keep the old code (the stacked rows of
 ``frame_kernel`` are inlined here; edited for the round-10 loops of ``stacked_rows_into``
-and ``bodies_residual_into``, and ``ffrf_kernel._transposed``; and for round 13's
-``rigid_kernel.mm_to``).
+and ``bodies_residual_into``, and ``ffrf_kernel._transposed``; for round 12's row copy of
+``stacked_rows_into``; and for round 13's ``rigid_kernel.mm_to``).
 """
 from __future__ import annotations
 
@@ -124,7 +124,7 @@ def _residual_rows(F, x, r, q, qd, g, G, C, D, active, n_rows, bp, z_idx, fr_int
     friction, springs, ``F = [r / beta'; g_A]``, the linear forces; whether ``F`` is
     finite.  Inlined (fewer than 30 arguments: numba inlines no call that Python makes
     with ``*args``) into both callers, :func:`affine_residual` and
-    :func:`table_residual`, so that the compiled residual makes no call with the 66
+    :func:`table_residual_c`, so that the compiled residual makes no call with the 66
     array arguments of :func:`affine_residual` (about a third of its time on the rigid
     pendulum)."""
     n = q.shape[0]
@@ -168,19 +168,56 @@ def _residual_rows(F, x, r, q, qd, g, G, C, D, active, n_rows, bp, z_idx, fr_int
 N_TABLE = 67
 
 
-@njit(cache=True, inline="always")
-def table_residual(F, X, t):  # pragma: no cover - compiled
-    """:func:`affine_residual` at ``X`` into ``F`` with every other argument read from
-    the table ``t`` of :func:`affine_residual_c`; records ``q = X[:n]`` in ``q_last``,
-    whether ``F`` is finite in ``status[0]`` and counts the calls in ``status[1]``;
-    returns whether ``F`` is finite.  The steps of :func:`affine_residual` in its order
-    (the same sums, so the same values to the last bit), not a call of it: a call with its
-    66 array arguments cost ~0.6 of ~2 us on the rigid pendulum.  Inlined (numba IR)
-    into :func:`table_residual_c`,
-    its one caller: a separately compiled kernel would be optimised and emitted once on
-    its own and once more linked into the callback."""
+@native(types.int32(types.intp, types.intp, types.intp, types.intp))
+def affine_residual_c(snes, x, f, ctx):  # pragma: no cover - compiled
+    """:func:`affine_residual` as PETSc's ``SNESFunction(SNES, Vec x, Vec f, void *ctx)``
+    (arrays by ``VecGetArrayRead``/``VecGetArray``); records ``q = x[:n]`` in ``q_last``,
+    whether ``F`` is finite in ``status[0]`` (the caller names the source afterwards) and
+    counts the calls in ``status[1]`` (:func:`table_residual_c`), by the address of
+    :func:`table_residual_c` (the table's last row), so that this callback's compile does
+    not link in (and optimise again) the residual's code."""
+    t = carray(i8_pointer(ctx), (N_TABLE, 5))
+    slot = t[4, 0]
+    err = call_c2(t[0, 0], x, slot)
+    if err:
+        return err
+    err = call_c2(t[2, 0], f, slot + 8)
+    if err:
+        return err
+    sl = carray(i8_pointer(slot), 2)
+    call_c3(t[N_TABLE - 1, 0], sl[1], sl[0], ctx)
+    err = call_c2(t[1, 0], x, slot)
+    if err:
+        return err
+    return call_c2(t[3, 0], f, slot + 8)
+
+
+@native(types.int32(types.intp, types.intp, types.intp))
+def table_residual_c(F_p, x_p, ctx):  # pragma: no cover - compiled
+    """:func:`affine_residual` as a C function ``int (double *F, const double *x, void
+    *t)`` at ``X`` (``x``) into ``F`` with every other argument read from the table ``t``
+    of :func:`affine_residual_c`: 1 if ``F`` is finite, else 0; records ``q = X[:n]`` in
+    ``q_last``, whether ``F`` is finite in ``status[0]`` and counts the calls in
+    ``status[1]``.  The compiled step loop calls it by its address, so that the loop's
+    compile does not link in (and optimise again) the residual's code.  ``F`` is NaN and
+    ``status[0]`` "not finite" until the end: a kernel that stops on an exception (a C
+    callback then returns 0 and prints it) leaves a non-finite residual that the caller
+    reports, never the previous evaluation's values.  The steps of
+    :func:`affine_residual` in its order (the same sums, so the same values to the last
+    bit), not a call of it: a call with its 66 array arguments cost ~0.6 of ~2 us on the
+    rigid pendulum.  Written here, not in a kernel inlined into this one (round 12): numba
+    copies an inlined kernel's IR, with the kernels inlined into it, once more per level
+    (``docs/performance.md``, "Cold start")."""
+    t = carray(i8_pointer(ctx), (N_TABLE, 5))
     q0 = f1(t, 8)
     n = q0.shape[0]
+    N = n + i1(t, 12).shape[0]
+    F = carray(f8_pointer(F_p), N)
+    for i in range(N):
+        F[i] = np.nan
+    status = i1(t, 5)
+    status[0] = 1
+    X = carray(f8_pointer(x_p), N)
     scal = f1(t, 7)
     q_last = f1(t, 6)
     if n:                       # the rows are written in place: not valid until the end
@@ -204,51 +241,9 @@ def table_residual(F, X, t):  # pragma: no cover - compiled
                             i1(t, 49), i1(t, 50), f1(t, 51))
     for i in range(n):
         q_last[i] = X[i]
-    status = i1(t, 5)
     status[0] = 0 if finite else 1
     status[1] += 1
-    return finite
-
-
-@native(types.int32(types.intp, types.intp, types.intp, types.intp))
-def affine_residual_c(snes, x, f, ctx):  # pragma: no cover - compiled
-    """:func:`affine_residual` as PETSc's ``SNESFunction(SNES, Vec x, Vec f, void *ctx)``
-    (arrays by ``VecGetArrayRead``/``VecGetArray``); records ``q = x[:n]`` in ``q_last``,
-    whether ``F`` is finite in ``status[0]`` (the caller names the source afterwards) and
-    counts the calls in ``status[1]`` (:func:`table_residual`), by the address of
-    :func:`table_residual_c` (the table's last row), so that this callback's compile does
-    not link in (and optimise again) the residual's code."""
-    t = carray(i8_pointer(ctx), (N_TABLE, 5))
-    slot = t[4, 0]
-    err = call_c2(t[0, 0], x, slot)
-    if err:
-        return err
-    err = call_c2(t[2, 0], f, slot + 8)
-    if err:
-        return err
-    sl = carray(i8_pointer(slot), 2)
-    call_c3(t[N_TABLE - 1, 0], sl[1], sl[0], ctx)
-    err = call_c2(t[1, 0], x, slot)
-    if err:
-        return err
-    return call_c2(t[3, 0], f, slot + 8)
-
-
-@native(types.int32(types.intp, types.intp, types.intp))
-def table_residual_c(F, x, ctx):  # pragma: no cover - compiled
-    """:func:`table_residual` as a C function ``int (double *F, const double *x, void
-    *t)`` (``t``: the table of :func:`affine_residual_c`): 1 if ``F`` is finite, else 0.
-    The compiled step loop calls it by its address, so that the loop's compile does not
-    link in (and optimise again) the residual's code.  ``F`` is NaN and ``status[0]``
-    "not finite" until :func:`table_residual` has finished: a kernel that stops on an
-    exception (a C callback then returns 0 and prints it) leaves a non-finite residual
-    that the caller reports, never the previous evaluation's values."""
-    t = carray(i8_pointer(ctx), (N_TABLE, 5))
-    N = f1(t, 8).shape[0] + i1(t, 12).shape[0]
-    Fa = carray(f8_pointer(F), N)
-    Fa[:] = np.nan
-    i1(t, 5)[0] = 1
-    return 1 if table_residual(Fa, carray(f8_pointer(x), N), t) else 0
+    return 1 if finite else 0
 
 
 #: rows of the Newton table of :func:`newton_dense` (made by :class:`flexmbs.integrate.

@@ -10,7 +10,7 @@ the loop goes on: the outputs of many steps in one call, :data:`OUT_COLUMNS`):
 * the step ``h_try`` towards ``goal = min(target, t_g + k h)`` (:func:`step_towards`),
   the predictor ``q0, v0, w0, x0`` (:func:`~.genalpha_kernel.predict`);
 * the Newton iteration of SNES ``newtonls`` with the basic line search, ``x_{k+1} = x_k -
-  W^{-1} F(x_k)``, ``F`` the step residual (:func:`~.step_kernel.table_residual`), ``W``
+  W^{-1} F(x_k)``, ``F`` the step residual (:func:`~.step_kernel.table_residual_c`), ``W``
   the dense Newton matrix (:func:`~.step_kernel.newton_dense`) factored by LU with partial
   pivoting (:func:`lu_factor`), stopped by the increment test of :mod:`._newton`
   (:func:`~.increments_kernel.block_maxima`, ``decide``: same norms, tolerances and
@@ -157,7 +157,7 @@ def _norm2(F):  # pragma: no cover - compiled
 
 @njit(cache=True)
 def call_residual(F, x, tab, fns):  # pragma: no cover - compiled
-    """:func:`~.step_kernel.table_residual` by its C function's address ``fns[0]``:
+    """:func:`~.step_kernel.table_residual_c` by its C function's address ``fns[0]``:
     ``F`` at ``x``, whether it is finite."""
     return call_c3(fns[0], F.ctypes.data, x.ctypes.data, tab.ctypes.data) != 0
 

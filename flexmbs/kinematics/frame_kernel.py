@@ -412,9 +412,10 @@ def stacked_rows_into(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src
                         p, dp)
     g[:] = 0.0
     G[:] = 0.0
-    for i in range(src.shape[0]):
+    for i in range(src.shape[0]):    # the rows by loops (no broadcast shape check)
         g[dst[i]] = p[src[i]]
-        G[dst[i]] = dp[src[i]]
+        for j in range(N):
+            G[dst[i], j] = dp[src[i], j]
     for b in range(norm_rows.shape[0]):
         r = norm_rows[b]
         s = -1.0
