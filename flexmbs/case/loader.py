@@ -591,6 +591,13 @@ def load_case(path: str | Path) -> CaseSpec:
     return spec_from_raw(read_raw(path), path)
 
 
+def _span(solver: dict) -> float:
+    """``t_end - t0`` [s] with the round-off of its subtraction allowed (0.3 - 0.1 is
+    0.19999999999999998: an interval of 0.2 s is not longer than that run)."""
+    span = solver["t_end"] - solver.get("t0", 0.0)
+    return span * (1.0 + 1e-9)
+
+
 def spec_from_raw(raw: dict, path: str | Path) -> CaseSpec:
     """Check and normalise the data of a case (what :func:`read_raw` returns: the TOML
     data model of dicts, lists, strings, numbers, booleans and dates) as if read from the
@@ -655,11 +662,10 @@ def spec_from_raw(raw: dict, path: str | Path) -> CaseSpec:
                     it[key] = _function(col, it[key], f"{it['path']}.{key}", vector=vector)
     if solver and "t_end" in solver and "t0" in solver and solver["t_end"] <= solver["t0"]:
         col.add("solver.t_end", f"expected t_end > t0 = {solver['t0']} s, got {solver['t_end']}")
-    elif solver.get("dt") and solver.get("t_end") and solver["dt"] > solver["t_end"] - solver.get(
-            "t0", 0.0):
+    elif solver.get("dt") and solver.get("t_end") and solver["dt"] > _span(solver):
         col.add("solver.dt", f"expected dt <= t_end - t0, got dt = {solver['dt']} s")
     elif "solver" in raw and output.get("dt") and solver.get("t_end") and \
-            output["dt"] > solver["t_end"] - solver.get("t0", 0.0):
+            output["dt"] > _span(solver):
         span = solver["t_end"] - solver.get("t0", 0.0)
         col.add("output.dt", f"expected an output interval <= t_end - t0 = {span:g} s, got "
                 f"{output['dt']:g} s (the results would hold only the start and the end; "

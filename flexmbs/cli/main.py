@@ -134,7 +134,11 @@ SOLVER_PREFIXES = (DEFAULTS.options_prefix, "flexmbs_")
 #: PETSc/SLEPc object classes: an option starting with one of them and ``_`` sets a
 #: solver object's option and reaches no flexmbs solver without one of the prefixes
 #: (global options such as ``-log_view`` or ``-malloc_debug`` do not start so)
-SOLVER_CLASSES = ("snes", "ksp", "pc", "ts", "mat", "eps", "st", "svd", "tao")
+SOLVER_CLASSES = ("snes", "ksp", "pc", "ts", "eps", "st", "svd", "tao")
+#: ``(command, option class) -> prefix`` of the solver that reads such options (the
+#: time integrator's otherwise): preprocessing's eigensolver and its factorisation
+PREFIX_OF = {("preprocess", "eps"): "flexmbs_eps_", ("preprocess", "st"): "flexmbs_eps_",
+             ("preprocess", "ksp"): "flexmbs_factor_", ("preprocess", "pc"): "flexmbs_factor_"}
 
 
 def unprefixed_solver_option(command: str, parsed: dict) -> str:
@@ -144,12 +148,16 @@ def unprefixed_solver_option(command: str, parsed: dict) -> str:
     for key in parsed:
         if key.startswith(SOLVER_PREFIXES) or key.split("_", 1)[0] not in SOLVER_CLASSES:
             continue
-        prefix = "flexmbs_eps_" if command == "preprocess" and key.startswith(("eps_", "st_")) \
-            else DEFAULTS.options_prefix
+        kind = key.split("_", 1)[0]
+        prefix = PREFIX_OF.get((command, kind))
+        if prefix is None and command != "preprocess" and kind in ("snes", "ksp", "pc", "ts"):
+            prefix = DEFAULTS.options_prefix
+        hint = f" (did you mean -{prefix}{key}?)" if prefix else \
+            f" ('flexmbs {command}' has no {kind.upper()} solver of its own)"
         return (f"PETSc option -{key}: expected a solver option with the prefix of "
                 f"flexmbs's solvers (-{DEFAULTS.options_prefix}... for the time "
-                f"integrator, -flexmbs_eps_... for preprocessing's eigensolver), got none; "
-                f"without it PETSc ignores the option (did you mean -{prefix}{key}?)")
+                f"integrator, -flexmbs_eps_... and -flexmbs_factor_... for "
+                f"preprocessing), got none; without it PETSc ignores the option{hint}")
     return ""
 
 

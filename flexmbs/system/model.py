@@ -236,21 +236,28 @@ def formulation_problem(model, formulation: str) -> str | None:
     return None
 
 
-#: how far [m] (per metre of the distance from the origin, at least 1 m) a joint point
-#: may lie from the point mass it holds (a mesh node set's centre is a few micrometres off;
-#: contact tests place a ball a little off its guide): a gross misplacement is refused
+#: how far [m] a joint point that holds all three translations (:data:`POINT_JOINTS`)
+#: may lie from the point mass it holds (a mesh node set's centre is a few micrometres
+#: off): a gross misplacement is refused
 POINT_MASS_OFFSET = 1e-2
+#: the joints whose point is fixed on both sides: on a point mass (no rotation) an offset
+#: ``at`` would carry the mass at a fixed lever from where the joint holds it.  A guide
+#: (a sphere in a tube or on a plane, a prismatic, planar or cylindrical joint) leaves
+#: translations free, and an offset along or across it changes nothing
+POINT_JOINTS = frozenset({"spherical", "revolute", "universal", "fixed"})
 
 
 def _point_mass_offsets(joints) -> list[str]:
-    """A joint side on a point mass must sit at the mass point: a point mass has no
-    rotation, so a joint point ``at`` elsewhere would carry the mass at a fixed offset,
-    a massless lever that never turns (module doc of :mod:`flexmbs.bodies.point_mass`);
-    :data:`POINT_MASS_OFFSET` is the tolerance."""
+    """A joint of :data:`POINT_JOINTS` on a point mass must sit at the mass point: a point
+    mass has no rotation, so a joint point ``at`` elsewhere would carry the mass at a
+    fixed offset, a massless lever that never turns (module doc of
+    :mod:`flexmbs.bodies.point_mass`); :data:`POINT_MASS_OFFSET` (plus round-off of the
+    position) is the tolerance."""
     out = []
     for j in joints:
-        if not hasattr(j, "resolve") or j.problems():
-            continue                                # reported by the joint itself
+        if getattr(j, "kind", None) not in POINT_JOINTS or not hasattr(j, "resolve") \
+                or j.problems():
+            continue                                # (others reported by the joint itself)
         try:
             markers = j.resolve()
         except (ValueError, TypeError, AttributeError):
@@ -261,12 +268,13 @@ def _point_mass_offsets(joints) -> list[str]:
                 continue
             r0 = np.asarray(body.r0, float)
             offset = float(np.linalg.norm(mk.s))
-            if offset > POINT_MASS_OFFSET * max(1.0, float(np.linalg.norm(r0))):
+            if offset > POINT_MASS_OFFSET + 1e-9 * float(np.linalg.norm(r0)):
                 point = np.round(r0 + mk.s, 12).tolist()
                 out.append(f"{type(j).__name__} '{j.name}': its {tag} side is point mass "
                            f"'{body.name}' at {np.round(r0, 12).tolist()}, expected the joint "
                            f"point there, got {point} ({offset:.4g} m away; a point mass has "
-                           f"no rotation: give 'at' = its position, or leave 'at' out)")
+                           f"no rotation: put the joint point at the mass, or check the "
+                           f"length unit)")
     return out
 
 

@@ -128,6 +128,15 @@ def test_malformed_case(tmp_path, capsys, name, edit, needles):
     assert_check_error(path, capsys, needles)
 
 
+def test_an_output_interval_equal_to_the_run_is_valid(tmp_path, capsys):
+    """t0 = 0.1, t_end = 0.3, [output] dt = 0.2: 0.3 - 0.1 = 0.19999999999999998 in
+    floating point, still not shorter than the interval (was refused, 'expected <= 0.2 s,
+    got 0.2 s')."""
+    path = tmp_path / "case.toml"
+    path.write_text(BASE.replace("t_end = 0.1", "t_end = 0.3\nt0 = 0.1") + "\n[output]\ndt = 0.2\n")
+    assert main(["check", str(path)]) == 0, capsys.readouterr()
+
+
 def test_base_case_is_valid(tmp_path, capsys):
     path = tmp_path / "case.toml"
     path.write_text(BASE)

@@ -59,6 +59,9 @@ def test_unknown_petsc_type_of_run(tmp_path, capsys, argv, needles):
     ("run", ["-ksp_type", "gmres"], ["-ksp_type", "did you mean -fmbs_ksp_type?"]),
     ("sweep", ["-pc_type", "lu"], ["-pc_type", "did you mean -fmbs_pc_type?"]),
     ("preprocess", ["-eps_monitor"], ["-eps_monitor", "did you mean -flexmbs_eps_eps_monitor?"]),
+    ("preprocess", ["-ksp_type", "gmres"], ["-ksp_type",
+                                           "did you mean -flexmbs_factor_ksp_type?"]),
+    ("run", ["-eps_nev", "5"], ["-eps_nev", "'flexmbs run' has no EPS solver of its own"]),
 ])
 def test_solver_option_without_prefix(tmp_path, capsys, command, argv, needles):
     """``-snes_monitor`` instead of ``-fmbs_snes_monitor``: no flexmbs solver reads it and
@@ -76,7 +79,7 @@ def test_global_petsc_options_pass():
     """Options of no solver object (``-log_view``, ``-malloc_debug``) keep passing."""
     from flexmbs.cli.main import unprefixed_solver_option
     assert unprefixed_solver_option("run", {
-        "log_view": None, "malloc_debug": None, "options_left": "0",
+        "log_view": None, "malloc_debug": None, "options_left": "0", "mat_view": None,
         "fmbs_snes_monitor": None, "flexmbs_eps_st_pc_type": "lu"}) == ""
 
 

@@ -195,3 +195,18 @@ def test_point_mass_at_its_joint_point_is_valid():
         kw = {} if at is None else {"at": at}
         first = fm.ground if at is not None else fm.ground.marker("o", (0.7, 0.3, 0.0))
         fm.System().add(fm.Spherical("pin", first, p, **kw)).validate()
+
+
+def test_a_point_mass_on_a_guide_may_have_its_joint_point_along_the_guide():
+    """A ball in a tube tilted 30 degrees, 'at' on the tube's axis 0.5 m up from the ball:
+    a guide leaves the translation free, so the offset changes nothing -- the ball slides
+    as s(t) = s0 + g sin(30 deg) t^2 / 2 (closed form), not refused."""
+    from flexmbs.constraints.sphere_in_tube import SphereInTube
+    a = np.radians(30.0)
+    ax = np.array([np.cos(a), -np.sin(a), 0.0])
+    p = fm.PointMass("ball", 1.0, r0=0.5 * ax)
+    model = fm.System(gravity=(0, -9.81, 0)).add(p, SphereInTube("tube", fm.ground, p,
+                                                                  at=(0, 0, 0), axis=ax))
+    res = fm.simulate(model, 0.5, 1e-3)
+    s = 0.5 + 0.5 * 9.81 * np.sin(a) * 0.5 ** 2
+    np.testing.assert_allclose(res.body_q("ball")[-1, :3], s * ax, atol=1e-5)
