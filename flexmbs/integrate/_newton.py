@@ -350,6 +350,18 @@ class NewtonSolver:
             out.append((d, xm, max(ro, tol / eta if eta > 0 else np.inf)))
         return out
 
+    def last_growth(self) -> float:
+        """``|F_k| / max(|F_0|, F_floor)`` of the last solve's last iterate (the quantity
+        the increment criterion bounds by :data:`.increments_kernel.GROWTH`); NaN before
+        a solve or without the increment test."""
+        if self._kappa is None or (self._native_test and getattr(self, "_t_ints", None) is None):
+            return math.nan
+        fn = self._t_fn[:int(self._t_ints[4])] if self._native_test else self._fnorms
+        if len(fn) < 1:
+            return math.nan
+        ref = max(float(fn[0]), self._f_floor)
+        return float(fn[-1]) / ref if ref > 0.0 else math.inf
+
     @property
     def residual(self) -> np.ndarray:
         """The residual vector ``F`` of the last evaluation (a copy)."""

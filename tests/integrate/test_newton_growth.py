@@ -78,6 +78,9 @@ def test_the_guard_refuses_it_and_the_solve_fails(native):
     x, _ = closed_form()
     assert err.value.iterations == 20
     assert err.value.residual == pytest.approx(abs(x[20]), rel=1e-12)
+    # what the diagnosis of a failed step reports: |F_20| / |F_0| = 1.9e3 > GROWTH
+    assert ns.last_growth() == pytest.approx(abs(x[20]) / X0, rel=1e-12)
+    assert ns.last_growth() > GROWTH
     ns.destroy()
 
 
@@ -145,3 +148,20 @@ def test_the_decision_at_the_guard(decider):
     assert run_decide([1e-20, 1e-9, 5e-10], 1e-3, 1.0, 1e-12,
                       decider=decider) == "converged"
     assert run_decide([1e-20, 4e-9, 2e-9], 1e-3, 1.0, 1e-12, decider=decider) == "iterating"
+
+
+def test_the_failure_names_the_grown_residual():
+    """The one-line diagnosis of a failed step names the residual's growth: the solve of
+    the reproduction, handed to the integrator's diagnosis, gives |F_20| / |F_0| =
+    1e6 / 2^19 / 1e-3 = 1.9e3."""
+    from flexmbs.integrate.genalpha import GeneralizedAlpha
+    from int_models import Oscillator
+    ga = GeneralizedAlpha(Oscillator([[1.0]], [[1.0]]), rho_inf=0.9,
+                          options_prefix="fmbs_growth_diag_")
+    ns = solver(use_compiled())
+    with pytest.raises(NewtonFailure) as err:
+        ns.solve(np.array([X0]), F, J)
+    ga._newton = ns
+    text = ga._diagnose(err.value)
+    assert f"the residual grew to {1e6 / 2 ** 19 / X0:.1e} times the step's start" in text
+    ns.destroy()
