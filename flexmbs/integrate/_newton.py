@@ -40,6 +40,11 @@ multipliers): without it a block whose values and first increment are 0 or round
 hits exactly) could never pass.  The last ``n_algebraic`` rows of ``F`` (the position
 constraints ``g(q) = 0``, which no discretisation error excuses) must in addition
 satisfy ``|F_i| <= algebraic_tol * max(1, max|x_1|)`` with ``x_1`` the first block.
+The increment criterion may not accept an iterate whose residual grew:
+``|F_k| <= 1e3 max(|F_0|, F_floor)`` (:data:`.increments_kernel.GROWTH`, ``|F_0|`` the
+residual at the start of the solve) is required too, else the solve goes on (and fails
+at ``snes_max_it``): an iteration that first raised the residual by orders of magnitude
+and then contracted slowly measures its increments against that huge first increment.
 ``|F_k| = 0``, or ``|F_k| <= F_floor`` (the residual at round-off of the model's own
 terms, :meth:`NewtonSolver.set_scales`) with the algebraic rows satisfied, also count as
 converged; ``snes_max_it`` and non-finite residuals end the iteration as before.  After a
@@ -62,7 +67,7 @@ from flexmbs import petsc_c
 from flexmbs.compiled import Table, use_compiled
 
 from .settings import DEFAULTS
-from .increments_kernel import N_TEST_TABLE, block_maxima, increment_test_c
+from .increments_kernel import GROWTH, N_TEST_TABLE, block_maxima, increment_test_c
 from .jacobian_kernel import N_JAC_TABLE, dense_jacobian_c
 from ._petsc import (CSR, DenseFill, FixedPatternFill, aij_from_csr, csr_of_dense, csr_parts,
                      reason_name)
@@ -345,6 +350,18 @@ class NewtonSolver:
             out.append((d, xm, max(ro, tol / eta if eta > 0 else np.inf)))
         return out
 
+    def last_growth(self) -> float:
+        """``|F_k| / max(|F_0|, F_floor)`` of the last solve's last iterate (the quantity
+        the increment criterion bounds by :data:`.increments_kernel.GROWTH`); NaN before
+        a solve or without the increment test."""
+        if self._kappa is None or (self._native_test and getattr(self, "_t_ints", None) is None):
+            return math.nan
+        fn = self._t_fn[:int(self._t_ints[4])] if self._native_test else self._fnorms
+        if len(fn) < 1:
+            return math.nan
+        ref = max(float(fn[0]), self._f_floor)
+        return float(fn[-1]) / ref if ref > 0.0 else math.inf
+
     @property
     def residual(self) -> np.ndarray:
         """The residual vector ``F`` of the last evaluation (a copy)."""
@@ -391,10 +408,10 @@ class NewtonSolver:
             return R.DIVERGED_MAX_IT if its >= self._max_it else R.ITERATING
         if fnorm <= self._f_floor:            # residual at round-off of the model's terms
             return R.CONVERGED_SNORM_RELATIVE
-        if rho < 1.0:
+        if rho < 1.0 and fnorm <= GROWTH * max(fn[0], self._f_floor):
             eta = rho / (1.0 - rho)
             if eta * ratio <= self._kappa or (eta == 0.0 and ratio == ratio):
-                # eta d_b <= kappa d1_b in every block b
+                # eta d_b <= kappa d1_b in every block b, |F_k| <= GROWTH max(|F_0|, F_floor)
                 return R.CONVERGED_SNORM_RELATIVE
         if its >= self._max_it:
             return R.DIVERGED_MAX_IT

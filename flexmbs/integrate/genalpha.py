@@ -65,7 +65,7 @@ from flexmbs.compiled import use_compiled
 from flexmbs.errors import ConvergenceError
 
 from . import genalpha_kernel, genalpha_reference, steps_kernel
-from .increments_kernel import FLOOR
+from .increments_kernel import FLOOR, GROWTH
 from ._newton import LOOP_DENSE_MAX, NewtonFailure, NewtonSolver, NewtonState
 from ._petsc import block_csr, saddle
 from .affine_step import AffineStep
@@ -917,6 +917,11 @@ class GeneralizedAlpha:
         for name, (d, _, tol) in zip(names, self._newton.last_blocks()):
             if not d <= tol:
                 parts.append(f"{name}: last increment {d:.2e} > {tol:.2e} needed")
+        growth = self._newton.last_growth()
+        if growth > GROWTH:
+            parts.append(f"the residual grew to {growth:.1e} times the step's start "
+                         f"(above {GROWTH:.0e} the increment test accepts no iterate: "
+                         f"Newton went far away and came back too slowly)")
         r = self._newton.residual
         named = isinstance(self.dae, Labelled)
         labels = list((named and self.dae.coordinate_labels) or

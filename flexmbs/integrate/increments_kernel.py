@@ -13,6 +13,14 @@ from flexmbs.compiled import call_c2, f1, f8_pointer, i1, i4_pointer, i8_pointer
 #: increment is 0 or at round-off (the multipliers of an unloaded joint, the coordinates
 #: of a body in uniform motion that the predictor hits exactly) can still pass
 FLOOR = 1e-8
+#: the increment criterion accepts an iterate only while its residual norm is at most
+#: ``GROWTH max(|F_0|, F_floor)``, ``|F_0|`` the residual at the start of the solve (the
+#: predictor) and ``F_floor`` the model's round-off residual: a Newton iteration that
+#: raised the residual by orders of magnitude and then contracted slowly measures its
+#: increments against a huge first increment and would otherwise accept a wrong state
+#: (a joint angle 2 pi off, residual 2e8 |F_0|); such a solve keeps iterating, and fails
+#: at ``snes_max_it`` (the step is halved).  A healthy step ends far below ``|F_0|``
+GROWTH = 1e3
 
 
 @njit(cache=True)
@@ -88,9 +96,17 @@ N_REALS = 4
 
 
 @njit(cache=True)
+def residual_grown(fnorm, f0, f_floor):  # pragma: no cover - compiled
+    """Whether ``|F_k| = fnorm`` exceeds :data:`GROWTH` ``max(|F_0|, F_floor)``: the
+    increment criterion may not accept such an iterate (a NaN has grown)."""
+    return not fnorm <= GROWTH * max(f0, f_floor)
+
+
+@njit(cache=True)
 def decide(its, fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, ints,
             reals):  # pragma: no cover - compiled
-    """The reason after the block maxima (``NewtonSolver._converged`` from there on)."""
+    """The reason after the block maxima (``NewtonSolver._converged`` from there on);
+    ``fn[0]`` is ``|F_0|``, the residual norm at the start of the solve."""
     if its == 1:                        # the first increments: d_b / d1_b = 1
         for b in range(d.shape[0]):
             d1[b] = d[b]
@@ -103,7 +119,7 @@ def decide(its, fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, ints,
         return ints[9] if its >= ints[0] else ints[5]
     if fnorm <= reals[3]:               # the residual at round-off of the model's terms
         return ints[7]
-    if rho < 1.0:
+    if rho < 1.0 and not residual_grown(fnorm, fn[0], reals[3]):
         eta = rho / (1.0 - rho)
         if eta * ratio <= reals[0] or (eta == 0.0 and ratio == ratio):
             return ints[7]

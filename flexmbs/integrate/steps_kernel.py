@@ -13,8 +13,9 @@ the loop goes on: the outputs of many steps in one call, :data:`OUT_COLUMNS`):
   W^{-1} F(x_k)``, ``F`` the step residual (:func:`~.step_kernel.table_residual_c`), ``W``
   the dense Newton matrix (:func:`~.step_kernel.newton_dense`) factored by LU with partial
   pivoting (:func:`lu_factor`), stopped by the increment test of :mod:`._newton`
-  (:func:`~.increments_kernel.block_maxima`, ``decide``: same norms, tolerances and
-  ``snes_max_it``);
+  (:func:`~.increments_kernel.block_maxima`, ``decide``: same norms, tolerances,
+  ``snes_max_it`` and the guard that refuses the increment criterion while ``|F_k| >
+  GROWTH max(|F_0|, F_floor)``);
 * the Jacobian policy of ``NewtonSolver``: keep ``W`` (and its factors) across iterations
   and steps while reuse is allowed (``2/3 <= h / h_jac <= 1.5``), it is not stale and
   ``|F_k| <= theta |F_{k-1}|``; start a step with a fresh ``W`` by the start-of-solve
