@@ -42,23 +42,23 @@ PACKAGE = Path(__file__).resolve().parent
 
 #: CPU seconds of each entry point's compile from an empty cache, one after the other
 #: in one process in the order of :func:`entry_points` (``benchmarks/compile_cost.py``,
-#: ``docs/performance.md``, "Cold start", round 10: the mean of two runs, load ~2-3): what
+#: ``docs/performance.md``, "Cold start", after rounds 12 and 13: one run at load ~6): what
 #: :func:`partition` balances.  A kernel that several entry points link is counted in
 #: the first (e.g. ``spring_kernel``'s, which the step's callbacks link too)
 COST = {
-    "flexmbs.integrate.step_kernel:table_residual_c": 21.1,
-    "flexmbs.integrate.step_kernel:newton_dense_c": 18.0,
-    "flexmbs.bodies.ffrf_kernel:bodies_newton_values_c": 14.9,
-    "flexmbs.system.local_rows_kernel:warm": 9.3,
-    "flexmbs.integrate.steps_kernel:warm": 7.3,
-    "flexmbs.forces.spring_kernel:warm": 4.8,
-    "flexmbs.forces.spring_local_kernel:warm": 3.2,
-    "flexmbs.bodies.flexible_set_kernel:warm": 1.5,
+    "flexmbs.integrate.step_kernel:newton_dense_c": 19.7,
+    "flexmbs.bodies.ffrf_kernel:bodies_newton_values_c": 16.7,
+    "flexmbs.integrate.step_kernel:table_residual_c": 16.4,
+    "flexmbs.system.local_rows_kernel:warm": 11.5,
+    "flexmbs.forces.spring_kernel:warm": 5.2,
+    "flexmbs.integrate.steps_kernel:warm": 4.7,
+    "flexmbs.forces.spring_local_kernel:warm": 4.0,
+    "flexmbs.bodies.flexible_set_kernel:warm": 1.4,
     "flexmbs.integrate.increments_kernel:increment_test_c": 1.3,
-    "flexmbs.system.output_point_kernel:warm": 0.9,
-    "flexmbs.integrate.genalpha_kernel:warm": 0.6,
+    "flexmbs.integrate.genalpha_kernel:warm": 0.9,
+    "flexmbs.integrate.jacobian_kernel:dense_jacobian_c": 0.6,
+    "flexmbs.system.output_point_kernel:warm": 0.5,
     "flexmbs.bodies.rigid_set_kernel:warm": 0.3,
-    "flexmbs.integrate.jacobian_kernel:dense_jacobian_c": 0.3,
     "flexmbs.integrate.step_kernel:affine_residual_c": 0.1,
 }
 #: the entry points that serve some models only, with what needs them: not compiled by
