@@ -129,8 +129,10 @@ class RelativeDAE:
         self.factored = formulation == "recursive"
         self._newton_solve: _NewtonSolve | None = None   # newton_factor's current solve
         #: factors made by ``newton_factor``: articulated (modified Newton), krylov (of
-        #: them, full W by GMRES), gmres (iterations), dense (GMRES fallbacks)
-        self.newton_counts = dict.fromkeys(("articulated", "krylov", "gmres", "dense"), 0)
+        #: them, full W by GMRES), gmres (iterations), dense (GMRES fallbacks), checked
+        #: (poor contractions whose factor's own contraction was measured, one product)
+        self.newton_counts = dict.fromkeys(
+            ("articulated", "krylov", "gmres", "dense", "checked"), 0)
         self.coordinate_labels = [
             label for tj, b in zip(tree.joints, tree.bodies, strict=True)
             for label in ([f"{tj.name}[{k}]" for k in range(tj.motion.n_beta)]
@@ -453,7 +455,6 @@ class RelativeDAE:
         self.newton_counts["articulated"] += 1
 
         def krylov():
-            self.newton_counts["krylov"] += 1
             return KrylovFactor(
                 self._newton_product(q, qd, qdd, lam, t, c_K, c_C, c_M, G_c), schur,
                 lambda: self._dense_newton(q, qd, qdd, lam, t, c_K, c_C, c_M),
@@ -705,13 +706,16 @@ THETA = 0.25
 class _NewtonSolve:
     """``newton_factor``'s record of the current Newton solve: its ``(t, c_K, c_C,
     c_M)``, the point its last increment led to, ``|dx|`` of its last solve, whether it
-    has switched to the full matrix, and the last ``(key, factor)`` made."""
+    has switched to the full matrix, whether a fresh factor's own contraction was
+    measured good (``modified``: the solve stays modified), and the last ``(key,
+    factor)`` made."""
 
     def __init__(self, coefficients):
         self.coefficients = coefficients
         self.next_q: np.ndarray | None = None
         self.dx_norm = np.inf
         self.full = False
+        self.modified = False
         self.last = None
 
 
@@ -729,13 +733,24 @@ class _WatchedFactor:
         run, n = self.run, len(self.q)
         if np.ndim(rhs) != 1:           # several right-hand sides: not a Newton iteration
             return (self.schur if self.inner is None else self.inner).solve(rhs)
-        x = None
+        x, full = None, None
         if self.inner is None:
             if self.krylov is not None and not run.full:
                 x = self.schur.solve(rhs)           # the modified increment, O(n)
-                run.full = not float(np.linalg.norm(x)) <= THETA * run.dx_norm
+                ratio_ok = float(np.linalg.norm(x)) <= THETA * run.dx_norm
+                if run.modified:
+                    # the factor's contraction was measured good in this solve: an
+                    # increment that does not shrink is a stall whatever its cause
+                    run.full = not float(np.linalg.norm(x)) < run.dx_norm
+                elif not ratio_ok:
+                    # a poor contraction: the factor's, or the nonlinearity's?
+                    full = self.krylov()
+                    run.full = not _contraction(full, x) <= THETA
+                    run.modified = not run.full
+                    self.counts["checked"] += 1
             if self.krylov is not None and run.full:
-                self.inner, x = self.krylov(), None
+                self.inner, x = full if full is not None else self.krylov(), None
+                self.counts["krylov"] += 1
             else:
                 self.inner = self.schur
         if x is not None:
@@ -750,6 +765,18 @@ class _WatchedFactor:
         self.at = self.at - x[:n]               # x_{k+1} = x_k - dx (basic line search)
         run.next_q, run.dx_norm = self.at, float(np.linalg.norm(x))
         return x
+
+
+def _contraction(full: KrylovFactor, x: np.ndarray) -> float:
+    """``|W_0^-1 W x - x| / |x|``: the modified iteration's own (linear) error
+    contraction along the increment ``x`` of its fresh factor ``W_0``, ``W x`` one
+    product of ``full`` (two residuals).  Newton's error ``e`` maps to ``(I - W_0^-1 W)
+    e`` plus the nonlinear remainder that the full matrix leaves too; ``x ~ e`` at the
+    fresh factor's point."""
+    x_norm = float(np.linalg.norm(x))
+    if not x_norm > 0.0:
+        return 0.0
+    return float(np.linalg.norm(full.P(full.apply(x)) - x)) / x_norm
 
 
 def _central(f, x) -> np.ndarray:
