@@ -42,11 +42,16 @@ on each flexible body's modal coordinates (the tangent's body-local part: the el
 force's tangent stiffness with the geometric stiffening, and the damping), by
 :mod:`flexmbs.relative.flexible_articulated`.  When the
 integrator asks again for a matrix within the same Newton solve (at the point its last
-increment led to) and the fresh modified matrix's increment is not ``THETA`` of the last
-one (the error contraction of the modified iteration; the residual's ratio is no guide
-here: ``I - W W_0^-1`` is far from normal, norm ~5e3 on a 32-link chain whose
-``I - W_0^-1 W`` has norm 7e-3), the modified iteration has stalled: the rest of the
-solve takes the full matrix by GMRES
+increment led to) and the fresh modified matrix's increment ``x`` is not ``THETA`` of the
+last one (the error contraction of the modified iteration; the residual's ratio is no
+guide here: ``I - W W_0^-1`` is far from normal, norm ~5e3 on a 32-link chain whose
+``I - W_0^-1 W`` has norm 7e-3), the fresh factor's own contraction along it,
+``|W_0^-1 W x - x| / |x|`` (one product ``W x``), tells whose the poor contraction is:
+above ``THETA`` the factor's (the dropped tangent, e.g. a spherical chain at a large
+step), and the rest of the solve takes the full matrix; at most ``THETA`` the
+nonlinearity's, which the full matrix shares (the stiffened slider-crank, whose
+non-recursive form with the full tangent takes as many iterations), and the solve stays
+modified until an increment stops shrinking.  The full matrix is solved by GMRES
 preconditioned by the articulated factor (:class:`~flexmbs.relative.newton_factor.
 KrylovFactor`, ``W v`` a directional difference of the residual, O(n) per product), the
 dense tangent only if GMRES does not converge.
@@ -430,9 +435,11 @@ class RelativeDAE:
         call's and ``q`` is where the last factor's last increment led (basic line
         search); any other call starts a solve (a step, a run, a restart).  The factor of
         a call that goes on decides at its first ``solve(F)``: GMRES if the articulated
-        factor's increment ``|W_0^-1 F| > THETA |dx_prev|`` (the solve's previous
-        increment: the modified iteration does not contract), else the articulated factor,
-        so that without Jacobian reuse (a matrix every iteration) or after a matrix kept
+        factor's increment ``x = W_0^-1 F`` has ``|x| > THETA |dx_prev|`` (the solve's
+        previous increment: the modified iteration does not contract) and the factor's own
+        contraction ``|W_0^-1 W x - x| / |x| > THETA`` (:func:`_contraction`); when that
+        is at most ``THETA`` the solve stays modified until ``|x| >= |dx_prev|``; else the
+        articulated factor, so that without Jacobian reuse (a matrix every iteration) or after a matrix kept
         from the previous step a contracting iteration stays modified.  Asked twice at the same point (the set-up's probe, then the first
         iteration), it returns the same factor."""
         q = np.asarray(q, float)
