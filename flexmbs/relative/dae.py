@@ -439,7 +439,8 @@ class RelativeDAE:
         previous increment: the modified iteration does not contract) and the factor's own
         contraction ``|W_0^-1 W x - x| / |x| > THETA`` (:func:`_contraction`); when that
         is at most ``THETA`` the solve stays modified until ``|x| >= |dx_prev|``; else the
-        articulated factor, so that without Jacobian reuse (a matrix every iteration) or after a matrix kept
+        articulated factor, so that without Jacobian reuse (a matrix every iteration) or
+        after a matrix kept
         from the previous step a contracting iteration stays modified.  Asked twice at the same point (the set-up's probe, then the first
         iteration), it returns the same factor."""
         q = np.asarray(q, float)
@@ -728,9 +729,9 @@ class _NewtonSolve:
 
 class _WatchedFactor:
     """A factor of ``newton_factor`` (its doc): the articulated one, or, when ``krylov``
-    is given and the articulated factor's first increment shows no contraction, the full
-    one; each solve records the point its increment leads to and ``|dx|`` in the solve's
-    record."""
+    is given and the articulated factor's first increment shows no contraction that is
+    the factor's own (:func:`_contraction`), the full one; each solve records the point
+    its increment leads to and ``|dx|`` in the solve's record."""
 
     def __init__(self, run: _NewtonSolve, q, schur, krylov, counts: dict):
         self.run, self.q, self.schur, self.krylov, self.counts = run, q, schur, krylov, counts
@@ -781,7 +782,7 @@ def _contraction(full: KrylovFactor, x: np.ndarray) -> float:
     e`` plus the nonlinear remainder that the full matrix leaves too; ``x ~ e`` at the
     fresh factor's point."""
     x_norm = float(np.linalg.norm(x))
-    if not x_norm > 0.0:
+    if x_norm == 0.0:                   # (a non-finite x gives nan: not <= THETA)
         return 0.0
     return float(np.linalg.norm(full.P(full.apply(x)) - x)) / x_norm
 
