@@ -42,11 +42,16 @@ on each flexible body's modal coordinates (the tangent's body-local part: the el
 force's tangent stiffness with the geometric stiffening, and the damping), by
 :mod:`flexmbs.relative.flexible_articulated`.  When the
 integrator asks again for a matrix within the same Newton solve (at the point its last
-increment led to) and the fresh modified matrix's increment is not ``THETA`` of the last
-one (the error contraction of the modified iteration; the residual's ratio is no guide
-here: ``I - W W_0^-1`` is far from normal, norm ~5e3 on a 32-link chain whose
-``I - W_0^-1 W`` has norm 7e-3), the modified iteration has stalled: the rest of the
-solve takes the full matrix by GMRES
+increment led to) and the fresh modified matrix's increment ``x`` is not ``THETA`` of the
+last one (the error contraction of the modified iteration; the residual's ratio is no
+guide here: ``I - W W_0^-1`` is far from normal, norm ~5e3 on a 32-link chain whose
+``I - W_0^-1 W`` has norm 7e-3), the fresh factor's own contraction along it,
+``|W_0^-1 W x - x| / |x|`` (one product ``W x``), tells whose the poor contraction is:
+above ``THETA`` the factor's (the dropped tangent, e.g. a spherical chain at a large
+step), and the rest of the solve takes the full matrix; at most ``THETA`` the
+nonlinearity's, which the full matrix shares (the stiffened slider-crank, whose
+non-recursive form with the full tangent takes as many iterations), and the solve stays
+modified until an increment stops shrinking.  The full matrix is solved by GMRES
 preconditioned by the articulated factor (:class:`~flexmbs.relative.newton_factor.
 KrylovFactor`, ``W v`` a directional difference of the residual, O(n) per product), the
 dense tangent only if GMRES does not converge.
@@ -129,8 +134,10 @@ class RelativeDAE:
         self.factored = formulation == "recursive"
         self._newton_solve: _NewtonSolve | None = None   # newton_factor's current solve
         #: factors made by ``newton_factor``: articulated (modified Newton), krylov (of
-        #: them, full W by GMRES), gmres (iterations), dense (GMRES fallbacks)
-        self.newton_counts = dict.fromkeys(("articulated", "krylov", "gmres", "dense"), 0)
+        #: them, full W by GMRES), gmres (iterations), dense (GMRES fallbacks), checked
+        #: (poor contractions whose factor's own contraction was measured, one product)
+        self.newton_counts = dict.fromkeys(
+            ("articulated", "krylov", "gmres", "dense", "checked"), 0)
         self.coordinate_labels = [
             label for tj, b in zip(tree.joints, tree.bodies, strict=True)
             for label in ([f"{tj.name}[{k}]" for k in range(tj.motion.n_beta)]
@@ -428,9 +435,12 @@ class RelativeDAE:
         call's and ``q`` is where the last factor's last increment led (basic line
         search); any other call starts a solve (a step, a run, a restart).  The factor of
         a call that goes on decides at its first ``solve(F)``: GMRES if the articulated
-        factor's increment ``|W_0^-1 F| > THETA |dx_prev|`` (the solve's previous
-        increment: the modified iteration does not contract), else the articulated factor,
-        so that without Jacobian reuse (a matrix every iteration) or after a matrix kept
+        factor's increment ``x = W_0^-1 F`` has ``|x| > THETA |dx_prev|`` (the solve's
+        previous increment: the modified iteration does not contract) and the factor's own
+        contraction ``|W_0^-1 W x - x| / |x| > THETA`` (:func:`_contraction`); when that
+        is at most ``THETA`` the solve stays modified until ``|x| >= |dx_prev|``; else the
+        articulated factor, so that without Jacobian reuse (a matrix every iteration) or
+        after a matrix kept
         from the previous step a contracting iteration stays modified.  Asked twice at the same point (the set-up's probe, then the first
         iteration), it returns the same factor."""
         q = np.asarray(q, float)
@@ -453,7 +463,6 @@ class RelativeDAE:
         self.newton_counts["articulated"] += 1
 
         def krylov():
-            self.newton_counts["krylov"] += 1
             return KrylovFactor(
                 self._newton_product(q, qd, qdd, lam, t, c_K, c_C, c_M, G_c), schur,
                 lambda: self._dense_newton(q, qd, qdd, lam, t, c_K, c_C, c_M),
@@ -705,21 +714,24 @@ THETA = 0.25
 class _NewtonSolve:
     """``newton_factor``'s record of the current Newton solve: its ``(t, c_K, c_C,
     c_M)``, the point its last increment led to, ``|dx|`` of its last solve, whether it
-    has switched to the full matrix, and the last ``(key, factor)`` made."""
+    has switched to the full matrix, whether a fresh factor's own contraction was
+    measured good (``modified``: the solve stays modified), and the last ``(key,
+    factor)`` made."""
 
     def __init__(self, coefficients):
         self.coefficients = coefficients
         self.next_q: np.ndarray | None = None
         self.dx_norm = np.inf
         self.full = False
+        self.modified = False
         self.last = None
 
 
 class _WatchedFactor:
     """A factor of ``newton_factor`` (its doc): the articulated one, or, when ``krylov``
-    is given and the articulated factor's first increment shows no contraction, the full
-    one; each solve records the point its increment leads to and ``|dx|`` in the solve's
-    record."""
+    is given and the articulated factor's first increment shows no contraction that is
+    the factor's own (:func:`_contraction`), the full one; each solve records the point
+    its increment leads to and ``|dx|`` in the solve's record."""
 
     def __init__(self, run: _NewtonSolve, q, schur, krylov, counts: dict):
         self.run, self.q, self.schur, self.krylov, self.counts = run, q, schur, krylov, counts
@@ -729,13 +741,24 @@ class _WatchedFactor:
         run, n = self.run, len(self.q)
         if np.ndim(rhs) != 1:           # several right-hand sides: not a Newton iteration
             return (self.schur if self.inner is None else self.inner).solve(rhs)
-        x = None
+        x, full = None, None
         if self.inner is None:
             if self.krylov is not None and not run.full:
                 x = self.schur.solve(rhs)           # the modified increment, O(n)
-                run.full = not float(np.linalg.norm(x)) <= THETA * run.dx_norm
+                ratio_ok = float(np.linalg.norm(x)) <= THETA * run.dx_norm
+                if run.modified:
+                    # the factor's contraction was measured good in this solve: an
+                    # increment that does not shrink is a stall whatever its cause
+                    run.full = not float(np.linalg.norm(x)) < run.dx_norm
+                elif not ratio_ok:
+                    # a poor contraction: the factor's, or the nonlinearity's?
+                    full = self.krylov()
+                    run.full = not _contraction(full, x) <= THETA
+                    run.modified = not run.full
+                    self.counts["checked"] += 1
             if self.krylov is not None and run.full:
-                self.inner, x = self.krylov(), None
+                self.inner, x = full if full is not None else self.krylov(), None
+                self.counts["krylov"] += 1
             else:
                 self.inner = self.schur
         if x is not None:
@@ -750,6 +773,18 @@ class _WatchedFactor:
         self.at = self.at - x[:n]               # x_{k+1} = x_k - dx (basic line search)
         run.next_q, run.dx_norm = self.at, float(np.linalg.norm(x))
         return x
+
+
+def _contraction(full: KrylovFactor, x: np.ndarray) -> float:
+    """``|W_0^-1 W x - x| / |x|``: the modified iteration's own (linear) error
+    contraction along the increment ``x`` of its fresh factor ``W_0``, ``W x`` one
+    product of ``full`` (two residuals).  Newton's error ``e`` maps to ``(I - W_0^-1 W)
+    e`` plus the nonlinear remainder that the full matrix leaves too; ``x ~ e`` at the
+    fresh factor's point."""
+    x_norm = float(np.linalg.norm(x))
+    if x_norm == 0.0:                   # (a non-finite x gives nan: not <= THETA)
+        return 0.0
+    return float(np.linalg.norm(full.P(full.apply(x)) - x)) / x_norm
 
 
 def _central(f, x) -> np.ndarray:
