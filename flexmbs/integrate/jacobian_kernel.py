@@ -7,7 +7,9 @@ last contraction ``|F_k| / |F_{k-1}|`` is at most ``theta``; otherwise fill it f
 function ``int fill(double *W, const double *x, void *ctx)`` that writes the Newton
 matrix row-major into ``W`` (e.g. :func:`flexmbs.integrate.step_kernel.newton_dense_c`) and copy
 ``W`` into PETSc's column-major array.  A non-finite matrix (``fill`` returns 0: not
-finite, or stopped on an exception) is flagged for the caller.
+finite, or stopped on an exception) is flagged for the caller.  (The table readers
+``f1``, ``i1`` of :mod:`flexmbs.compiled` are inlined by LLVM since round 12: an edit
+of them must edit this file too, or numba's cache keeps the old code.)
 """
 from __future__ import annotations
 

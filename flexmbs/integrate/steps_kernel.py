@@ -92,7 +92,10 @@ def step_towards(rem, h_cur, h_floor):  # pragma: no cover - compiled
 def copy2(A, B):  # pragma: no cover - compiled
     """``B = A`` (same shape) by loops: no broadcast shape check, whose error path
     (numba's formatting of the shapes) is most of a slice assignment's compile; not
-    inlined (three callers, one compile)."""
+    inlined (three callers, one compile).  Shapes that differ raise (numba does not
+    check the bounds of the loops' writes) with a fixed message."""
+    if A.shape[0] != B.shape[0] or A.shape[1] != B.shape[1]:
+        raise ValueError("steps_kernel.copy2: the arrays' shapes differ")
     for i in range(A.shape[0]):
         for j in range(A.shape[1]):
             B[i, j] = A[i, j]

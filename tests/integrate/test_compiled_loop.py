@@ -154,3 +154,15 @@ def test_command_line_snes_max_it_reaches_the_compiled_loop(loop_steps):
     assert ga.snes.getTolerances()[3] == 20          # NEWTON_DEFAULTS' snes_max_it
     assert ga.newton.J.getType() == "seqdense"    # ... and PETSc's, once set up
     np.testing.assert_array_equal(ga.newton.J.getDenseArray(), W)
+
+
+def test_the_loop_copy_refuses_arrays_of_different_shapes():
+    """``steps_kernel.copy2`` copies by loops that numba does not bound-check: a shape
+    mismatch raises instead of writing past the smaller array; equal shapes copy."""
+    from flexmbs.integrate import steps_kernel
+    A = np.arange(12.0).reshape(3, 4)
+    B = np.zeros((3, 4))
+    steps_kernel.copy2(A, B)
+    assert np.array_equal(A, B)
+    with pytest.raises(ValueError, match="shapes differ"):
+        steps_kernel.copy2(np.zeros((4, 6)), np.zeros((3, 6)))
