@@ -96,10 +96,12 @@ def test_without_the_guard_the_python_test_accepts_the_wrong_state(monkeypatch):
     ns.destroy()
 
 
-@pytest.mark.parametrize("native", forms())
-def test_a_healthy_solve_is_untouched(native, monkeypatch):
+def test_a_healthy_solve_is_untouched(monkeypatch):
     """Full Newton on ``F(x) = x + x^2 / 10`` from ``x_0 = 0.5`` (root ``x* = 0``): the
-    residual falls, the guard never acts -- the same iterates as without it."""
+    residual falls, the guard never acts -- the same iterates as without it (the Python
+    form of the test, whose guard can be switched off: the C form has ``GROWTH``
+    compiled in)."""
+    native = False
     def Fh(x):
         return x + 0.1 * x * x
 
