@@ -51,7 +51,9 @@ above ``THETA`` the factor's (the dropped tangent, e.g. a spherical chain at a l
 step), and the rest of the solve takes the full matrix; at most ``THETA`` the
 nonlinearity's, which the full matrix shares (the stiffened slider-crank, whose
 non-recursive form with the full tangent takes as many iterations), and the solve stays
-modified until an increment stops shrinking.  The full matrix is solved by GMRES
+modified; it is measured again at every later fresh factor whose increment does not
+contract, and after one good measure an increment that does not shrink at all switches
+(a stall at round-off).  The full matrix is solved by GMRES
 preconditioned by the articulated factor (:class:`~flexmbs.relative.newton_factor.
 KrylovFactor`, ``W v`` a directional difference of the residual, O(n) per product), the
 dense tangent only if GMRES does not converge.
@@ -437,8 +439,9 @@ class RelativeDAE:
         a call that goes on decides at its first ``solve(F)``: GMRES if the articulated
         factor's increment ``x = W_0^-1 F`` has ``|x| > THETA |dx_prev|`` (the solve's
         previous increment: the modified iteration does not contract) and the factor's own
-        contraction ``|W_0^-1 W x - x| / |x| > THETA`` (:func:`_contraction`); when that
-        is at most ``THETA`` the solve stays modified until ``|x| >= |dx_prev|``; else the
+        contraction ``|W_0^-1 W x - x| / |x| > THETA`` (:func:`_contraction`, measured
+        at each such factor); after a measure at most ``THETA`` an increment with
+        ``|x| >= |dx_prev|`` switches too (a stall); else the
         articulated factor, so that without Jacobian reuse (a matrix every iteration) or
         after a matrix kept
         from the previous step a contracting iteration stays modified.  Asked twice at the same point (the set-up's probe, then the first
@@ -745,16 +748,18 @@ class _WatchedFactor:
         if self.inner is None:
             if self.krylov is not None and not run.full:
                 x = self.schur.solve(rhs)           # the modified increment, O(n)
-                ratio_ok = float(np.linalg.norm(x)) <= THETA * run.dx_norm
-                if run.modified:
-                    # the factor's contraction was measured good in this solve: an
+                x_norm = float(np.linalg.norm(x))
+                if run.modified and not x_norm < run.dx_norm:
+                    # a factor's contraction was measured good in this solve: an
                     # increment that does not shrink is a stall whatever its cause
-                    run.full = not float(np.linalg.norm(x)) < run.dx_norm
-                elif not ratio_ok:
-                    # a poor contraction: the factor's, or the nonlinearity's?
+                    run.full = True
+                elif not x_norm <= THETA * run.dx_norm:
+                    # a poor contraction: this factor's, or the nonlinearity's? (measured
+                    # at every such fresh factor: one good measure does not vouch for
+                    # the factors after it)
                     full = self.krylov()
                     run.full = not _contraction(full, x) <= THETA
-                    run.modified = not run.full
+                    run.modified = run.modified or not run.full
                     self.counts["checked"] += 1
             if self.krylov is not None and run.full:
                 self.inner, x = full if full is not None else self.krylov(), None
