@@ -226,7 +226,7 @@ class ColdStart:
             self.stream.write(
                 f"flexmbs: compiling the numerical kernels once for this installation "
                 f"({len(self.cold)} modules have no compiled code yet; {self.processes} "
-                f"processes, about 50 s on 2 idle cores; later imports load them in "
+                f"processes, about 40 s on 2 idle cores; later imports load them in "
                 f"about 2 s) ...\n")
             self.stream.flush()
             own, *others = partition(entry_points(features=False), self.processes)
