@@ -92,3 +92,63 @@ def test_its_poor_contractions_are_the_nonlinearitys_not_the_factors(stiffened_s
           f"dense apart {np.abs(value - dense).max():.1e}")
     assert dense.max() <= relative_dae.THETA
     assert np.abs(value - dense).max() <= 1e-2 * relative_dae.THETA
+
+
+class _Schur:
+    """A fake articulated factor whose increment has the norm ``norm``."""
+
+    def __init__(self, norm):
+        self.norm = norm
+
+    def solve(self, rhs):
+        return np.full(len(rhs), self.norm / np.sqrt(len(rhs)))
+
+
+class _Full:
+    """A fake full matrix with ``W_0^-1 W = (1 + c) I``: the factor's own contraction is
+    ``|W_0^-1 W x - x| / |x| = c`` exactly."""
+
+    def __init__(self, c):
+        self.c = c
+        self.iterations, self.dense_solves = [], 0
+
+    def apply(self, x):
+        return (1.0 + self.c) * x
+
+    def P(self, v):
+        return v
+
+    def solve(self, rhs):
+        return np.zeros(len(rhs))
+
+
+def _switch(norms, contractions):
+    """Feed one Newton solve fresh factors whose increments have ``norms`` and whose own
+    contractions are ``contractions``: the iteration at which it takes the full matrix
+    (None: stays modified), and the counts."""
+    from flexmbs.relative import dae as D
+    counts = dict.fromkeys(("articulated", "krylov", "gmres", "dense", "checked"), 0)
+    run, q = D._NewtonSolve((0.0, 1.0, 1.0, 1.0)), np.zeros(4)
+    for k, (norm, c) in enumerate(zip(norms, contractions)):
+        f = D._WatchedFactor(run, q, _Schur(norm), lambda c=c: _Full(c), counts)
+        f.solve(np.ones(4))
+        q = f.at
+        if run.full:
+            return k, counts
+    return None, counts
+
+
+def test_the_switch_rule_on_fake_factors():
+    """The GMRES switch of the recursive route (relative/dae.py): increments that shrink
+    by 0.1 never switch; a poor ratio (0.9) with the factor's own contraction 0.1 stays
+    modified (the nonlinearity's); one good measure does not vouch for later factors
+    whose own contraction is 0.9 (they switch at the first, measured again); after a good
+    measure an increment that does not shrink at all switches without a measure."""
+    k, counts = _switch(0.1 ** np.arange(8), [0.9] * 8)
+    assert k is None and counts["checked"] == 0
+    k, counts = _switch(0.9 ** np.arange(12), [0.1] * 12)
+    assert k is None and counts["checked"] == 11
+    k, counts = _switch(0.9 ** np.arange(12), [0.1, 0.1, 0.1, 0.9] + [0.9] * 8)
+    assert k == 3 and counts["checked"] == 3
+    k, counts = _switch([1.0, 0.9, 0.95], [0.1, 0.1, 0.1])
+    assert k == 2 and counts["checked"] == 1
