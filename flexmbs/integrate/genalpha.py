@@ -798,7 +798,7 @@ class GeneralizedAlpha:
         its projected velocities (``row(i, False)``: None, no projection), so the rows
         are recorded in order and one that raises leaves the integrator there.  Its true return value stops the run after the
         block (the state of its last row)."""
-        K, grid, n = steps_kernel, self._grid, self._n
+        K = steps_kernel
         if record_block is not None and emit_rows is None:
             return self._record_block(block, base, c, at_end, record_block)
         if emit_rows is not None:
@@ -806,28 +806,40 @@ class GeneralizedAlpha:
             block = type(block)(block.states[-1:], block.info[-1:])
             emit = _no_emit
         self._in_step = False       # (the Newton solver is at the call's end already)
+        last = len(block) - 1
         for k in range(len(block)):
-            b = block.info[k]
-            c.steps = base[0] + int(b[K.O_STEPS])
-            c.newton = base[1] + int(b[K.O_NEWTON])
-            c.solves = base[2] + int(b[K.O_NEWTON])
-            c.jac = base[3] + int(b[K.O_JAC])
-            c.h_min = min(base[4], float(b[K.O_HMIN]))
-            st = self.last_state = State(float(b[K.O_T]), *block.state(k, n))
-            grid[1], grid[2] = int(b[K.O_KGRID]), float(b[K.O_HCUR])
-            if at_end and k == len(block) - 1:
-                hj = float(b[K.O_HJAC])
-                self._h_jac = None if np.isnan(hj) else hj
-                self._in_step = True
+            st = self._at_row(block.info[k], block.states[k], base, c, at_end and k == last)
             if emit(st):
                 return True         # (stopped there: no checkpoint goes with it)
         self._in_step = True
         return False
 
+    def _at_row(self, b: np.ndarray, x: np.ndarray, base: tuple, c: _Counters,
+                end: bool) -> State:
+        """The integrator at a row of a compiled call's block (its info ``b`` and state
+        ``x``): the counters ``base`` plus the row's, the state, the grid; ``end``: the
+        call's last step, where the Newton solver is (its ``h_jac`` and a checkpoint go
+        with it), else no checkpoint."""
+        K, n, grid = steps_kernel, self._n, self._grid
+        self._in_step = False
+        c.steps = base[0] + int(b[K.O_STEPS])
+        c.newton = base[1] + int(b[K.O_NEWTON])
+        c.solves = base[2] + int(b[K.O_NEWTON])
+        c.jac = base[3] + int(b[K.O_JAC])
+        c.h_min = min(base[4], float(b[K.O_HMIN]))
+        st = self.last_state = State(float(b[K.O_T]), x[:n], x[n:2 * n], x[2 * n:3 * n],
+                                     x[3 * n:4 * n], x[4 * n:])
+        grid[1], grid[2] = int(b[K.O_KGRID]), float(b[K.O_HCUR])
+        if end:
+            hj = float(b[K.O_HJAC])
+            self._h_jac = None if np.isnan(hj) else hj
+            self._in_step = True
+        return st
+
     def _record_block(self, block, base: tuple, c: _Counters, at_end: bool,
                       record_block: Callable) -> bool:
         """:meth:`_emit_block` through the callback's ``record_block`` (its docstring)."""
-        K, grid, n = steps_kernel, self._grid, self._n
+        K, n = steps_kernel, self._n
         states, info = block.states.copy(), block.info    # (the loop's buffers are reused)
         last = len(info) - 1
         self._in_step = False       # (the Newton solver is at the call's end already)
@@ -835,22 +847,8 @@ class GeneralizedAlpha:
         done = [-1]
 
         def at(k: int) -> State:
-            done[0], b = k, info[k]
-            self._in_step = False   # (a row before the last: no checkpoint goes with it)
-            c.steps = base[0] + int(b[K.O_STEPS])
-            c.newton = base[1] + int(b[K.O_NEWTON])
-            c.solves = base[2] + int(b[K.O_NEWTON])
-            c.jac = base[3] + int(b[K.O_JAC])
-            c.h_min = min(base[4], float(b[K.O_HMIN]))
-            x = states[k]
-            st = self.last_state = State(float(b[K.O_T]), x[:n], x[n:2 * n],
-                                         x[2 * n:3 * n], x[3 * n:4 * n], x[4 * n:])
-            grid[1], grid[2] = int(b[K.O_KGRID]), float(b[K.O_HCUR])
-            if at_end and k == last:
-                hj = float(b[K.O_HJAC])
-                self._h_jac = None if np.isnan(hj) else hj
-                self._in_step = True
-            return st
+            done[0] = k
+            return self._at_row(info[k], states[k], base, c, at_end and k == last)
 
         def row(k: int, project: bool = True) -> np.ndarray | None:
             st = at(k)
