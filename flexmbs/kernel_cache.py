@@ -9,8 +9,8 @@ it.  A module with no index file there has never been compiled: the first
 starts, and how long it took after.  The core is what every run of a rigid or flexible
 model needs (the residual, the Newton matrix, the bodies' tangents, the step loop, the
 outputs); the kernels of some models only (:data:`FEATURES`: the sparse constraint rows
-and the spring elements of systems above the stacked rows' size) compile at their first
-use in a run, which :class:`flexmbs.compiled.FirstCompile` says in one line
+and the spring elements of systems above the stacked rows' size, joint friction and the
+spring elements in the compiled step) compile at their first use in a run, which :class:`flexmbs.compiled.FirstCompile` says in one line
 before it starts (a few seconds each); so do a few small kernels that Python calls
 directly and no entry point compiles (e.g. ``bodies_residual`` and the frames'
 ``label_rows`` in the demo case, ``fill_frame`` and ``label_hessian_sum`` with gears).
@@ -44,7 +44,7 @@ PACKAGE = Path(__file__).resolve().parent
 #: in one process in the order of :func:`entry_points` (``benchmarks/compile_cost.py``,
 #: ``docs/performance.md``, "Cold start", after rounds 12 and 13: one run at load ~6): what
 #: :func:`partition` balances.  A kernel that several entry points link is counted in
-#: the first (e.g. ``spring_kernel``'s, which the step's callbacks link too)
+#: the first
 COST = {
     "flexmbs.integrate.step_kernel:newton_dense_c": 19.7,
     "flexmbs.bodies.ffrf_kernel:bodies_newton_values_c": 16.7,
@@ -64,17 +64,26 @@ COST = {
 #: the entry points that serve some models only, with what needs them: not compiled by
 #: the first import (the *core* is every other entry point), but at their first use in a
 #: run, which :class:`flexmbs.compiled.FirstCompile` says in one line before it starts.
-#: ``spring_kernel``'s are the exception: the compiled step's residual and Newton matrix
-#: link them with the same signatures as its ``warm()`` (measured: after the core, its
-#: ``warm()`` compiles nothing), so they are compiled with the core, and running its
-#: ``warm()`` too would only compile them again in the other process.
+#: The compiled step's residual and Newton matrix call joint friction and the springs
+#: by the addresses of their own C functions (``step_forces_kernel``, round 14), so the
+#: core links neither chain.
 FEATURES = {
     "flexmbs.system.local_rows_kernel:warm":
         "the sparse constraint rows of a system above the stacked rows' size "
         "(flexmbs.system.stacked.MAX_N coordinates)",
+    "flexmbs.integrate.step_forces_kernel:friction_residual_c":
+        "joint friction in the compiled step's residual",
+    "flexmbs.integrate.step_forces_kernel:friction_newton_c":
+        "joint friction in the compiled step's Newton matrix",
+    "flexmbs.integrate.step_forces_kernel:spring_residual_c":
+        "spring-dampers, bushings, point forces and stops in the compiled step's residual",
+    "flexmbs.integrate.step_forces_kernel:spring_newton_c":
+        "spring-dampers, bushings, point forces and stops in the compiled step's Newton "
+        "matrix",
     "flexmbs.forces.spring_kernel:warm":
-        "spring-dampers, bushings, point forces and stops evaluated from Python "
-        "(compiled with the core, as parts of the compiled step)",
+        "spring-dampers, bushings, point forces and stops evaluated from Python",
+    "flexmbs.forces.friction_kernel:warm":
+        "joint friction evaluated from Python",
     "flexmbs.forces.spring_local_kernel:warm":
         "spring-dampers, bushings, point forces and stops of a system above the "
         "stacked rows' size",

@@ -38,6 +38,8 @@ from flexmbs.forces.friction_columns import (
     I_SIGN,
     I_Z,
     N_DIRECTIONS,
+    N_INT,
+    N_PAR,
     P_C_V,
     P_EPS,
     P_MU_K,
@@ -324,3 +326,16 @@ def friction_newton(out, q, qd, lam_all, lam_pos, C, D, G, fr_int, fr_par, cK,
                 for j in cols:
                     out[j, n + p] -= dQ_dN[j] * N_lam[k]
                 out[w, n + p] -= dQ_dN[w] * N_lam[k]
+
+
+def warm() -> None:
+    """Compile :func:`friction_residual` and :func:`friction_newton` now with the one
+    signature every call uses (a feature, :data:`flexmbs.kernel_cache.FEATURES`: the
+    first import leaves it to the first model with joint friction): no elements, so no
+    loop runs."""
+    z = np.zeros(1)
+    C, D, G = np.zeros((1, 4, 3)), np.zeros((1, 4, 3, 1)), np.zeros((1, 1))
+    fr_int, fr_par = np.zeros((0, N_INT), dtype=np.int64), np.zeros((0, N_PAR))
+    friction_residual(z, z, z, z, C, D, G, fr_int, fr_par)
+    friction_newton(np.zeros((1, 1)), z, z, z, np.zeros(1, dtype=np.int64), C, D, G, fr_int,
+                    fr_par, 1.0, 1.0)

@@ -38,6 +38,12 @@ from flexmbs.bodies.ffrf_kernel import bodies_newton_values_c
 from flexmbs.compiled import Table, arg
 from flexmbs.kinematics.frame_kernel import FRAME_WORK
 from flexmbs.kinematics.frames import T_A_KERNEL
+from flexmbs.integrate.step_forces_kernel import (
+    friction_newton_c,
+    friction_residual_c,
+    spring_newton_c,
+    spring_residual_c,
+)
 from flexmbs.integrate.step_kernel import (
     N_NEWTON_TABLE,
     N_TABLE,
@@ -184,6 +190,9 @@ class AffineStep:
             for a in (self._wd_w, self._wd_f, *self._lf, *self._bufs, self._z, *self._fr,
                       *self._work):
                 tab.add(a)
+            fr_int, sp_int = self._fr[0], self._fr[2]     # compiled at their first use
+            tab.add_value(friction_residual_c.address if fr_int.shape[0] else 0)
+            tab.add_value(spring_residual_c.address if sp_int.shape[0] else 0)
             tab.add_value(table_residual_c.address)
             if len(tab) != N_TABLE:          # pragma: no cover - a layout change
                 raise RuntimeError(f"AffineStep: table of {len(tab)} rows, the C function "
@@ -224,6 +233,10 @@ class AffineStep:
                           st.S_alpha.shape[0], st.kernel_data[13].shape[0], (n, n),
                           (st.C0.shape[0] * 4, 3), (3, n), (3, n)):
                 tab.add(np.zeros(shape))
+            fr_int, sp_int = self._fr[0], self._fr[2]
+            tab.add_value(friction_newton_c.address if fr_int.shape[0] else 0)
+            tab.add_value(spring_newton_c.address if sp_int.shape[0] else 0)
+            tab.add(np.zeros((4, 5), dtype=np.int64))      # their argument table
             if len(tab) != N_NEWTON_TABLE:   # pragma: no cover - a layout change
                 raise RuntimeError(f"AffineStep: Newton table of {len(tab)} rows, the "
                                    f"kernel expects {N_NEWTON_TABLE}")

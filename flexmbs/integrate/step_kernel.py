@@ -13,11 +13,15 @@ normalisations (:class:`flexmbs.system.stacked.StackedRows`), one call gives
 ``A`` the active rows, together with all rows ``g``, ``G`` (dense) and the marker frames
 ``C``, ``D`` that the Newton matrix reuses.  Internal states ``z = q[z_idx]`` of force
 elements (:mod:`flexmbs.forces.states`) have the rows ``r_z = zd - f``: ``zd`` here, and
-in the Newton matrix ``c_C I``; joint friction (``fr_*``, :mod:`flexmbs.forces.
-friction_kernel`), linear forces and spring-dampers, bushings, point forces, one-sided
-springs and joint stops (``sp_*``,
-:mod:`flexmbs.forces.spring_kernel`, its torsion angle by the joint friction kernel's
-``angle_gradient``) are added here, other force elements by the caller.
+in the Newton matrix ``c_C I``; linear forces, joint friction (``fr_*``,
+:mod:`flexmbs.forces.friction_kernel`) and spring-dampers, bushings, point forces,
+one-sided springs and joint stops (``sp_*``, :mod:`flexmbs.forces.spring_kernel`, its
+torsion angle by the joint friction kernel's ``angle_gradient``) are added here, other
+force elements by the caller.  The C callbacks call joint friction and the springs by
+the addresses of their own C functions in their tables
+(:mod:`flexmbs.integrate.step_forces_kernel`, 0 when the system has none; compiled at
+their first use, so the core's compile links neither chain, round 14); the Python call
+(:func:`affine_residual`) calls them directly.
 
 The numpy references: :func:`affine_residual` is ``[r / beta'; g_A]`` of the system's
 ``residual`` and ``constraint`` (the genalpha's Python step function ``F``), and
@@ -30,9 +34,9 @@ residual and Newton block by :mod:`flexmbs.bodies.rigid_kernel`, which allocates
 itself (the bodies' Newton values make two arrays per call for all bodies together); a
 flexible body's by :mod:`flexmbs.bodies.ffrf_kernel`, a few grouped work arrays per
 call).  Numba's cache of this module does not notice edits of ``ffrf_kernel`` (or of
-the stacked rows of ``frame_kernel``, or of the springs' ``spring_kernel``, inlined
-helpers included) that it compiles in: a change of those kernels (arguments or code)
-must edit this file too, or warm installations keep the old code (the stacked rows of
+the stacked rows of ``frame_kernel``, inlined helpers included) that it compiles in: a change of those kernels (arguments or code)
+must edit this file too, or warm installations keep the old code (the springs and joint
+friction are no longer compiled into the callbacks since round 14; the stacked rows of
 ``frame_kernel`` are inlined here; edited for the round-10 loops of ``stacked_rows_into``
 and ``bodies_residual_into``, and ``ffrf_kernel._transposed``; for round 12's row copy of
 ``stacked_rows_into``; and for round 13's ``rigid_kernel.mm_to``).
@@ -45,8 +49,8 @@ from numba import carray, njit, types
 from flexmbs.bodies.ffrf_kernel import N_PACK_TABLE, bodies_residual_into
 from flexmbs.compiled import (call_c2, call_c3, f1, f2, f3, f4, f8_pointer, i1, i2,
                               i8_pointer, native)
-from flexmbs.forces.friction_kernel import friction_newton, friction_residual
-from flexmbs.forces.spring_kernel import spring_newton, spring_residual
+from flexmbs.forces.friction_kernel import friction_residual
+from flexmbs.forces.spring_kernel import spring_residual
 from flexmbs.kinematics.frame_kernel import (stacked_hessian_sum_into, stacked_rows,
                                              stacked_rows_into)
 from flexmbs.system.stacked_kernel import drive_rows, stacked_mu_into
@@ -68,7 +72,7 @@ def _affine_state(x, q0, v0, w0, gp, bp, W_x):  # pragma: no cover - compiled
 
 
 @njit(cache=True, inline="always")
-def _all_multipliers(x, n, active, n_rows, bp):  # pragma: no cover - compiled
+def all_multipliers(x, n, active, n_rows, bp):  # pragma: no cover - compiled
     """The multipliers ``lam = bp lam~`` of all rows (dropped rows 0)."""
     lam_all = np.zeros(n_rows)
     for k in range(active.shape[0]):
@@ -111,23 +115,26 @@ def affine_residual(F, x, q0, v0, w0, gp, bp, gravity, active, n_rows,
     stacked_rows_into(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst,
                       norm_rows, norm_idx, g, G, C, D, p, dp, W_f)
     drive_rows(g, G, p, dp, wd_row, wd_lo, wd_n, wd_w, wd_f)
-    return _residual_rows(F, x, r, q, qd, g, G, C, D, active, n_rows, bp, z_idx, fr_int,
-                          fr_par, sp_int, sp_par, sp_tab, lf_ptr, lf_idx, lf_kptr, lf_K)
+    _residual_rows(F, x, r, qd, g, G, active, bp, z_idx)
+    if fr_int.shape[0]:
+        friction_residual(r, q, qd, all_multipliers(x, n, active, n_rows, bp), C, D, G,
+                          fr_int, fr_par)
+    if sp_int.shape[0]:                          # springs, bushings, point forces, stops
+        spring_residual(r, q, qd, C, D, sp_int, sp_par, sp_tab)
+    return _residual_end(F, r, q, active, bp, lf_ptr, lf_idx, lf_kptr, lf_K)
 
 
 @njit(cache=True, inline="always")
-def _residual_rows(F, x, r, q, qd, g, G, C, D, active, n_rows, bp, z_idx, fr_int, fr_par,
-                   sp_int, sp_par, sp_tab, lf_ptr, lf_idx, lf_kptr,
-                   lf_K):  # pragma: no cover - compiled
-    """The end of :func:`affine_residual` once the bodies' ``r`` and the rows ``g, G``
-    (frames ``C, D``) are written: the states' ``r_z = zd``, ``G_A^T lam``, joint
-    friction, springs, ``F = [r / beta'; g_A]``, the linear forces; whether ``F`` is
-    finite.  Inlined (fewer than 30 arguments: numba inlines no call that Python makes
-    with ``*args``) into both callers, :func:`affine_residual` and
+def _residual_rows(F, x, r, qd, g, G, active, bp, z_idx):  # pragma: no cover - compiled
+    """The rows of :func:`affine_residual` once the bodies' ``r`` and the rows ``g, G``
+    are written, before the force elements: the states' ``r_z = zd`` and ``G_A^T lam``
+    into ``r``, ``g_A`` into ``F[n:]``.  Inlined (few arguments: numba inlines no call
+    that Python makes with ``*args``) into both callers, :func:`affine_residual` and
     :func:`table_residual_c`, so that the compiled residual makes no call with the 66
     array arguments of :func:`affine_residual` (about a third of its time on the rigid
-    pendulum)."""
-    n = q.shape[0]
+    pendulum); between it and :func:`_residual_end` the callers add joint friction and
+    the springs (:func:`table_residual_c` by their C functions' addresses)."""
+    n = r.shape[0]
     for i in z_idx:
         r[i] = qd[i]
     m = active.shape[0]
@@ -138,11 +145,16 @@ def _residual_rows(F, x, r, q, qd, g, G, C, D, active, n_rows, bp, z_idx, fr_int
             for j in range(n):
                 r[j] += lk * G[row, j]
         F[n + k] = g[row]
-    if fr_int.shape[0]:
-        friction_residual(r, q, qd, _all_multipliers(x, n, active, n_rows, bp), C, D, G,
-                          fr_int, fr_par)
-    if sp_int.shape[0]:                          # springs, bushings, point forces, stops
-        spring_residual(r, q, qd, C, D, sp_int, sp_par, sp_tab)
+
+
+@njit(cache=True, inline="always")
+def _residual_end(F, r, q, active, bp, lf_ptr, lf_idx, lf_kptr,
+                  lf_K):  # pragma: no cover - compiled
+    """The end of :func:`affine_residual` once every force element is in ``r``:
+    ``F[:n] = r / beta'``, the linear forces; whether ``F`` is finite (inlined like
+    :func:`_residual_rows`)."""
+    n = r.shape[0]
+    m = active.shape[0]
     total = 0.0
     for j in range(n):
         F[j] = r[j] / bp
@@ -163,9 +175,11 @@ def _residual_rows(F, x, r, q, qd, g, G, C, D, active, n_rows, bp, z_idx, fr_int
 #: ``VecGetArray``, ``VecRestoreArray``; a slot for two pointers; ``status``; ``q_last``;
 #: ``scal = [gp, bp]``; then every argument of :func:`affine_residual` after ``F, x`` in
 #: order (``gp, bp`` in ``scal``, ``n_rows`` as a value; the work arrays ``W_x, W_p,
-#: W_dp, W_f`` in rows 62 to 65, :func:`newton_dense` uses ``W_x`` too); last the address
-#: of :func:`table_residual_c`
-N_TABLE = 67
+#: W_dp, W_f`` in rows 62 to 65, :func:`newton_dense` uses ``W_x`` too); the addresses of
+#: the joint friction's and the springs' residual C functions (rows 66, 67: :func:`flexmbs.
+#: integrate.step_forces_kernel.friction_residual_c` and ``spring_residual_c``, 0 for a
+#: system without them); last the address of :func:`table_residual_c`
+N_TABLE = 69
 
 
 @native(types.int32(types.intp, types.intp, types.intp, types.intp))
@@ -236,9 +250,12 @@ def table_residual_c(F_p, x_p, ctx):  # pragma: no cover - compiled
                       f1(t, 34), i1(t, 35), f2(t, 36), f2(t, 37), f2(t, 38), i1(t, 39),
                       i1(t, 40), i1(t, 41), i2(t, 42), g, G, C, D, p, dp, f1(t, 65))
     drive_rows(g, G, p, dp, i1(t, 43), i1(t, 44), i1(t, 45), f1(t, 46), f1(t, 47))
-    finite = _residual_rows(F, X, r, q, qd, g, G, C, D, i1(t, 12), t[13, 0], bp, i1(t, 56),
-                            i2(t, 57), f2(t, 58), i2(t, 59), f2(t, 60), f2(t, 61), i1(t, 48),
-                            i1(t, 49), i1(t, 50), f1(t, 51))
+    _residual_rows(F, X, r, qd, g, G, i1(t, 12), bp, i1(t, 56))
+    for k in range(N_TABLE - 3, N_TABLE - 1):   # joint friction, then the springs, by the
+        if t[k, 0] and call_c2(t[k, 0], x_p, ctx) == 0:  # addresses of their C functions
+            return 0                            # (stopped on an exception: F stays NaN)
+    finite = _residual_end(F, r, q, i1(t, 12), bp, i1(t, 48), i1(t, 49), i1(t, 50),
+                           f1(t, 51))
     for i in range(n):
         q_last[i] = X[i]
     status[0] = 0 if finite else 1
@@ -253,8 +270,11 @@ def table_residual_c(F_p, x_p, ctx):  # pragma: no cover - compiled
 #: :func:`newton_dense` (allocations: see its docstring): the bodies'
 #: values (n_values,) and their input ``s`` (3 n_b + 6,), ``lam`` (m,), ``mu`` (n_rows,),
 #: ``mu_st`` (R,), ``mu_norm`` (normalisations,), the Hessian sum ``H`` (n, n) and its
-#: ``Wm`` (4 M, 3), ``dal``, ``dbe`` (3, n)
-N_NEWTON_TABLE = 13
+#: ``Wm`` (4 M, 3), ``dal``, ``dbe`` (3, n); last the addresses of the joint friction's
+#: and the springs' Newton C functions (rows 13, 14: :func:`flexmbs.integrate.
+#: step_forces_kernel.friction_newton_c` and ``spring_newton_c``, 0 for a system without
+#: them) and their argument table (4, 5) (int64: the residual's table, ``G, C, D``)
+N_NEWTON_TABLE = 16
 
 
 @njit(cache=True)
@@ -279,6 +299,12 @@ def body_values(q, qd, qdd, g, cK, cC, nt, vals, s):  # pragma: no cover - compi
 
 
 @njit(cache=True, inline="always")
+def _put_row(tab, k, address, s0, s1, s2, s3):  # pragma: no cover - compiled
+    """Row ``k`` of a table (:class:`flexmbs.compiled.Table`): an array's address and shape."""
+    tab[k, 0], tab[k, 1], tab[k, 2], tab[k, 3], tab[k, 4] = address, s0, s1, s2, s3
+
+
+@njit(cache=True, inline="always")
 def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
     """The Newton matrix of the step at ``x`` (``AssembledSystem.newton_matrix`` with
     ``c_K = 1/bp``, ``c_C = gp/bp``, ``c_M = 1``), dense row-major into ``out`` (N, N):
@@ -291,7 +317,9 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
     rows at ``q`` (the residual's buffers when it was last evaluated at this ``q``), the
     linear forces of :func:`affine_residual` as ``-c_K K_k``, the states' ``c_C I`` and
     the joint friction's terms (:func:`~flexmbs.forces.friction_kernel.friction_newton`)
-    and the springs' (:func:`~flexmbs.forces.spring_kernel.spring_newton`).
+    and the springs' (:func:`~flexmbs.forces.spring_kernel.spring_newton`), by the
+    addresses of their C functions (rows 13, 14 of ``nt``, :mod:`flexmbs.integrate.
+    step_forces_kernel`) with ``G, C, D`` in the argument table (row 15).
     ``t``: the table of :func:`affine_residual_c`; ``nt``: the Newton table.  Returns
     whether every entry is finite.  It works in the tables' arrays but for these
     allocations (numba's runtime, per call): the bodies' C function's two (its values
@@ -368,18 +396,16 @@ def newton_dense(out, x, t, nt):  # pragma: no cover - compiled
                 out[j, n + k] = G[r, j]
     for i in i1(t, 56):                          # states: r_z = zd - f
         out[i, i] += cC
-    fr_int = i2(t, 57)
-    if fr_int.shape[0]:
-        lam_pos = np.empty(n_rows, dtype=np.int64)
-        for i in range(n_rows):
-            lam_pos[i] = -1
-        for k in range(m):
-            lam_pos[act[k]] = k
-        friction_newton(out, q, qd, _all_multipliers(x, n, act, n_rows, bp), lam_pos, C, D,
-                        G, fr_int, f2(t, 58), cK, cC)
-    sp_int = i2(t, 59)
-    if sp_int.shape[0]:                          # springs, bushings, point forces, stops
-        spring_newton(out, q, qd, C, D, sp_int, f2(t, 60), f2(t, 61), cK, cC)
+    if nt[13, 0] or nt[14, 0]:      # joint friction, then the springs, by the addresses
+        fa = i2(nt, 15)             # of their C functions, with the rows G, C, D at q
+        fa[0, 0] = t.ctypes.data
+        _put_row(fa, 1, G.ctypes.data, G.shape[0], G.shape[1], 0, 0)
+        _put_row(fa, 2, C.ctypes.data, C.shape[0], C.shape[1], C.shape[2], 0)
+        _put_row(fa, 3, D.ctypes.data, D.shape[0], D.shape[1], D.shape[2], D.shape[3])
+        for k in range(13, 15):
+            if nt[k, 0] and call_c3(nt[k, 0], out.ctypes.data, x.ctypes.data,
+                                    fa.ctypes.data) == 0:
+                return False        # (stopped on an exception)
     total = 0.0
     for i in range(N):
         for j in range(N):
