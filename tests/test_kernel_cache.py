@@ -85,7 +85,8 @@ def test_the_two_processes_share_every_core_entry_point_once():
     callbacks = [f"{m.__name__}:{k}" for m in map(kernel_cache.import_bare, (
         kernel_cache.module_name(s) for s in kernel_cache.kernel_modules()))
         for k, v in vars(m).items() if isinstance(v, NativeFunction)]
-    assert len(callbacks) >= 4 and set(callbacks) <= set(entries)
+    core = set(callbacks) - set(kernel_cache.FEATURES)   # (the step's forces: features)
+    assert len(core) >= 4 and core <= set(entries)
     assert "flexmbs.integrate.genalpha_kernel:warm" in entries
     first, second = kernel_cache.partition(entries, 2)
     assert sorted(first + second) == sorted(entries) and not set(first) & set(second)
@@ -139,6 +140,32 @@ def test_a_feature_kernel_says_so_at_its_first_use(tmp_path):
         assert line.endswith(" s")
     assert kernel_cache.cold_kernel_modules(str(tmp_path), features=True).count(
         "forces/spring_local_kernel.py") == 0
+
+
+def test_the_steps_springs_compile_at_their_first_use(tmp_path):
+    """The compiled step's springs (round 14): their C function, compiled in a fresh
+    process with an empty cache, says so in one line (before the compile, its time
+    after); the step's force modules and the force kernels they call are feature
+    modules, not in the core that the first import compiles."""
+    code = ("import sys, types; sys.modules['flexmbs'] = p = types.ModuleType('flexmbs'); "
+            f"p.__path__ = [{str(kernel_cache.PACKAGE)!r}]; "
+            "from flexmbs import kernel_cache as k; from flexmbs.compiled import FIRST_COMPILE; "
+            "m = k.import_bare('flexmbs.integrate.step_forces_kernel'); "
+            "FIRST_COMPILE.install(); m.spring_residual_c.compile()")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=600, env={**__import__("os").environ,
+                                           "NUMBA_CACHE_DIR": str(tmp_path)})
+    assert out.returncode == 0, out.stderr
+    lines = out.stderr.splitlines()
+    assert len(lines) == 1, lines
+    assert lines[0].startswith("flexmbs: compiling the kernel flexmbs.integrate."
+                               "step_forces_kernel.spring_residual_c at its first use")
+    assert lines[0].endswith(" s")
+    core = {str(p.relative_to(kernel_cache.PACKAGE)) for p in kernel_cache.core_modules()}
+    for name in ("integrate/step_forces_kernel.py", "forces/spring_kernel.py",
+                 "forces/friction_kernel.py"):
+        assert name not in core
+    assert "integrate/step_kernel.py" in core
 
 
 def test_the_partition_balances_the_measured_costs(monkeypatch):
