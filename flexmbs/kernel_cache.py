@@ -60,6 +60,12 @@ COST = {
     "flexmbs.system.output_point_kernel:warm": 0.5,
     "flexmbs.bodies.rigid_set_kernel:warm": 0.3,
     "flexmbs.integrate.step_kernel:affine_residual_c": 0.1,
+    # round 14's features (one process, after friction_kernel.warm; load ~8)
+    "flexmbs.forces.friction_kernel:warm": 7.4,
+    "flexmbs.integrate.step_forces_kernel:friction_newton_c": 1.8,
+    "flexmbs.integrate.step_forces_kernel:friction_residual_c": 1.3,
+    "flexmbs.integrate.step_forces_kernel:spring_newton_c": 1.1,
+    "flexmbs.integrate.step_forces_kernel:spring_residual_c": 0.7,
 }
 #: the entry points that serve some models only, with what needs them: not compiled by
 #: the first import (the *core* is every other entry point), but at their first use in a
