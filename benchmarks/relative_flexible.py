@@ -33,6 +33,21 @@ vibration near 1.75e4 rad/s dominates each form's error (its phase error grows a
 microseconds over 0.02 s (docs/relative.md, "Checks"):
 
     .venv/bin/python benchmarks/relative_flexible.py --agreement 4e-6 --t-end 0.02
+
+``--ode RTOL`` compares the forms' EQUATIONS rather than two discretisations: the
+UNDAMPED rod with ``--modes`` (2) fixed-interface modes, each form's index-1 ODE
+``(q, qd)' = (qd, qdd)``, ``qdd`` and ``lam`` of the saddle system, by DOP853 at
+``rtol = RTOL`` (:func:`flexmbs.integrate.ode_reference.ode_reference`, ``atol`` RTOL
+times each coordinate's scale: 1 for positions, angles and rates, 1e-3 for the modal
+coordinates and their rates) from the same consistent initial state (the relative
+form's, mapped to the bodies), recorded at ``--outputs`` (10) common times.  Prints each
+form's cost (CPU, evaluations), its largest constraint drift ``|g|``, and the largest
+differences of the slider position x [m], the crank pivot's reaction force J1 [N] and
+the rod's modal coordinates q_e.  ``--ode-forms`` runs one form only and ``--ode-dir``
+keeps each form's run (``ode_<form>_<modes>_<rtol>_<t_end>.npz``) and reads it back if
+there, so that the two forms can run in two processes side by side:
+
+    .venv/bin/python benchmarks/relative_flexible.py --ode 1e-12 --t-end 1.0
 """
 from __future__ import annotations
 
@@ -174,6 +189,86 @@ def agreement(model, h: float, t_end: float, rho_inf: float, n_out: int) -> dict
     return out
 
 
+def ode_form(model, formulation: str, rtol: float, t_out: np.ndarray) -> dict:
+    """One form's index-1 ODE by DOP853 (module doc): columns ``[x, F_J1 (3), q_e]`` at
+    ``t_out``, the largest ``|g|``, CPU seconds and evaluations.  Both forms start from
+    the relative form's consistent state mapped to the bodies."""
+    import scipy.sparse as sp
+
+    from flexmbs.integrate.consistent import consistent_initial_conditions
+    from flexmbs.integrate.ode_reference import ode_reference
+    from flexmbs.relative.dae import RelativeDAE
+    from flexmbs.relative.reactions import reactions
+
+    rel = RelativeDAE(model.validate())
+    rel.drop_redundant(rel.initial_q())
+    init = consistent_initial_conditions(rel, rel.initial_q(), rel.initial_qd())
+    asm = rel.absolute
+    s_slider, s_rod = asm.body_slices["slider"], asm.body_slices["rod"]
+    if formulation == "relative":
+        dae, q0, qd0 = rel, init.q, init.qd
+        z = np.zeros(asm.n_q), np.zeros(asm.n_lam)
+
+        def mass_of(beta):              # T^T M_b T without the bodies' K, C
+            q_b, _, T, _ = rel.absolute_coordinates(beta)
+            M_b = sp.csr_matrix(asm.tangent_mass(q_b, z[0], z[0], z[1], 0.0))
+            return T.T @ (M_b @ T)
+        scale = np.ones(rel.n_q)
+        for tj in rel.tree.joints:
+            scale[tj.qe] = 1e-3
+    else:
+        q_b, qd_b = rel.absolute_coordinates(init.q, init.qd)[:2]
+        start = consistent_initial_conditions(asm, q_b, qd_b)
+        print(f"absolute start: moved {start.max_dq:.1e} m, {start.max_dqd:.1e} m/s",
+              flush=True)
+        dae, q0, qd0, mass_of = asm, start.q, start.qd, None
+        scale = np.ones(asm.n_q)
+        scale[s_rod.start + 7:s_rod.stop] = 1e-3
+    atol = rtol * np.concatenate([scale, scale])
+    ref = ode_reference(dae, q0, qd0, t_out, rtol=rtol, atol=atol, mass_of=mass_of)
+    rows = []
+    for t, q, qd, qdd, lam in zip(ref.t, ref.q, ref.qd, ref.qdd, ref.lam, strict=True):
+        if formulation == "relative":
+            F = reactions(rel, q, qd, qdd, lam, t)["J1"][0]
+            q = rel.absolute_coordinates(q)[0]
+        else:
+            F = asm.reactions(q, lam, t)["J1"][0]
+        rows.append(np.concatenate([[q[s_slider][0]], F, q[s_rod][7:]]))
+    return {"x": np.array(rows), "drift": ref.drift.max(), "cpu": ref.cpu,
+            "evaluations": ref.evaluations}
+
+
+def ode_agreement(model, rtol: float, t_end: float, n_out: int, forms, directory) -> None:
+    """Both forms' index-1 ODEs (module doc): cost, drift, largest differences."""
+    t_out = np.linspace(0.0, t_end, n_out + 1)
+    out = {}
+    for f in forms:
+        path = None if directory is None else \
+            Path(directory) / f"ode_{f}_{args_tag(rtol, t_end, n_out)}.npz"
+        if path is not None and path.exists():
+            out[f] = dict(np.load(path))
+        else:
+            out[f] = ode_form(model, f, rtol, t_out)
+            if path is not None:
+                np.savez(path, **out[f])
+        r = out[f]
+        print(f"| {f} | {float(r['cpu']):.0f} s CPU | {int(r['evaluations'])} evaluations | "
+              f"max |g| {float(r['drift']):.1e} |", flush=True)
+    if len(out) < 2:
+        return
+    a, r = out["absolute"]["x"], out["relative"]["x"]
+    print("\n| quantity | largest | forms apart (trajectory) | at t_end |")
+    print("|---|---:|---:|---:|")
+    for name, unit, c in AGREEMENT_COLUMNS:
+        e = np.abs(a[:, c] - r[:, c])
+        print(f"| {name} | {np.abs(a[:, c]).max():.3g} {unit} | {e.max():.2e} | "
+              f"{e[-1].max():.2e} |")
+
+
+def args_tag(rtol: float, t_end: float, n_out: int) -> str:
+    return f"{rtol:g}_{t_end:g}_{n_out}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--t-end", type=float, default=0.2, help="simulated time [s]")
@@ -188,11 +283,28 @@ def main() -> None:
     ap.add_argument("--rho-inf", type=float, default=0.9, help="rho_inf (--agreement)")
     ap.add_argument("--outputs", type=int, default=10,
                     help="common output times (--agreement)")
+    ap.add_argument("--ode", type=float, metavar="RTOL",
+                    help="rtol of the forms' index-1 ODEs (undamped rod, DOP853)")
+    ap.add_argument("--ode-forms", nargs="+", default=["absolute", "relative"],
+                    choices=("absolute", "relative"), help="forms of --ode")
+    ap.add_argument("--ode-dir", help="directory keeping each form's --ode run")
     ap.add_argument("--forms", nargs="+", default=["relative"],
                     choices=("relative", "recursive"),
                     help="joint-coordinate formulations timed against the absolute form")
     args = ap.parse_args()
     logging.disable(logging.WARNING)
+    if args.ode is not None:
+        if not 0 < args.ode < 1:
+            ap.error(f"--ode: expected a tolerance 0 < RTOL < 1, got {args.ode}")
+        zeta = 0.0 if args.zeta is None else args.zeta
+        with tempfile.TemporaryDirectory() as tmp:
+            model = damped_slider_crank(tmp, args.modes, zeta)
+        print(f"flexible slider-crank, {args.modes} modes, zeta = {zeta:g}, index-1 ODEs "
+              f"by DOP853 at rtol {args.ode:g}, {args.t_end:g} s, load average "
+              f"{os.getloadavg()[0]:.1f}, {time.strftime('%Y-%m-%d %H:%M')}", flush=True)
+        ode_agreement(model, args.ode, args.t_end, args.outputs, args.ode_forms,
+                      args.ode_dir)
+        return
     if args.agreement is not None:
         if not args.agreement > 0:
             ap.error(f"--agreement: expected a step H > 0 [s], got {args.agreement}")

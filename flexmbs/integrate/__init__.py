@@ -5,6 +5,8 @@
   the GGL index-2 form (``method="ts"``, BDF by default);
 * :func:`solve_static` — static equilibrium;
 * :func:`consistent_initial_conditions` — THEORY §8.3;
+* :mod:`.ode_reference` — a check, not an integrator: a DAE's index-1 ODE (the saddle
+  system's accelerations) by scipy's DOP853 to a tight tolerance;
 * :class:`OptionsManager`, :func:`petsc_options_from_args` — PETSc options;
 * :class:`SolverSettings`, :data:`DEFAULTS` — every solver default, in one place;
 * :mod:`.protocol` — the :class:`~.protocol.DAE` the integrators take and the optional
