@@ -36,7 +36,7 @@ from flexmbs.kinematics.rotation_kernel import (
 )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _cross_to(a, b, v):  # pragma: no cover - compiled
     """``v = a x b`` in place (the sums of :func:`~flexmbs.kinematics.rotation_kernel.cross`)."""
     v[0] = a[1] * b[2] - a[2] * b[1]

@@ -10,6 +10,10 @@ allocated (the general kernel makes some thirty small ones per call, most of a r
 body's time), and every sum is taken in the general kernel's order, zero terms
 included, so both give the same bits; :func:`~flexmbs.bodies.ffrf_kernel.ffrf_residual`
 at ``n_q = 0`` is its reference (``tests/bodies/test_compiled_kernels.py``).
+The small helpers (``_cross``, ``_two_L``, :func:`tilde_to`, :func:`L_to`,
+:func:`centripetal_derivative_into`; also used by :mod:`flexmbs.bodies.ffrf_kernel`) are
+kernels of their own, compiled once per process and linked where they are called
+(inlined in numba's IR, each call site was typed and lowered again).
 """
 from __future__ import annotations
 
@@ -19,13 +23,13 @@ from numba import njit
 from flexmbs.kinematics.rotation_kernel import rotation_entries
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _cross(a0, a1, a2, b0, b1, b2):  # pragma: no cover - compiled
     """``a x b`` as three scalars."""
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _two_L(e0, x, y, z, a, b, c, d):  # pragma: no cover - compiled
     """``2 L(e) v`` for ``v = (a, b, c, d)`` as three scalars."""
     return (2.0 * (-x * a + e0 * b + z * c - y * d), 2.0 * (-y * a - z * b + e0 * c + x * d),
@@ -128,7 +132,7 @@ def mm_to(A, B, b0, C, r0, c0):  # pragma: no cover - compiled
                     C[r0 + i, c0 + j] += a * B[b0 + p, j]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def centripetal_derivative_into(m, om, c, F):  # pragma: no cover - compiled
     """``F[0:3, 0:3] = m d(w x (w x c))/dw = m (w c^T - 2 c w^T + (w.c) E)``."""
     oc = om[0] * c[0] + om[1] * c[1] + om[2] * c[2]
@@ -140,7 +144,7 @@ def centripetal_derivative_into(m, om, c, F):  # pragma: no cover - compiled
             F[i, j] = m * Dij
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def L_to(e0, x, y, z, s, L):  # pragma: no cover - compiled
     """``L = s L(e)`` (3, 4), ``s`` times every entry of ``L_matrix``."""
     L[0, 0], L[0, 1], L[0, 2], L[0, 3] = s * -x, s * e0, s * z, s * -y
@@ -148,7 +152,7 @@ def L_to(e0, x, y, z, s, L):  # pragma: no cover - compiled
     L[2, 0], L[2, 1], L[2, 2], L[2, 3] = s * -z, s * y, s * -x, s * e0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def tilde_to(a0, a1, a2, s, T):  # pragma: no cover - compiled
     """``T = s tilde(a)`` (3, 3)."""
     T[0, 0], T[0, 1], T[0, 2] = s * 0.0, s * -a2, s * a1

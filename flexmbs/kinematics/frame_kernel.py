@@ -16,10 +16,12 @@ constraints (:func:`label_rows`), their Hessian sums (:func:`label_hessian_sum`)
 for all markers of a system at once (:func:`stacked_rows`, :func:`stacked_hessian_sum`;
 the same sums, their terms with a zero selection weight and the columns outside each
 marker's body left out, :func:`_span`).
-:func:`stacked_rows_into` and the two kernels it calls are inlined (numba IR) into their
-callers: the step residual (:mod:`flexmbs.integrate.step_kernel`) calls them at every
-Newton iteration, and their calls with 23, 9 and 8 array arguments cost about as much as
-their sums on a small rigid system (~0.5 of ~1.5 us on the rigid pendulum).
+:func:`stacked_rows_into` is a kernel of its own, compiled once per process and linked
+into its callers, the step residual's callback (:mod:`flexmbs.integrate.step_kernel`,
+at every Newton iteration) and :func:`stacked_rows` (the Newton matrix's rows at a new
+``q``): inlined (numba IR) into both, it was typed, lowered and optimised twice.  The
+two kernels it calls are inlined into it (their calls with 9 and 8 array arguments cost
+about as much as their sums on a small rigid system).
 The numpy reference beside it is :mod:`flexmbs.kinematics.frame_reference` (same names,
 same arguments; ``tests/bodies/test_compiled_kernels.py`` compares them).
 """
