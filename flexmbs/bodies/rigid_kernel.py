@@ -11,9 +11,10 @@ body's time), and every sum is taken in the general kernel's order, zero terms
 included, so both give the same bits; :func:`~flexmbs.bodies.ffrf_kernel.ffrf_residual`
 at ``n_q = 0`` is its reference (``tests/bodies/test_compiled_kernels.py``).
 The small helpers (``_cross``, ``_two_L``, :func:`tilde_to`, :func:`L_to`,
-:func:`centripetal_derivative_into`; also used by :mod:`flexmbs.bodies.ffrf_kernel`) are
-kernels of their own, compiled once per process and linked where they are called
-(inlined in numba's IR, each call site was typed and lowered again).
+the last two also used by :mod:`flexmbs.bodies.ffrf_kernel`) are kernels of their own, compiled once
+per process and linked where they are called (inlined in numba's IR, each call site was
+typed and lowered again); :func:`centripetal_derivative_into`, called once from each
+kernel with other argument types (scalars here, arrays there), stays inlined.
 """
 from __future__ import annotations
 
@@ -132,7 +133,7 @@ def mm_to(A, B, b0, C, r0, c0):  # pragma: no cover - compiled
                     C[r0 + i, c0 + j] += a * B[b0 + p, j]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def centripetal_derivative_into(m, om, c, F):  # pragma: no cover - compiled
     """``F[0:3, 0:3] = m d(w x (w x c))/dw = m (w c^T - 2 c w^T + (w.c) E)``."""
     oc = om[0] * c[0] + om[1] * c[1] + om[2] * c[2]
