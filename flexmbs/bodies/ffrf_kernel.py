@@ -27,29 +27,21 @@ import numpy as np
 from numba import carray, njit, types
 
 from flexmbs.bodies.rigid_kernel import (
-    RIGID_WORK, centripetal_derivative_into, mm_into, mm_to, rigid_residual, rigid_tangent,
+    RIGID_WORK, L_to, centripetal_derivative_into, mm_into, mm_to, rigid_residual, rigid_tangent,
+    tilde_to,
 )
 from flexmbs.compiled import f1, f8_pointer, i1, i2, i8_pointer, native
 from flexmbs.kinematics.rotation_kernel import (
-    rotation_and_derivative, rotation_matrix, tilde, two_L,
+    rotation_and_derivative_into, rotation_matrix, two_L,
 )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _cross_to(a, b, v):  # pragma: no cover - compiled
     """``v = a x b`` in place (the sums of :func:`~flexmbs.kinematics.rotation_kernel.cross`)."""
     v[0] = a[1] * b[2] - a[2] * b[1]
     v[1] = a[2] * b[0] - a[0] * b[2]
     v[2] = a[0] * b[1] - a[1] * b[0]
-
-
-@njit(cache=True, inline="always")
-def _L_into(e0, x, y, z, s, L):  # pragma: no cover - compiled
-    """``L = s L(e)`` in place: ``s`` times each entry of
-    :func:`~flexmbs.kinematics.rotation_kernel.L_matrix`."""
-    L[0, 0], L[0, 1], L[0, 2], L[0, 3] = s * -x, s * e0, s * z, s * -y
-    L[1, 0], L[1, 1], L[1, 2], L[1, 3] = s * -y, s * -z, s * e0, s * x
-    L[2, 0], L[2, 1], L[2, 2], L[2, 3] = s * -z, s * y, s * -x, s * e0
 
 
 @njit(cache=True)
@@ -262,14 +254,6 @@ def _transposed(B):  # pragma: no cover - compiled
 
 
 @njit(cache=True)
-def _mm(A, B):  # pragma: no cover - compiled
-    """``A B`` by the loops of :func:`~flexmbs.bodies.rigid_kernel.mm_into`."""
-    C = np.empty((A.shape[0], B.shape[1]))
-    mm_into(A, B, C)
-    return C
-
-
-@njit(cache=True)
 def _mv(A, x):  # pragma: no cover - compiled
     """``A x`` by loops."""
     y = np.zeros(A.shape[0])
@@ -306,14 +290,19 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     e0, x, y, z = q[3], q[4], q[5], q[6]
     A, w, d, om, al, lin, c, I9, Gr9, lqd, lqdd, Iw, f_t, f_r = _state(
         q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd)
-    _, Te = rotation_and_derivative(e0, x, y, z)
+    S3 = np.empty((10, 3, 3))          # the 3 x 3 matrices below, one allocation
+    ct, ot, Tq, oI, TI, S, oo, td, A_e = S3[0], S3[1], S3[2], S3[3], S3[4], S3[5], S3[6], \
+        S3[7], S3[8]
+    Te = np.empty((3, 3, 4))
+    rotation_and_derivative_into(e0, x, y, z, A_e, Te)
     qe, qed, qedd = q[7:], qd[7:], qdd[7:]
     Iq = I9.reshape(3, 3)
     Gr = Gr9.reshape(3, 3)
     o = 12 + 9 * n
     N = 6 + n
-    ct, ot = tilde(c), tilde(om)
-    C_tT = np.ascontiguousarray(C_t.T)
+    tilde_to(c[0], c[1], c[2], 1.0, ct)  # tilde(c), tilde(omega') (1.0 x: the same bits)
+    tilde_to(om[0], om[1], om[2], 1.0, ot)
+    C_tT = _transposed(C_t)
     # partial derivatives of f by (d, alpha', omega', qd_e, q_e) and by qdd_e
     f3 = np.zeros((3, N, 3))                          # (few allocations: the kernel's
     fn = np.zeros((3, N, n))                          # cost is mostly their count)
@@ -327,15 +316,15 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     _put(f_d, i6, z0, C_t)
     _put(f_al, i3, z0, Iq)
     centripetal_derivative_into(m, om, c, f_om)       # d(w x (w x c))/dw
-    T = tilde(lqd[0:3])
+    tilde_to(lqd[0], lqd[1], lqd[2], 1.0, Tq)
     for i in range(3):
         for j in range(3):
-            f_om[i, j] -= 2.0 * T[i, j]
-    oI = _mm(ot, Iq)
-    T = tilde(Iw)
+            f_om[i, j] -= 2.0 * Tq[i, j]
+    mm_into(ot, Iq, oI)
+    tilde_to(Iw[0], Iw[1], Iw[2], 1.0, TI)
     for i in range(3):
         for j in range(3):
-            f_om[3 + i, j] = oI[i, j] - T[i, j] + Gr[i, j]
+            f_om[3 + i, j] = oI[i, j] - TI[i, j] + Gr[i, j]
     for k in range(n):
         for j in range(3):
             f_al[6 + k, j] = lin[o + 12 * k + j]          # C_r
@@ -357,8 +346,8 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     for k in range(n):
         for l in range(n):
             f_qd[6 + k, l] = 2.0 * Cw[k * n + l] + D_e[k, l]
-    S = tilde(al)
-    oo = _mm(ot, ot)
+    tilde_to(al[0], al[1], al[2], 1.0, S)
+    mm_into(ot, ot, oo)
     for i in range(3):
         for j in range(3):
             S[i, j] += oo[i, j]
@@ -369,13 +358,13 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
             dI[j, ab] = I1[j, ab] + dI[j, ab]
     G2qd = _vm(qed, G2_m)                                  # (l, ij)
     Cq = _vm(qedd, C_r1_k)                                 # (l, j)
-    tdC = _mm(tilde(d), C_tT)
+    tilde_to(d[0], d[1], d[2], 1.0, td)
+    tdC = np.empty((3, n))
+    mm_into(td, C_tT, tdC)
     for i in range(3):
         for j in range(n):
             tdC[i, j] = -tdC[i, j]
-    dIal = np.empty(3)
-    dIom = np.empty(3)
-    G2o = np.empty(3)
+    dIal, dIom, G2o = S3[9, 0], S3[9, 1], S3[9, 2]
     for j in range(n):
         for a in range(3):
             sa, so, sg = 0.0, 0.0, 0.0
@@ -410,12 +399,12 @@ def ffrf_tangent(q, qd, qdd, g, m, lin0, lin_q, I2, lin_qd, lin_qdd, C_t, M_e, D
     # derivatives of the body-frame variables by e
     L4 = np.empty((4, 3, 4))
     L2, dd_de, dal_de, dom_de = L4[0], L4[1], L4[2], L4[3]
-    _L_into(e0, x, y, z, 2.0, L2)
+    L_to(e0, x, y, z, 2.0, L2)
     for j in range(3):                                    # d(A^T w)/de
         for a in range(4):
             dd_de[j, a] = Te[0, j, a] * w[0] + Te[1, j, a] * w[1] + Te[2, j, a] * w[2]
-    _L_into(qdd[3], qdd[4], qdd[5], qdd[6], -2.0, dal_de)
-    _L_into(qd[3], qd[4], qd[5], qd[6], -2.0, dom_de)
+    L_to(qdd[3], qdd[4], qdd[5], qdd[6], -2.0, dal_de)
+    L_to(qd[3], qd[4], qd[5], qd[6], -2.0, dom_de)
     # one projection blockdiag(A, 2 L^T, E) of all column blocks
     nc = 7 + n
     X = np.empty((N, 3 + 4 + n + 4 + n + 4 + n))     # (the products written in place)

@@ -10,6 +10,11 @@ allocated (the general kernel makes some thirty small ones per call, most of a r
 body's time), and every sum is taken in the general kernel's order, zero terms
 included, so both give the same bits; :func:`~flexmbs.bodies.ffrf_kernel.ffrf_residual`
 at ``n_q = 0`` is its reference (``tests/bodies/test_compiled_kernels.py``).
+The small helpers (``_cross``, ``_two_L``, :func:`tilde_to`, :func:`L_to`,
+the last two also used by :mod:`flexmbs.bodies.ffrf_kernel`) are kernels of their own, compiled once
+per process and linked where they are called (inlined in numba's IR, each call site was
+typed and lowered again); :func:`centripetal_derivative_into`, called once from each
+kernel with other argument types (scalars here, arrays there), stays inlined.
 """
 from __future__ import annotations
 
@@ -19,13 +24,13 @@ from numba import njit
 from flexmbs.kinematics.rotation_kernel import rotation_entries
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _cross(a0, a1, a2, b0, b1, b2):  # pragma: no cover - compiled
     """``a x b`` as three scalars."""
     return a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _two_L(e0, x, y, z, a, b, c, d):  # pragma: no cover - compiled
     """``2 L(e) v`` for ``v = (a, b, c, d)`` as three scalars."""
     return (2.0 * (-x * a + e0 * b + z * c - y * d), 2.0 * (-y * a - z * b + e0 * c + x * d),
@@ -140,16 +145,16 @@ def centripetal_derivative_into(m, om, c, F):  # pragma: no cover - compiled
             F[i, j] = m * Dij
 
 
-@njit(cache=True, inline="always")
-def _L_to(e0, x, y, z, s, L):  # pragma: no cover - compiled
+@njit(cache=True)
+def L_to(e0, x, y, z, s, L):  # pragma: no cover - compiled
     """``L = s L(e)`` (3, 4), ``s`` times every entry of ``L_matrix``."""
     L[0, 0], L[0, 1], L[0, 2], L[0, 3] = s * -x, s * e0, s * z, s * -y
     L[1, 0], L[1, 1], L[1, 2], L[1, 3] = s * -y, s * -z, s * e0, s * x
     L[2, 0], L[2, 1], L[2, 2], L[2, 3] = s * -z, s * y, s * -x, s * e0
 
 
-@njit(cache=True, inline="always")
-def _tilde_to(a0, a1, a2, s, T):  # pragma: no cover - compiled
+@njit(cache=True)
+def tilde_to(a0, a1, a2, s, T):  # pragma: no cover - compiled
     """``T = s tilde(a)`` (3, 3)."""
     T[0, 0], T[0, 1], T[0, 2] = s * 0.0, s * -a2, s * a1
     T[1, 0], T[1, 1], T[1, 2] = s * a2, s * 0.0, s * -a0
@@ -189,8 +194,8 @@ def rigid_tangent(q, qd, qdd, g, m, lin0, cK, cC, cM, W, out, o, pos):  # pragma
     f_d = W[54:63].reshape((3, 3))                     # rows 3:6 of f_d: m tilde(c)
     f_al = W[63:81].reshape((6, 3))
     f_om = W[81:99].reshape((6, 3))
-    _tilde_to(c0, c1, c2, m, f_d)
-    _tilde_to(c0, c1, c2, -m, f_al[0:3])
+    tilde_to(c0, c1, c2, m, f_d)
+    tilde_to(c0, c1, c2, -m, f_al[0:3])
     for i in range(3):
         for j in range(3):
             f_al[3 + i, j] = Iq[i, j]
@@ -199,25 +204,25 @@ def rigid_tangent(q, qd, qdd, g, m, lin0, cK, cC, cM, W, out, o, pos):  # pragma
     f_om[1, 2] += 0.0
     f_om[2, 0] += 0.0
     ot = W[99:108].reshape((3, 3))
-    _tilde_to(om0, om1, om2, 1.0, ot)
+    tilde_to(om0, om1, om2, 1.0, ot)
     P = W[108:117].reshape((3, 3))
     mm_into(ot, Iq, P)
     TI = W[117:126].reshape((3, 3))
-    _tilde_to(Iw[0], Iw[1], Iw[2], 1.0, TI)
+    tilde_to(Iw[0], Iw[1], Iw[2], 1.0, TI)
     for i in range(3):
         for j in range(3):
             f_om[3 + i, j] = P[i, j] - TI[i, j] + 0.0
     # derivatives of the body-frame variables by e
     L2 = W[126:138].reshape((3, 4))
-    _L_to(e0, x, y, z, 2.0, L2)
+    L_to(e0, x, y, z, 2.0, L2)
     dd_de = W[138:150].reshape((3, 4))                 # d(A^T w)/de
     for j in range(3):
         for a in range(4):
             dd_de[j, a] = Te[0, j, a] * w0 + Te[1, j, a] * w1 + Te[2, j, a] * w2
     dal_de = W[150:162].reshape((3, 4))
-    _L_to(qdd[o + 3], qdd[o + 4], qdd[o + 5], qdd[o + 6], -2.0, dal_de)
+    L_to(qdd[o + 3], qdd[o + 4], qdd[o + 5], qdd[o + 6], -2.0, dal_de)
     dom_de = W[162:174].reshape((3, 4))
-    _L_to(qd[o + 3], qd[o + 4], qd[o + 5], qd[o + 6], -2.0, dom_de)
+    L_to(qd[o + 3], qd[o + 4], qd[o + 5], qd[o + 6], -2.0, dom_de)
     # X = [f_d A^T, f_al L2, f_om L2, f_d dd_de + f_al dal_de + f_om dom_de] (6, 15)
     X = W[174:264].reshape((6, 15))
     AT = W[264:273].reshape((3, 3))

@@ -16,10 +16,12 @@ constraints (:func:`label_rows`), their Hessian sums (:func:`label_hessian_sum`)
 for all markers of a system at once (:func:`stacked_rows`, :func:`stacked_hessian_sum`;
 the same sums, their terms with a zero selection weight and the columns outside each
 marker's body left out, :func:`_span`).
-:func:`stacked_rows_into` and the two kernels it calls are inlined (numba IR) into their
-callers: the step residual (:mod:`flexmbs.integrate.step_kernel`) calls them at every
-Newton iteration, and their calls with 23, 9 and 8 array arguments cost about as much as
-their sums on a small rigid system (~0.5 of ~1.5 us on the rigid pendulum).
+:func:`stacked_rows_into` is a kernel of its own, compiled once per process and linked
+into its callers, the step residual's callback (:mod:`flexmbs.integrate.step_kernel`,
+at every Newton iteration) and :func:`stacked_rows` (the Newton matrix's rows at a new
+``q``): inlined (numba IR) into both, it was typed, lowered and optimised twice.  The
+two kernels it calls are inlined into it (their calls with 9 and 8 array arguments cost
+about as much as their sums on a small rigid system).
 The numpy reference beside it is :mod:`flexmbs.kinematics.frame_reference` (same names,
 same arguments; ``tests/bodies/test_compiled_kernels.py`` compares them).
 """
@@ -179,8 +181,10 @@ def _hessian_X_W(Sa, Sb, kc, C, D, mu):  # pragma: no cover - compiled
                 be += Sb[r, v] * C[v, i]
             for v in range(nv):
                 Wm[v, i] += mu[r] * (Sb[r, v] * al + Sa[r, v] * be)
-        dal[:, :] = 0.0
-        dbe[:, :] = 0.0
+        for i in range(3):
+            for j in range(n):
+                dal[i, j] = 0.0
+                dbe[i, j] = 0.0
         for v in range(nv):
             wa, wb = Sa[r, v], Sb[r, v]
             if wa != 0.0 or wb != 0.0:
@@ -219,10 +223,12 @@ def _stacked_label_rows(Sa, Sb, kc, C, D, start, nq, g, dg):  # pragma: no cover
     (R,), ``dg`` (R, n): the same sums in the same order, their terms with a zero weight
     ``S`` and the columns outside each vector's :func:`_span` (where ``D`` is zero) left
     out."""
-    nv = Sa.shape[1]
-    g[:] = 0.0
-    dg[:] = 0.0
-    for r in range(Sa.shape[0]):
+    R, nv, n = Sa.shape[0], Sa.shape[1], D.shape[2]
+    for r in range(R):                  # the fills by loops (no slice assignment)
+        g[r] = 0.0
+        for j in range(n):
+            dg[r, j] = 0.0
+    for r in range(R):
         a0, a1, a2 = kc[r, 0], kc[r, 1], kc[r, 2]
         b0, b1, b2 = 0.0, 0.0, 0.0
         for v in range(nv):
@@ -256,10 +262,16 @@ def _stacked_X_W(Sa, Sb, kc, C, D, mu, start, nq, out, Wm, dal, dbe):  # pragma:
     terms with a zero weight and the columns outside the :func:`_span` of the row's
     vectors (where ``dalpha``, ``dbeta`` are zero) left out."""
     R, nv, n = Sa.shape[0], Sa.shape[1], D.shape[2]
-    out[:] = 0.0
-    Wm[:] = 0.0
-    dal[:] = 0.0
-    dbe[:] = 0.0
+    for a in range(n):                  # the fills by loops (no slice assignment)
+        for b in range(n):
+            out[a, b] = 0.0
+    for v in range(nv):
+        for i in range(3):
+            Wm[v, i] = 0.0
+    for i in range(3):
+        for j in range(n):
+            dal[i, j] = 0.0
+            dbe[i, j] = 0.0
     for r in range(R):
         if mu[r] == 0.0:
             continue
@@ -381,7 +393,7 @@ def stacked_rows(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst
     return g, G, C, D, p, dp
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def stacked_rows_into(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src, dst,
                       norm_rows, norm_idx, g, G, C, D, p, dp, wk):  # pragma: no cover
     """:func:`stacked_rows` written into ``g, G, C, D, p, dp`` (their shapes as returned
@@ -410,8 +422,10 @@ def stacked_rows_into(q, C0, D0, start, nq, U0T, W12, W_r, wptr, Sa, Sb, kc, src
                         wk)
     _stacked_label_rows(Sa, Sb, kc, C.reshape(4 * M, 3), D.reshape(4 * M, 3, N), start, nq,
                         p, dp)
-    g[:] = 0.0
-    G[:] = 0.0
+    for r in range(g.shape[0]):      # the fills by loops (no slice assignment)
+        g[r] = 0.0
+        for j in range(G.shape[1]):
+            G[r, j] = 0.0
     for i in range(src.shape[0]):    # the rows by loops (no broadcast shape check)
         g[dst[i]] = p[src[i]]
         for j in range(N):

@@ -48,10 +48,12 @@ def stacked_mu_into(lam, act, src, dst, wd_row, wd_lo, wd_n, wd_w, norm_rows, mu
                     mu_norm):  # pragma: no cover - compiled
     """:func:`stacked_mu` written into ``mu_st`` (n_label,) and ``mu_norm``, ``mu``
     (n_rows,) its work array: no allocation (the compiled Newton matrix)."""
-    mu[:] = 0.0
+    for i in range(mu.shape[0]):        # the fills by loops (no slice assignment)
+        mu[i] = 0.0
     for k in range(act.shape[0]):
         mu[act[k]] = lam[k]
-    mu_st[:] = 0.0
+    for i in range(mu_st.shape[0]):
+        mu_st[i] = 0.0
     for i in range(src.shape[0]):
         mu_st[src[i]] = mu[dst[i]]
     o = 0
