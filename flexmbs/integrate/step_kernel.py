@@ -36,10 +36,11 @@ flexible body's by :mod:`flexmbs.bodies.ffrf_kernel`, a few grouped work arrays 
 call).  Numba's cache of this module does not notice edits of ``ffrf_kernel`` (or of
 the stacked rows of ``frame_kernel``, inlined helpers included) that it compiles in: a change of those kernels (arguments or code)
 must edit this file too, or warm installations keep the old code (the springs and joint
-friction are no longer compiled into the callbacks since round 14; the stacked rows of
-``frame_kernel`` are inlined here; edited for the round-10 loops of ``stacked_rows_into``
+friction are no longer compiled into the callbacks since round 14; since round 15
+``frame_kernel.stacked_rows_into`` is a kernel of its own that this module links, with
+the stacked rows' other helpers inlined; edited for the round-10 loops of ``stacked_rows_into``
 and ``bodies_residual_into``, and ``ffrf_kernel._transposed``; for round 12's row copy of
-``stacked_rows_into``; and for round 13's ``rigid_kernel.mm_to``).
+``stacked_rows_into``; for round 13's ``rigid_kernel.mm_to``; and for round 15's kernels).
 """
 from __future__ import annotations
 
