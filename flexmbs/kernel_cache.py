@@ -42,30 +42,30 @@ PACKAGE = Path(__file__).resolve().parent
 
 #: CPU seconds of each entry point's compile from an empty cache, one after the other
 #: in one process in the order of :func:`entry_points` (``benchmarks/compile_cost.py``,
-#: ``docs/performance.md``, "Cold start", after rounds 12 and 13: one run at load ~6): what
-#: :func:`partition` balances.  A kernel that several entry points link is counted in
-#: the first
+#: ``docs/performance.md``, "Cold start", after rounds 14 and 15: one run at load ~2,
+#: 2026-11-28): what :func:`partition` balances.  A kernel that several entry points
+#: link is counted in the first (e.g. the friction chain in ``friction_kernel.warm``,
+#: which the step's friction callbacks link too)
 COST = {
-    "flexmbs.integrate.step_kernel:newton_dense_c": 19.7,
-    "flexmbs.bodies.ffrf_kernel:bodies_newton_values_c": 16.7,
-    "flexmbs.integrate.step_kernel:table_residual_c": 16.4,
-    "flexmbs.system.local_rows_kernel:warm": 11.5,
-    "flexmbs.forces.spring_kernel:warm": 5.2,
-    "flexmbs.integrate.steps_kernel:warm": 4.7,
-    "flexmbs.forces.spring_local_kernel:warm": 4.0,
+    "flexmbs.bodies.ffrf_kernel:bodies_newton_values_c": 14.5,
+    "flexmbs.integrate.step_kernel:newton_dense_c": 9.6,
+    "flexmbs.integrate.step_kernel:table_residual_c": 8.4,
+    "flexmbs.system.local_rows_kernel:warm": 8.6,
+    "flexmbs.forces.friction_kernel:warm": 6.1,
+    "flexmbs.forces.spring_kernel:warm": 4.5,
+    "flexmbs.integrate.steps_kernel:warm": 3.8,
+    "flexmbs.forces.spring_local_kernel:warm": 3.2,
     "flexmbs.bodies.flexible_set_kernel:warm": 1.4,
     "flexmbs.integrate.increments_kernel:increment_test_c": 1.3,
-    "flexmbs.integrate.genalpha_kernel:warm": 0.9,
-    "flexmbs.integrate.jacobian_kernel:dense_jacobian_c": 0.6,
-    "flexmbs.system.output_point_kernel:warm": 0.5,
-    "flexmbs.bodies.rigid_set_kernel:warm": 0.3,
+    "flexmbs.integrate.step_forces_kernel:friction_newton_c": 1.2,
+    "flexmbs.integrate.step_forces_kernel:friction_residual_c": 1.2,
+    "flexmbs.integrate.step_forces_kernel:spring_newton_c": 0.8,
+    "flexmbs.integrate.step_forces_kernel:spring_residual_c": 0.6,
+    "flexmbs.integrate.genalpha_kernel:warm": 0.4,
+    "flexmbs.system.output_point_kernel:warm": 0.4,
+    "flexmbs.bodies.rigid_set_kernel:warm": 0.4,
+    "flexmbs.integrate.jacobian_kernel:dense_jacobian_c": 0.3,
     "flexmbs.integrate.step_kernel:affine_residual_c": 0.1,
-    # round 14's features (one process, after friction_kernel.warm; load ~8)
-    "flexmbs.forces.friction_kernel:warm": 7.4,
-    "flexmbs.integrate.step_forces_kernel:friction_newton_c": 1.8,
-    "flexmbs.integrate.step_forces_kernel:friction_residual_c": 1.3,
-    "flexmbs.integrate.step_forces_kernel:spring_newton_c": 1.1,
-    "flexmbs.integrate.step_forces_kernel:spring_residual_c": 0.7,
 }
 #: the entry points that serve some models only, with what needs them: not compiled by
 #: the first import (the *core* is every other entry point), but at their first use in a
