@@ -33,7 +33,7 @@ from flexmbs.constraints.prismatic import Prismatic
 from flexmbs.constraints.revolute import Revolute
 from flexmbs.kinematics.rotation import G_BASIS
 from flexmbs.system import output_point_kernel, outputs
-from flexmbs.system.output_rows import RowsAt, marker_frame
+from flexmbs.system.output_rows import RowsAt, StackedFrames, marker_frame
 
 #: ``G(e) = sum_k e_k G_BASIS[k]`` as (4, 12): ``G(e)`` of the rows ``e`` (n, 4) is
 #: ``(e @ TGk).reshape(n, 3, 4)``
@@ -186,6 +186,7 @@ class OutputPoint:
         if not self.joints or k == 0:
             return out
         lay = self.layout
+        C = _stacked_C(ats)
         for name, markers in self.joints:
             joint = self._joint_objects[name]
             measures = _STACKED_VALUES.get(getattr(type(joint), "coordinate_values", None))
@@ -193,7 +194,7 @@ class OutputPoint:
                 for i in range(k):
                     out[i][name] = self._coordinates(name, markers, q[i], ats[i].frames)
                 continue
-            P, Q = (_stacked_frames(mk, q, lay, ats) for mk in markers)
+            P, Q = (_stacked_frames(mk, q, lay, ats, C) for mk in markers)
             cols = [_rotation_angles(P, Q) if m == "angle" else _offsets_along(P, Q, 2)
                     for m in measures]
             values = np.stack(cols, axis=1)
@@ -210,9 +211,28 @@ class OutputPoint:
                               flexible=self.flexible)
 
 
-def _stacked_frames(marker, q: np.ndarray, layout, ats: list) -> tuple:
+def _stacked_C(ats: list) -> tuple | None:
+    """``(index, C (k, M, 4, 3))``: the marker frames of the rows ``ats`` stacked, when
+    every row's are the :class:`~flexmbs.system.output_rows.StackedFrames` of one
+    marker index (the stacked rows' evaluation); else None."""
+    frames = [at.frames for at in ats]
+    if not frames or not all(type(f) is StackedFrames for f in frames):
+        return None
+    index = frames[0].index
+    if any(f.index is not index for f in frames):
+        return None
+    return index, np.stack([f.C for f in frames])
+
+
+def _stacked_frames(marker, q: np.ndarray, layout, ats: list, C: tuple | None = None) -> tuple:
     """``(p (k, 3), R (k, 3, 3))`` of ``marker`` at the states ``q`` (k, n_q) with their
-    rows ``ats`` (:func:`~flexmbs.system.output_rows.marker_frame` of each)."""
+    rows ``ats`` (:func:`~flexmbs.system.output_rows.marker_frame` of each); from the
+    stacked frames ``C`` (:func:`_stacked_C`) when they hold the marker: the same
+    entries, ``p = C[:, m, 0]``, ``R = C[:, m, 1:4]^T``, without a look-up per row."""
+    m = None if C is None else C[0].get(id(marker))
+    if m is not None:
+        Cm = C[1][:, m]
+        return Cm[:, 0], Cm[:, 1:4].transpose(0, 2, 1)
     frames = [marker_frame(marker, q[i], layout, at.frames) for i, at in enumerate(ats)]
     return (np.array([f[0] for f in frames], dtype=float),
             np.array([f[1] for f in frames], dtype=float))
