@@ -192,10 +192,16 @@ def projected_dense(G: np.ndarray, g_t: np.ndarray, qd: np.ndarray,
     return qd - G.T @ potrs(L, G @ qd + g_t, lower=1)[0], True
 
 
+#: ``m^2 n`` of ``G`` (m, n) above which the compiled projection's scalar loops for
+#: ``G G^T`` are slower than BLAS (review: 48x189 38.5 -> 176 us): the numpy route then
+_KERNEL_MAX = 30000
+
+
 def _projected(G: np.ndarray, g_t, qd: np.ndarray) -> tuple[np.ndarray, bool]:
-    """:func:`projected_dense` of the switch's backend (``flexmbs.compiled``)."""
+    """:func:`projected_dense` of the switch's backend (``flexmbs.compiled``); the numpy
+    reference (LAPACK, main's bits) when ``m^2 n > _KERNEL_MAX``."""
     g_t = np.asarray(g_t, dtype=float)
-    if use_compiled():
+    if use_compiled() and G.shape[0] ** 2 * G.shape[1] <= _KERNEL_MAX:
         return projection_kernel.projected_dense(np.ascontiguousarray(G), g_t, qd,
                                                  CHOLESKY_RATIO)
     return projected_dense(G, g_t, qd, CHOLESKY_RATIO)

@@ -76,3 +76,23 @@ def test_project_velocities_falls_back_to_least_squares(backend, monkeypatch):
             assert np.abs(got[0] - _by_svd(G, g_t, qd)).max() <= 1e-12
         else:           # (refused: project_velocities takes the least squares)
             assert s.min() < 1e-6 * s.max()
+
+
+def test_large_rows_take_the_numpy_route(monkeypatch):
+    """Above ``_KERNEL_MAX`` (m^2 n) the LAPACK reference (same bits as minimum_norm's
+    route), below it the kernel (counted calls)."""
+    monkeypatch.setattr(flexmbs.compiled, "KERNELS", "compiled")
+    calls = []
+    kernel = projection_kernel.projected_dense
+    monkeypatch.setattr(projection_kernel, "projected_dense",
+                        lambda *a: calls.append(a[0].shape) or kernel(*a))
+    rng = np.random.default_rng(3)
+    big = rng.normal(size=(48, 189))
+    assert 48 ** 2 * 189 > consistent._KERNEL_MAX
+    g_t, qd = rng.normal(size=48), rng.normal(size=189)
+    got, ok = consistent._projected(big, g_t, qd)
+    assert ok and not calls
+    assert np.array_equal(got, qd - consistent.minimum_norm(big, big @ qd + g_t))
+    small = rng.normal(size=(6, 7))
+    assert consistent._projected(small, rng.normal(size=6), rng.normal(size=7))[1]
+    assert calls == [(6, 7)]
