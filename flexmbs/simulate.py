@@ -270,8 +270,8 @@ class _Recorder:
             coords = self.point.joint_coordinate_rows(q[:m], ats[:m])
             try:
                 wrenches = self.point.reaction_block(q[:m], lam[:m], ats[:m])
-            except Exception:       # (then row by row: an error raises at its row)
-                wrenches = None
+            except (ArithmeticError, ValueError):   # (a state the arithmetic refuses:
+                wrenches = None     # row by row, where it raises at its row)
         for i in range(k):
             record(i)
 
