@@ -32,7 +32,7 @@ from flexmbs.constraints.cylindrical import Cylindrical
 from flexmbs.constraints.prismatic import Prismatic
 from flexmbs.constraints.revolute import Revolute
 from flexmbs.kinematics.rotation import G_BASIS
-from flexmbs.system import output_block_kernel, output_point_kernel, outputs
+from flexmbs.system import output_point_kernel, outputs
 from flexmbs.system.output_rows import RowsAt, StackedFrames, marker_frame
 
 #: ``G(e) = sum_k e_k G_BASIS[k]`` as (4, 12): ``G(e)`` of the rows ``e`` (n, 4) is
@@ -141,10 +141,11 @@ class OutputPoint:
 
     def reaction_block(self, q: np.ndarray, lam: np.ndarray, ats: list) -> list | None:
         """:meth:`reaction_rows` of ``k`` states at once: ``q`` (k, n_q), ``lam``
-        (k, n_lam) with their rows ``ats``, in one compiled call (:func:`flexmbs.system.
-        output_block_kernel.joint_wrench_rows`: each row that of one call); the markers'
-        frames from the rows' stacked frames.  None when a row's ``G`` is not a dense
-        ndarray of the first row's shape (then row by row)."""
+        (k, n_lam) with their rows ``ats``, the entries of ``G`` and the markers' frames
+        taken from the rows stacked once (the frames from the rows' stacked frames), then
+        one call of :func:`~flexmbs.system.output_point_kernel.joint_wrenches` per row
+        (the same arguments' values as :meth:`reaction_rows`: the same bits).  None when a
+        row's ``G`` is not a dense ndarray of the first row's shape (then row by row)."""
         plan, lay = self.plan, self.layout
         k, J = len(ats), len(plan.names)
         if J == 0:
@@ -160,10 +161,11 @@ class OutputPoint:
         for j, Q in plan.moving_Q:
             p[:, j], R[:, j] = _stacked_frames(Q, q, lay, ats, C)
         q = np.ascontiguousarray(q, dtype=float)
-        fn = output_block_kernel.joint_wrench_rows if use_compiled() else joint_wrench_rows
-        fm = fn(v, np.ascontiguousarray(lam, dtype=float), rr, target, q,
-                plan.columns(q.shape[1]), plan.rotates, p, R, plan.on, TGk).reshape(k, J, 6)
-        return [dict(zip(plan.names, fm[i])) for i in range(k)]
+        lam = np.ascontiguousarray(lam, dtype=float)
+        fn = output_point_kernel.joint_wrenches if use_compiled() else joint_wrenches
+        cols, rotates, on, names = plan.columns(q.shape[1]), plan.rotates, plan.on, plan.names
+        return [dict(zip(names, fn(v[i], lam[i], rr, target, q[i], cols, rotates, p[i], R[i],
+                                   on, TGk).reshape(J, 6))) for i in range(k)]
 
     def _entries(self, G) -> tuple:
         """The :meth:`ReactionPlan.entries` of ``G``: of its structure (:meth:`
@@ -313,12 +315,3 @@ def joint_wrenches(v, lam, rr, target, q, cols, rotates, p, R, on, TGk) -> np.nd
     fm = np.empty((J, 2, 3))
     fm[:, 0], fm[:, 1] = f, m
     return on[:, None, None] * (fm @ R)                        # rows R^T f, R^T m_Q
-
-
-def joint_wrench_rows(v, lam, rr, target, q, cols, rotates, p, R, on, TGk) -> np.ndarray:
-    """``(k, J, 2, 3)``: :func:`joint_wrenches` of each row ``i`` of ``v``, ``lam``,
-    ``q``, ``p``, ``R`` (the other arguments shared): the numpy reference of
-    :func:`flexmbs.system.output_block_kernel.joint_wrench_rows`."""
-    return np.array([joint_wrenches(v[i], lam[i], rr, target, q[i], cols, rotates, p[i],
-                                    R[i], on, TGk) for i in range(len(v))]).reshape(
-        len(v), cols.shape[0], 2, 3)

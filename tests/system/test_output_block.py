@@ -1,9 +1,9 @@
 """The reactions of an output block's rows at once (:meth:`OutputPoint.reaction_block`,
-:mod:`flexmbs.system.output_block_kernel`) against one state at a time
-(:meth:`OutputPoint.reaction_rows`, itself checked against the joints' jets in
-``test_output_point.py``): the same wrenches to the last bit on either backend, and the
-compiled kernel against its numpy reference; rows the block cannot take (a sparse ``G``,
-rows of different sizes) are left to the row route (None)."""
+:func:`~flexmbs.system.output_point_kernel.joint_wrenches` per row of the stacked
+arguments) against one state at a time (:meth:`OutputPoint.reaction_rows`, itself
+checked against the joints' jets in ``test_output_point.py``): the same wrenches to the
+last bit on either backend; rows the block cannot take (a sparse ``G``, rows of different
+sizes) are left to the row route (None)."""
 import numpy as np
 import pytest
 from test_output_point import MODELS, _state
@@ -39,19 +39,6 @@ def test_block_reactions_are_those_of_each_row(which, backend, monkeypatch):
             assert np.array_equal(block[i][name], w), (i, name)
             scale = max(scale, np.abs(w).max())
     assert scale > 1.0                                  # not a test of zeros
-
-
-@pytest.mark.parametrize("which", sorted(MODELS))
-def test_compiled_block_kernel_equals_its_reference(which, monkeypatch):
-    asm, point, qs, lams, ts, ats = _rows(which)
-    got = {}
-    for kernels in ("compiled", "reference"):
-        monkeypatch.setattr(flexmbs.compiled, "KERNELS", kernels)
-        got[kernels] = point.reaction_block(qs, lams, ats)
-    for fast, ref in zip(got["compiled"], got["reference"]):
-        scale = max(np.abs(w).max() for w in ref.values())
-        for name, w in ref.items():
-            assert np.abs(fast[name] - w).max() <= 1e-14 * scale, name
 
 
 def test_rows_the_block_cannot_take_are_left_to_the_row_route():
