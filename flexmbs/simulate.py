@@ -220,7 +220,9 @@ class _Recorder:
         velocities projected and their constraint rows evaluated once each, then the
         joint coordinates of all of them at once (:meth:`OutputPoint.
         joint_coordinate_rows <flexmbs.system.output_point.OutputPoint.
-        joint_coordinate_rows>`) and each row recorded with them; the rows from the
+        joint_coordinate_rows>`) and their reactions in one compiled call (:meth:`
+        OutputPoint.reaction_block <flexmbs.system.output_point.OutputPoint.
+        reaction_block>`), and each row recorded with them; the rows from the
         first that is not clear (or whose projection raised) on one by one; an
         interruption (``KeyboardInterrupt``) in the first pass is raised after the rows
         before it are recorded."""
@@ -238,14 +240,15 @@ class _Recorder:
     def _record_rows(self, t, q, qdd, lam, newton, jac, row) -> None:
         """:meth:`record_block` on ``k <= CHUNK`` consecutive rows."""
         k, m = len(t), 0
-        qd, ats, coords = [], [], []
+        qd, ats, coords, wrenches = [], [], [], None
 
         def record(i: int) -> None:
             counts = (int(newton[i]), int(jac[i]))
             if i < m:
                 row(i, False)
                 self._record(float(t[i]), q[i], qd[i], qdd[i], lam[i], counts, ats[i],
-                             coords[i], clear=True)
+                             coords[i], clear=True,
+                             reactions=None if wrenches is None else wrenches[i])
             else:
                 self._record(float(t[i]), q[i], row(i), qdd[i], lam[i], counts)
         if self.point is not None:
@@ -265,14 +268,19 @@ class _Recorder:
                         record(i)
                     raise
             coords = self.point.joint_coordinate_rows(q[:m], ats[:m])
+            try:
+                wrenches = self.point.reaction_block(q[:m], lam[:m], ats[:m])
+            except (ArithmeticError, ValueError):   # (a state the arithmetic refuses:
+                wrenches = None     # row by row, where it raises at its row)
         for i in range(k):
             record(i)
 
-    def _record(self, t, q, qd, qdd, lam, counts, at=None, coordinates=None, clear=False):
+    def _record(self, t, q, qd, qdd, lam, counts, at=None, coordinates=None, clear=False,
+                reactions=None):
         """Record one output step; ``counts``: the solver's cumulative ``(Newton
-        iterations, Jacobian evaluations)`` there; ``at``, ``coordinates``: its
-        constraint rows and joint coordinates if evaluated already; ``clear``: its
-        coordinates are known clear of divergence."""
+        iterations, Jacobian evaluations)`` there; ``at``, ``coordinates``,
+        ``reactions``: its constraint rows, joint coordinates and reaction rows if
+        evaluated already; ``clear``: its coordinates are known clear of divergence."""
         asm = self.asm
         if self.skip:
             self.skip -= 1
@@ -292,8 +300,10 @@ class _Recorder:
                 ends = tuple(asm.marker_kinematics(m, q, qd, qdd) for m in f.resolve())
                 for k, (v, unit, cols) in f.recorded_signals(t, y, q[s], ends).items():
                     rec[f"outputs/{f.name}/{k}"] = (v, unit, cols)
-        for name, w in (self.reaction_rows(q, lam, t) if at is None else
-                        self.reaction_rows(q, lam, t, at)).items():
+        if reactions is None:
+            reactions = self.reaction_rows(q, lam, t) if at is None else \
+                self.reaction_rows(q, lam, t, at)
+        for name, w in reactions.items():
             rec[self._key(name, "reaction")] = (w, "N | N m", REACTION_COLUMNS)
         if coordinates is None:
             coordinates = asm.joint_coordinates(q) if self.point is None else \

@@ -35,8 +35,10 @@ import scipy.sparse.linalg as spla
 from scipy.linalg.lapack import dpotrf as potrf
 from scipy.linalg.lapack import dpotrs as potrs
 
+from flexmbs.compiled import use_compiled
 from flexmbs.errors import ConvergenceError
 
+from . import projection_kernel
 from .protocol import ConstraintTimeDerivative, FirstOrderStates, Labelled, velocity_rows
 
 __all__ = ["ConsistentState", "accelerations", "consistent_initial_conditions",
@@ -118,7 +120,9 @@ def project_velocities(dae, q: np.ndarray, qd0: np.ndarray, t: float = 0.0, *,
     (the run then starts from the same bits).  With ``"cholesky"`` a system whose constraint rows
     evaluate one state once (:meth:`ConstraintRows.at_state <flexmbs.system.
     constraint_rows.ConstraintRows.at_state>`) shares ``G`` and ``g_t`` of that
-    evaluation with its other outputs."""
+    evaluation with its other outputs, and a dense ``G`` (no velocity rows, nothing
+    fixed) is projected in one compiled call (:func:`projected_dense`), the least
+    squares when its factor fails."""
     qd = np.array(qd0, dtype=float)
     n_mu = velocity_rows(dae)
     if dae.n_lam == 0 and not n_mu:
@@ -134,6 +138,11 @@ def project_velocities(dae, q: np.ndarray, qd0: np.ndarray, t: float = 0.0, *,
         g_t = dae.constraint_time_derivative(q, t) \
             if isinstance(dae, ConstraintTimeDerivative) \
             else dae.constraint_rates(q, qd, t)[0]       # (only g_t: no second derivatives)
+    if fast and not n_mu and len(fixed) == 0 and type(G) is np.ndarray \
+            and G.dtype == np.float64 and 0 < max(G.shape) <= _DENSE_MAX:
+        out, ok = _projected(G, g_t, qd)
+        if ok:
+            return out
     rhs = G @ qd + np.asarray(g_t, dtype=float)
     if n_mu:            # c = A qd + a is linear in qd: one projection holds it exactly
         A = dae.velocity_jacobians(q, qd, t)[0]
@@ -166,6 +175,36 @@ def minimum_norm(A: sp.spmatrix | np.ndarray, b: np.ndarray) -> np.ndarray:
     if info != 0 or not d.min() > CHOLESKY_RATIO * d.max():
         return lstsq(Ad, b)
     return Ad.T @ potrs(L, b, lower=1)[0]
+
+
+def projected_dense(G: np.ndarray, g_t: np.ndarray, qd: np.ndarray,
+                    ratio: float) -> tuple[np.ndarray, bool]:
+    """``(qd - G^T (G G^T)^-1 (G qd + g_t), ok)`` of a dense ``G`` by the Cholesky factor
+    ``G G^T = L L^T`` of :func:`minimum_norm`; ``ok`` False (the result unused) when
+    ``G G^T`` is not positive definite or ``min diag(L) <= ratio max diag(L)``: the
+    numpy reference of :func:`flexmbs.integrate.projection_kernel.projected_dense`."""
+    if G.shape[0] == 0:
+        return qd.copy(), True
+    L, info = potrf(G @ G.T, lower=1, clean=0)
+    d = L.diagonal()
+    if info != 0 or not d.min() > ratio * d.max():
+        return qd.copy(), False
+    return qd - G.T @ potrs(L, G @ qd + g_t, lower=1)[0], True
+
+
+#: ``m^2 n`` of ``G`` (m, n) above which the compiled projection's scalar loops for
+#: ``G G^T`` are slower than BLAS (review: 48x189 38.5 -> 176 us): the numpy route then
+_KERNEL_MAX = 30000
+
+
+def _projected(G: np.ndarray, g_t, qd: np.ndarray) -> tuple[np.ndarray, bool]:
+    """:func:`projected_dense` of the switch's backend (``flexmbs.compiled``); the numpy
+    reference (LAPACK, main's bits) when ``m^2 n > _KERNEL_MAX``."""
+    g_t = np.asarray(g_t, dtype=float)
+    if use_compiled() and G.shape[0] ** 2 * G.shape[1] <= _KERNEL_MAX:
+        return projection_kernel.projected_dense(np.ascontiguousarray(G), g_t, qd,
+                                                 CHOLESKY_RATIO)
+    return projected_dense(G, g_t, qd, CHOLESKY_RATIO)
 
 
 def state_accelerations(dae, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,

@@ -33,7 +33,7 @@ from flexmbs.constraints.prismatic import Prismatic
 from flexmbs.constraints.revolute import Revolute
 from flexmbs.kinematics.rotation import G_BASIS
 from flexmbs.system import output_point_kernel, outputs
-from flexmbs.system.output_rows import RowsAt, marker_frame
+from flexmbs.system.output_rows import RowsAt, StackedFrames, marker_frame
 
 #: ``G(e) = sum_k e_k G_BASIS[k]`` as (4, 12): ``G(e)`` of the rows ``e`` (n, 4) is
 #: ``(e @ TGk).reshape(n, 3, 4)``
@@ -139,6 +139,34 @@ class OutputPoint:
                 plan.columns(q.size), plan.rotates, p, R, plan.on, TGk).reshape(J, 6)
         return dict(zip(plan.names, fm))
 
+    def reaction_block(self, q: np.ndarray, lam: np.ndarray, ats: list) -> list | None:
+        """:meth:`reaction_rows` of ``k`` states at once: ``q`` (k, n_q), ``lam``
+        (k, n_lam) with their rows ``ats``, the entries of ``G`` and the markers' frames
+        taken from the rows stacked once (the frames from the rows' stacked frames), then
+        one call of :func:`~flexmbs.system.output_point_kernel.joint_wrenches` per row
+        (the same arguments' values as :meth:`reaction_rows`: the same bits).  None when a
+        row's ``G`` is not a dense ndarray of the first row's shape (then row by row)."""
+        plan, lay = self.plan, self.layout
+        k, J = len(ats), len(plan.names)
+        if J == 0:
+            return [{} for _ in range(k)]
+        Gs = [at.G for at in ats]
+        if k == 0 or any(type(G) is not np.ndarray or G.shape != Gs[0].shape for G in Gs):
+            return None
+        rr, cc, target = self._entries(Gs[0])
+        v = np.ascontiguousarray(np.stack(Gs)[:, rr, cc], dtype=float)
+        p = np.repeat(plan.p0[None], k, axis=0)
+        R = np.repeat(plan.R0[None], k, axis=0)
+        C = _stacked_C(ats)
+        for j, Q in plan.moving_Q:
+            p[:, j], R[:, j] = _stacked_frames(Q, q, lay, ats, C)
+        q = np.ascontiguousarray(q, dtype=float)
+        lam = np.ascontiguousarray(lam, dtype=float)
+        fn = output_point_kernel.joint_wrenches if use_compiled() else joint_wrenches
+        cols, rotates, on, names = plan.columns(q.shape[1]), plan.rotates, plan.on, plan.names
+        return [dict(zip(names, fn(v[i], lam[i], rr, target, q[i], cols, rotates, p[i], R[i],
+                                   on, TGk).reshape(J, 6))) for i in range(k)]
+
     def _entries(self, G) -> tuple:
         """The :meth:`ReactionPlan.entries` of ``G``: of its structure (:meth:`
         ConstraintRows.pattern <flexmbs.system.constraint_rows.ConstraintRows.pattern>`,
@@ -186,6 +214,7 @@ class OutputPoint:
         if not self.joints or k == 0:
             return out
         lay = self.layout
+        C = _stacked_C(ats)
         for name, markers in self.joints:
             joint = self._joint_objects[name]
             measures = _STACKED_VALUES.get(getattr(type(joint), "coordinate_values", None))
@@ -193,7 +222,7 @@ class OutputPoint:
                 for i in range(k):
                     out[i][name] = self._coordinates(name, markers, q[i], ats[i].frames)
                 continue
-            P, Q = (_stacked_frames(mk, q, lay, ats) for mk in markers)
+            P, Q = (_stacked_frames(mk, q, lay, ats, C) for mk in markers)
             cols = [_rotation_angles(P, Q) if m == "angle" else _offsets_along(P, Q, 2)
                     for m in measures]
             values = np.stack(cols, axis=1)
@@ -210,9 +239,28 @@ class OutputPoint:
                               flexible=self.flexible)
 
 
-def _stacked_frames(marker, q: np.ndarray, layout, ats: list) -> tuple:
+def _stacked_C(ats: list) -> tuple | None:
+    """``(index, C (k, M, 4, 3))``: the marker frames of the rows ``ats`` stacked, when
+    every row's are the :class:`~flexmbs.system.output_rows.StackedFrames` of one
+    marker index (the stacked rows' evaluation); else None."""
+    frames = [at.frames for at in ats]
+    if not frames or not all(type(f) is StackedFrames for f in frames):
+        return None
+    index = frames[0].index
+    if any(f.index is not index for f in frames):
+        return None
+    return index, np.stack([f.C for f in frames])
+
+
+def _stacked_frames(marker, q: np.ndarray, layout, ats: list, C: tuple | None = None) -> tuple:
     """``(p (k, 3), R (k, 3, 3))`` of ``marker`` at the states ``q`` (k, n_q) with their
-    rows ``ats`` (:func:`~flexmbs.system.output_rows.marker_frame` of each)."""
+    rows ``ats`` (:func:`~flexmbs.system.output_rows.marker_frame` of each); from the
+    stacked frames ``C`` (:func:`_stacked_C`) when they hold the marker: the same
+    entries, ``p = C[:, m, 0]``, ``R = C[:, m, 1:4]^T``, without a look-up per row."""
+    m = None if C is None else C[0].get(id(marker))
+    if m is not None:
+        Cm = C[1][:, m]
+        return Cm[:, 0], Cm[:, 1:4].transpose(0, 2, 1)
     frames = [marker_frame(marker, q[i], layout, at.frames) for i, at in enumerate(ats)]
     return (np.array([f[0] for f in frames], dtype=float),
             np.array([f[1] for f in frames], dtype=float))

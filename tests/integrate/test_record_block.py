@@ -224,3 +224,26 @@ def test_checkpoints_written_inside_blocks_cut_by_the_progress_cadence(blocks, m
     assert [k for k, _ in block] == [k for k, _ in row] and len(row) > 2
     for (_, a), (_, b) in zip(block, row):
         np.testing.assert_array_equal(a, b)
+
+
+def test_the_clear_rows_of_a_block_take_the_block_reactions(blocks, monkeypatch, tmp_path):
+    """The reactions of a block's rows clear of divergence come from
+    ``OutputPoint.reaction_block``: no row goes to ``reaction_rows`` but t0 and the
+    rows outside blocks, and a block route that raises is not hidden."""
+    from flexmbs.system.output_point import OutputPoint
+    one = {"rows": 0}
+    reaction_rows = OutputPoint.reaction_rows
+
+    def counted(self, *args):
+        one["rows"] += 1
+        return reaction_rows(self, *args)
+    monkeypatch.setattr(OutputPoint, "reaction_rows", counted)
+    res = fm.simulate(cart_pendulum(), 0.2, 1e-3, rho_inf=0.9, output_dt=1e-3)
+    assert blocks["rows"] > res.t.size // 2
+    assert one["rows"] == res.t.size - blocks["rows"]
+
+    def broken(self, *args):
+        raise RuntimeError("broken block route")
+    monkeypatch.setattr(OutputPoint, "reaction_block", broken)
+    with pytest.raises(RuntimeError, match="broken block route"):
+        fm.simulate(cart_pendulum(), 0.2, 1e-3, rho_inf=0.9, output_dt=1e-3)
