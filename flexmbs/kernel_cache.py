@@ -63,6 +63,7 @@ COST = {
     "flexmbs.integrate.step_forces_kernel:spring_residual_c": 0.6,
     "flexmbs.integrate.genalpha_kernel:warm": 0.4,
     "flexmbs.system.output_point_kernel:warm": 0.4,
+    "flexmbs.integrate.projection_kernel:warm": 1.0,
     "flexmbs.bodies.rigid_set_kernel:warm": 0.4,
     "flexmbs.integrate.jacobian_kernel:dense_jacobian_c": 0.3,
     "flexmbs.integrate.step_kernel:affine_residual_c": 0.1,
@@ -241,7 +242,7 @@ class ColdStart:
             self.stream.write(
                 f"flexmbs: compiling the numerical kernels once for this installation "
                 f"({len(self.cold)} modules have no compiled code yet; {self.processes} "
-                f"processes, about 40 s on 2 idle cores; later imports load them in "
+                f"processes, about 25 s on 2 idle cores; later imports load them in "
                 f"about 2 s) ...\n")
             self.stream.flush()
             own, *others = partition(entry_points(features=False), self.processes)
