@@ -7,6 +7,7 @@ import io
 import subprocess
 import sys
 
+import pytest
 from numba import njit
 
 import flexmbs  # noqa: F401  (this process has loaded, hence cached, every kernel)
@@ -87,6 +88,11 @@ def test_the_two_processes_share_every_core_entry_point_once():
         for k, v in vars(m).items() if isinstance(v, NativeFunction)]
     core = set(callbacks) - set(kernel_cache.FEATURES)   # (the step's forces: features)
     assert len(core) >= 4 and core <= set(entries)
+    # the callbacks that are features are exactly the step's four force callbacks
+    assert set(callbacks) & set(kernel_cache.FEATURES) == {
+        f"flexmbs.integrate.step_forces_kernel:{k}" for k in (
+            "friction_residual_c", "spring_residual_c", "friction_newton_c",
+            "spring_newton_c")}
     assert "flexmbs.integrate.genalpha_kernel:warm" in entries
     first, second = kernel_cache.partition(entries, 2)
     assert sorted(first + second) == sorted(entries) and not set(first) & set(second)
@@ -142,16 +148,17 @@ def test_a_feature_kernel_says_so_at_its_first_use(tmp_path):
         "forces/spring_local_kernel.py") == 0
 
 
-def test_the_steps_springs_compile_at_their_first_use(tmp_path):
-    """The compiled step's springs (round 14): their C function, compiled in a fresh
-    process with an empty cache, says so in one line (before the compile, its time
-    after); the step's force modules and the force kernels they call are feature
-    modules, not in the core that the first import compiles."""
+@pytest.mark.parametrize("callback", ["spring_residual_c", "friction_newton_c"])
+def test_the_steps_forces_compile_at_their_first_use(tmp_path, callback):
+    """The compiled step's springs and joint friction (round 14): a C function of theirs,
+    compiled in a fresh process with an empty cache, says so in one line (before the
+    compile, its time after); the step's force modules and the force kernels they call
+    are feature modules, not in the core that the first import compiles."""
     code = ("import sys, types; sys.modules['flexmbs'] = p = types.ModuleType('flexmbs'); "
             f"p.__path__ = [{str(kernel_cache.PACKAGE)!r}]; "
             "from flexmbs import kernel_cache as k; from flexmbs.compiled import FIRST_COMPILE; "
             "m = k.import_bare('flexmbs.integrate.step_forces_kernel'); "
-            "FIRST_COMPILE.install(); m.spring_residual_c.compile()")
+            f"FIRST_COMPILE.install(); m.{callback}.compile()")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=600, env={**__import__("os").environ,
                                            "NUMBA_CACHE_DIR": str(tmp_path)})
@@ -159,7 +166,7 @@ def test_the_steps_springs_compile_at_their_first_use(tmp_path):
     lines = out.stderr.splitlines()
     assert len(lines) == 1, lines
     assert lines[0].startswith("flexmbs: compiling the kernel flexmbs.integrate."
-                               "step_forces_kernel.spring_residual_c at its first use")
+                               f"step_forces_kernel.{callback} at its first use")
     assert lines[0].endswith(" s")
     core = {str(p.relative_to(kernel_cache.PACKAGE)) for p in kernel_cache.core_modules()}
     for name in ("integrate/step_forces_kernel.py", "forces/spring_kernel.py",

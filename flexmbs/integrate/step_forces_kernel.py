@@ -21,8 +21,10 @@ model with springs compiles ``spring_*_c`` at its first run, one line each
 (:class:`flexmbs.compiled.FirstCompile`).  The numpy references are those of the force
 kernels (``friction_reference``, ``spring_reference``); ``tests/integrate/
 test_native_callbacks.py`` compares the step's callbacks with the Python step.  Numba's
-cache of this module does not notice edits of ``friction_kernel`` or ``spring_kernel``:
-a change of those kernels must edit this file too.
+cache of this module does not notice edits of ``friction_kernel`` or ``spring_kernel``,
+nor of the residual table's layout (the row numbers below, :data:`~flexmbs.integrate.
+step_kernel.N_TABLE`) and :func:`~flexmbs.integrate.step_kernel.all_multipliers` that it
+compiles in: a change of any of those must edit this file too.
 """
 from __future__ import annotations
 

@@ -40,7 +40,10 @@ friction are no longer compiled into the callbacks since round 14; since round 1
 ``frame_kernel.stacked_rows_into`` is a kernel of its own that this module links, with
 the stacked rows' other helpers inlined; edited for the round-10 loops of ``stacked_rows_into``
 and ``bodies_residual_into``, and ``ffrf_kernel._transposed``; for round 12's row copy of
-``stacked_rows_into``; for round 13's ``rigid_kernel.mm_to``; and for round 15's kernels).
+``stacked_rows_into``; for round 13's ``rigid_kernel.mm_to``; and for round 15's kernels).  The other way
+round, :mod:`flexmbs.integrate.step_forces_kernel` reads this module's table rows by
+number and compiles in :data:`N_TABLE` and :func:`all_multipliers`: a change of the
+table's layout or of ``all_multipliers`` must edit that file too.
 """
 from __future__ import annotations
 
