@@ -45,6 +45,9 @@ The increment criterion may not accept an iterate whose residual grew:
 residual at the start of the solve) is required too, else the solve goes on (and fails
 at ``snes_max_it``): an iteration that first raised the residual by orders of magnitude
 and then contracted slowly measures its increments against that huge first increment.
+The round-off route obeys the same bound: increments at round-off with a grown residual
+are a stall far from the solution (a Newton matrix that is orders too stiff), not
+convergence.
 ``|F_k| = 0``, or ``|F_k| <= F_floor`` (the residual at round-off of the model's own
 terms, :meth:`NewtonSolver.set_scales`) with the algebraic rows satisfied, also count as
 converged; ``snes_max_it`` and non-finite residuals end the iteration as before.  After a
@@ -402,7 +405,8 @@ class NewtonSolver:
             if ratio == ratio:
                 ratio = 0.0 if roundoff else 1.0
         rho = fnorm / fn[-2] if len(fn) >= 2 and fn[-2] > 0.0 else 1.0
-        if roundoff:                          # round-off level in every block
+        if roundoff and fnorm <= GROWTH * max(fn[0], self._f_floor):
+            # round-off level in every block, |F_k| <= GROWTH max(|F_0|, F_floor)
             return R.CONVERGED_SNORM_RELATIVE
         if self._alg0 >= 0 and fmax > self._alg_tol * max(1.0, x0max):
             return R.DIVERGED_MAX_IT if its >= self._max_it else R.ITERATING

@@ -19,7 +19,9 @@ FLOOR = 1e-8
 #: raised the residual by orders of magnitude and then contracted slowly measures its
 #: increments against a huge first increment and would otherwise accept a wrong state
 #: (a joint angle 2 pi off, residual 2e8 |F_0|); such a solve keeps iterating, and fails
-#: at ``snes_max_it`` (the step is halved).  A healthy step ends far below ``|F_0|``
+#: at ``snes_max_it`` (the step is halved).  The same bound holds for the acceptance of
+#: increments at round-off in every block (a stall at a grown residual is no solution).
+#: A healthy step ends far below ``|F_0|``
 GROWTH = 1e3
 
 
@@ -113,8 +115,8 @@ def decide(its, fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, ints,
         if ratio == ratio:              # (a NaN stays)
             ratio = 0.0 if roundoff else 1.0
     rho = fnorm / fn[k - 1] if k >= 1 and fn[k - 1] > 0.0 else 1.0
-    if roundoff:                        # the increments at round-off in every block
-        return ints[7]
+    if roundoff and not residual_grown(fnorm, fn[0], reals[3]):
+        return ints[7]                  # the increments at round-off in every block
     if ints[1] >= 0 and fmax > reals[1] * max(1.0, x0max):
         return ints[9] if its >= ints[0] else ints[5]
     if fnorm <= reals[3]:               # the residual at round-off of the model's terms
