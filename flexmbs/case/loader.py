@@ -360,6 +360,12 @@ def _options(v):
             check_option_values(out, where="option")
         except ValueError as exc:
             raise _Bad("PETSc type names known to this PETSc build", str(exc)) from None
+    from flexmbs.integrate.options import unused_option_names
+    unused = unused_option_names(out) if out else []
+    if unused:
+        raise _Bad("options (without prefix) that PETSc's SNES, KSP, PC or TS reads "
+                   "(e.g. snes_max_it, ksp_type)",
+                   f"'{unused[0]}', which none of them reads: PETSc would ignore it")
     return out
 
 

@@ -21,7 +21,8 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from petsc4py import PETSc
 
-__all__ = ["OptionsManager", "check_option_values", "default_direct_lu",
+__all__ = ["OptionsManager", "check_option_names", "check_option_values", "default_direct_lu",
+           "unused_option_names",
            "petsc_options_from_args", "petsc_options_inserted", "parse_petsc_args"]
 
 log = logging.getLogger(__name__)
@@ -160,6 +161,60 @@ def check_option_values(options: Mapping[str, object], where: str = "PETSc optio
                 raise ValueError(f"{where} -{name}: expected {what} of this PETSc build, "
                                  f"got '{text}', which it was built without")
             break
+
+
+#: options (without prefix) that flexmbs reads itself, not PETSc's ``setFromOptions``
+OWN_OPTIONS = ("newton_mat_type",)
+#: the prefix of :func:`check_option_names`'s throw-away solvers
+_PROBE_PREFIX = "fmbs_probe_"
+
+
+def check_option_names(options: Mapping[str, object], where: str = "PETSc option") -> None:
+    """``ValueError`` naming the first of ``options`` (without prefix, as given to a
+    solver) that no solver of flexmbs reads (:func:`unused_option_names`)."""
+    unused = unused_option_names(options)
+    if unused:
+        raise ValueError(f"{where} -{unused[0]}: expected an option (without prefix) that "
+                         f"PETSc's SNES, KSP, PC or TS reads (e.g. snes_max_it, ksp_type, "
+                         f"pc_factor_mat_solver_type), got '{unused[0]}', which none of "
+                         f"them reads: PETSc would ignore it")
+
+
+def unused_option_names(options: Mapping[str, object]) -> list[str]:
+    """The names of ``options`` (without prefix, as given to a solver) that no solver of
+    flexmbs reads: PETSc's own verdict, not a list.  The options
+    (over :func:`default_direct_lu`) are inserted under a throw-away prefix, a SNES (with
+    its KSP and PC) and a TS read them with ``setFromOptions``, and an option PETSc did
+    not read (``PetscOptionsUsed``, the ``-options_left`` report) is a typo
+    (``snes_typo``) or belongs to no solver here.  Not judged: the options PETSc reads
+    only while solving (``mat_*`` of the factor packages, viewers and monitors,
+    :data:`_SOLVE_TIME`) and flexmbs's own (:data:`OWN_OPTIONS`).
+    """
+    from flexmbs.petsc_c import options_used
+    given = [str(k).lstrip("-") for k in options]
+    judged = [k for k in given if k not in OWN_OPTIONS and not k.startswith("mat_")
+              and not any(w in k for w in _SOLVE_TIME)]
+    if not judged:
+        return []
+    merged = {**default_direct_lu(), **{str(k).lstrip("-"): _to_str(v)
+                                        for k, v in options.items()}}
+    glob = PETSc.Options()
+    added = [k for k in merged if not glob.hasName(_PROBE_PREFIX + k)]
+    for k in added:
+        v = merged[k]
+        glob.setValue(_PROBE_PREFIX + k, "" if v is None else v)
+    snes, ts = PETSc.SNES().create(PETSc.COMM_SELF), PETSc.TS().create(PETSc.COMM_SELF)
+    try:
+        for obj in (snes, ts):
+            obj.setOptionsPrefix(_PROBE_PREFIX)
+            obj.setFromOptions()
+        unused = [k for k in judged if not options_used(_PROBE_PREFIX + k)]
+    finally:
+        snes.destroy()
+        ts.destroy()
+        for k in added:
+            glob.delValue(_PROBE_PREFIX + k)
+    return unused
 
 
 def parse_petsc_args(args: Sequence[str]) -> dict[str, str | None]:

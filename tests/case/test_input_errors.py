@@ -89,6 +89,14 @@ def test_unknown_petsc_type_in_case_file(tmp_path, capsys):
           "PC type")
 
 
+def test_unknown_petsc_option_name_in_case_file(tmp_path, capsys):
+    """An option no PETSc solver reads (PETSc's ``PetscOptionsUsed`` after
+    ``setFromOptions``): one line, exit 2, before the run."""
+    text = RIGID.replace("dt = 1e-3", 'dt = 1e-3\npetsc_options = { snes_typo = 1 }')
+    check(tmp_path, capsys, text, "solver.petsc_options", "'snes_typo'",
+          "PETSc would ignore it")
+
+
 def test_known_petsc_types_in_case_file(tmp_path):
     path = tmp_path / "case.toml"
     path.write_text(RIGID.replace("dt = 1e-3", 'dt = 1e-3\npetsc_options = { ksp_type = '

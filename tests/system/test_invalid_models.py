@@ -188,6 +188,31 @@ def test_a_misspelt_petsc_type_is_named_before_the_run():
         fm.simulate(pendulum(), 0.1, 1e-3, petsc_options={"ksp_type": "gmress"})
 
 
+def test_an_unknown_petsc_option_name_is_named_before_the_run():
+    """PETSc's own verdict: an option that none of its SNES, KSP, PC or TS reads
+    (``PetscOptionsUsed`` after ``setFromOptions``) would be ignored silently; the real
+    ones next to it pass (SNES, TS, KSP/PC by type, a factor package's ``mat_*`` option,
+    read only at the factorisation, and flexmbs's own ``newton_mat_type``)."""
+    with pytest.raises(ValueError) as err:
+        fm.simulate(pendulum(), 0.1, 1e-3, petsc_options={"snes_max_it": 5, "snes_typo": 1})
+    text = str(err.value)
+    assert "\n" not in text
+    assert text.startswith("simulate: petsc_options -snes_typo: expected an option")
+    assert "got 'snes_typo'" in text and "PETSc would ignore it" in text
+    with pytest.raises(ValueError, match="static_equilibrium: petsc_options -ksp_tpye"):
+        fm.static_equilibrium(pendulum(), petsc_options={"ksp_tpye": "gmres"})
+    from flexmbs.integrate.options import check_option_names
+    check_option_names({"snes_max_it": 5, "ts_type": "beuler", "ksp_type": "gmres",
+                        "ksp_gmres_restart": 40, "pc_type": "jacobi", "snes_monitor": None,
+                        "mat_mumps_icntl_24": 1, "newton_mat_type": "aij", "-snes_rtol": 1e-3})
+    # ksp_gmres_restart is read only with ksp_type gmres: under the default preonly KSP
+    # PETSc ignores it, and says so
+    with pytest.raises(ValueError, match="-ksp_gmres_restart"):
+        check_option_names({"ksp_gmres_restart": 40})
+    r = fm.simulate(pendulum(), 0.01, 1e-3, petsc_options={"snes_max_it": 30})
+    assert r.t[-1] == pytest.approx(0.01)
+
+
 def test_point_mass_at_its_joint_point_is_valid():
     """The same joint with 'at' at the mass, or with no 'at' (the mass point): valid."""
     for at in ((0.7, 0.3, 0.0), None):
