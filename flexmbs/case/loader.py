@@ -9,6 +9,7 @@ what was expected and what was found; all problems of a file are reported at onc
 from __future__ import annotations
 
 import difflib
+import logging
 import math
 import re
 import tomllib
@@ -17,6 +18,8 @@ from pathlib import Path
 
 from flexmbs.case import schema as S
 from flexmbs.errors import CaseError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -215,6 +218,22 @@ def _rotation(R):
         return R
     U, _, Vt = np.linalg.svd(A)
     return tuple(tuple(float(x) for x in row) for row in U @ Vt)
+
+
+def _note_rotation(col, where: str, name, given, R) -> None:
+    """One warning line when :func:`_rotation` replaced the ``given`` matrix (not
+    orthonormal to 1e-12) by its nearest rotation ``R``: the key, the object's name, how
+    far the given one is from orthonormal and how far its entries moved."""
+    import numpy as np
+    A, R = np.array(given, dtype=float), np.array(R, dtype=float)
+    moved = float(np.abs(A - R).max())
+    if moved == 0.0:
+        return
+    off = float(np.abs(A.T @ A - np.eye(3)).max())
+    who = f" ('{name}')" if isinstance(name, str) else ""
+    log.warning("%s: %s%s: the rotation matrix is %.2g from orthonormal (max |R^T R - I|, "
+                "tolerance %g); replaced by the nearest rotation, entries moved by up to "
+                "%.2g", col.path, where, who, off, ROTATION_TOLERANCE, moved)
 
 
 def _inertia(v):
@@ -492,6 +511,8 @@ def _section(col: _Collector, table, keys: dict, where: str, also: dict | None =
         except _Bad as exc:
             col.bad(f"{where}.{k}", exc)
             continue
+        if key.kind == "orientation" and isinstance(v, list):
+            _note_rotation(col, f"{where}.{k}", table.get("name"), v, val)
         out[k] = val
     for key in keys.values():
         if key.name not in out and key.name not in table:
