@@ -234,6 +234,14 @@ def test_rigid_shape_unit_warning(tmp_path, caplog, edit, key, extent):
     assert len(msgs) == 1 and "\n" not in msgs[0]
     assert msgs[0].startswith(f"case.toml: bodies[0].{key}: ") and f"spans {extent}" in msgs[0]
     assert f"mass {7850.0 * volume:.3g} kg" in msgs[0] and "divide them by 1000" in msgs[0]
+    assert "large_shape = true" in msgs[0]
+    # the documented way to say the size is meant: large_shape = true, no warning
+    caplog.clear()
+    path.write_text(RIGID.replace('shape = "box"\nsize = [1.0, 0.05, 0.05]',
+                                  edit + "\nlarge_shape = true"))
+    with caplog.at_level(logging.WARNING):
+        build(load_case(path))
+    assert not [r for r in caplog.records if "millimetres" in r.getMessage()]
 
 
 def test_gravity_in_mm_warning(tmp_path, caplog):
