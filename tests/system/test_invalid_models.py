@@ -213,6 +213,27 @@ def test_an_unknown_petsc_option_name_is_named_before_the_run():
     assert r.t[-1] == pytest.approx(0.01)
 
 
+def test_a_positional_name_of_system_is_named():
+    """``fm.System("x")`` puts the name where gravity goes: one TypeError naming the
+    class, the argument, what was expected and what was found, at construction (it was a
+    float conversion error of the validation)."""
+    with pytest.raises(TypeError) as err:
+        fm.System("x")
+    text = str(err.value)
+    assert "\n" not in text
+    assert text.startswith("System: gravity (the first positional argument): expected a "
+                           "3-vector [m/s^2], got 'x' (str)")
+    assert "fm.System(name='x')" in text
+    with pytest.raises(TypeError, match=r"System: name: expected a string, got 3 \(int\)"):
+        fm.System(name=3)
+    assert fm.System((0.0, -9.81, 0.0), "m").gravity == (0.0, -9.81, 0.0)
+    # gravity replaced later by a string: the validation names it, no conversion error
+    m = pendulum()
+    m.gravity = "down"
+    with pytest.raises(fm.ModelError, match="gravity must be a finite 3-vector, got down"):
+        m.validate()
+
+
 def test_point_mass_at_its_joint_point_is_valid():
     """The same joint with 'at' at the mass, or with no 'at' (the mass point): valid."""
     for at in ((0.7, 0.3, 0.0), None):
