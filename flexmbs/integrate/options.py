@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from petsc4py import PETSc
 
 __all__ = ["OptionsManager", "check_option_names", "check_option_values", "default_direct_lu",
-           "unused_option_names",
+           "judge_option_names", "solver_defaults", "unused_option_names",
            "petsc_options_from_args", "petsc_options_inserted", "parse_petsc_args"]
 
 log = logging.getLogger(__name__)
@@ -169,52 +170,134 @@ OWN_OPTIONS = ("newton_mat_type",)
 _PROBE_PREFIX = "fmbs_probe_"
 
 
-def check_option_names(options: Mapping[str, object], where: str = "PETSc option") -> None:
+#: option-name prefixes of inner solvers (block Jacobi/ASM blocks, field splits, multigrid
+#: levels, nonlinear preconditioners): read only when the outer PC or SNES is set up, so a
+#: probe's ``setFromOptions`` cannot judge them
+_SUB_PREFIX = re.compile(r"^(sub|fieldsplit_\w+?|mg_levels(_\d+)?|mg_coarse|redundant|npc|"
+                         r"telescope|sub_ksp|sub_pc)_")
+#: the broad types of the second probe: an option the run's configuration does not read
+#: but one of these does is a warning (it has no effect in this run), not a refusal
+_BROAD_TYPES = (("ksp_type", "gmres"), ("ksp_type", "fgmres"), ("ksp_type", "cg"),
+                ("pc_type", "ilu"), ("pc_type", "bjacobi"), ("pc_type", "asm"),
+                ("pc_type", "fieldsplit"), ("pc_type", "mg"), ("pc_type", "lu"),
+                ("snes_type", "newtontr"), ("snes_type", "newtonls"),
+                ("snes_linesearch_type", "bt"),
+                ("ts_type", "bdf"), ("ts_type", "theta"), ("ts_type", "alpha"),
+                ("ts_type", "arkimex"), ("ts_type", "rosw"), ("ts_type", "beuler"),
+                ("ts_adapt_type", "basic"))
+
+
+def solver_defaults(method: str = "genalpha") -> dict[str, object]:
+    """The options (without prefix) a solver of ``method`` starts from: the direct LU of
+    :func:`default_direct_lu` under the Newton defaults (``"genalpha"``, ``"static"``) or
+    the TS defaults (``"ts"``)."""
+    if method == "ts":
+        from .ts import TS_DEFAULTS
+        return {**default_direct_lu(), **TS_DEFAULTS}
+    from ._newton import NEWTON_DEFAULTS
+    return {**default_direct_lu(), **NEWTON_DEFAULTS}
+
+
+def check_option_names(options: Mapping[str, object], where: str = "PETSc option", *,
+                       method: str = "genalpha", prefix: str = "fmbs_") -> None:
     """``ValueError`` naming the first of ``options`` (without prefix, as given to a
-    solver) that no solver of flexmbs reads (:func:`unused_option_names`)."""
-    unused = unused_option_names(options)
+    solver) that no PETSc solver reads (:func:`judge_option_names`); one WARNING line for
+    each that PETSc reads only under another type than this run's (no effect here)."""
+    unused, idle = judge_option_names(options, method=method, prefix=prefix)
     if unused:
         raise ValueError(f"{where} -{unused[0]}: expected an option (without prefix) that "
                          f"PETSc's SNES, KSP, PC or TS reads (e.g. snes_max_it, ksp_type, "
                          f"pc_factor_mat_solver_type), got '{unused[0]}', which none of "
                          f"them reads: PETSc would ignore it")
+    for name, note in idle.items():
+        log.warning("%s -%s: %s", where, name, note)
 
 
-def unused_option_names(options: Mapping[str, object]) -> list[str]:
-    """The names of ``options`` (without prefix, as given to a solver) that no solver of
-    flexmbs reads: PETSc's own verdict, not a list.  The options
-    (over :func:`default_direct_lu`) are inserted under a throw-away prefix, a SNES (with
-    its KSP and PC) and a TS read them with ``setFromOptions``, and an option PETSc did
-    not read (``PetscOptionsUsed``, the ``-options_left`` report) is a typo
-    (``snes_typo``) or belongs to no solver here.  Not judged: the options PETSc reads
-    only while solving (``mat_*`` of the factor packages, viewers and monitors,
-    :data:`_SOLVE_TIME`) and flexmbs's own (:data:`OWN_OPTIONS`).
-    """
+def unused_option_names(options: Mapping[str, object], *, method: str | None = None,
+                        prefix: str = "fmbs_") -> list[str]:
+    """The names of ``options`` that no PETSc solver reads under any type
+    (:func:`judge_option_names`); ``method`` None: under neither method's defaults."""
+    if method is None:
+        unread = None
+        for m in ("genalpha", "ts"):
+            u = set(judge_option_names(options, method=m, prefix=prefix)[0])
+            unread = u if unread is None else unread & u
+        return [k for k in (str(k).lstrip("-") for k in options) if k in unread]
+    return judge_option_names(options, method=method, prefix=prefix)[0]
+
+
+def _probe(config: Mapping[str, str | None], names: Sequence[str], ts: bool) -> set[str]:
+    """Which of ``names`` a SNES (with its KSP and PC; and a TS if ``ts``) set up from
+    ``config`` under a throw-away prefix reads (``PetscOptionsUsed``)."""
     from flexmbs.petsc_c import options_used
-    given = [str(k).lstrip("-") for k in options]
-    judged = [k for k in given if k not in OWN_OPTIONS and not k.startswith("mat_")
-              and not any(w in k for w in _SOLVE_TIME)]
-    if not judged:
-        return []
-    merged = {**default_direct_lu(), **{str(k).lstrip("-"): _to_str(v)
-                                        for k, v in options.items()}}
     glob = PETSc.Options()
-    added = [k for k in merged if not glob.hasName(_PROBE_PREFIX + k)]
+    added = [k for k in config if not glob.hasName(_PROBE_PREFIX + k)]
     for k in added:
-        v = merged[k]
+        v = config[k]
         glob.setValue(_PROBE_PREFIX + k, "" if v is None else v)
-    snes, ts = PETSc.SNES().create(PETSc.COMM_SELF), PETSc.TS().create(PETSc.COMM_SELF)
+    objs = [PETSc.SNES().create(PETSc.COMM_SELF)]
+    if ts:
+        objs.append(PETSc.TS().create(PETSc.COMM_SELF))
     try:
-        for obj in (snes, ts):
+        for obj in objs:
             obj.setOptionsPrefix(_PROBE_PREFIX)
             obj.setFromOptions()
-        unused = [k for k in judged if not options_used(_PROBE_PREFIX + k)]
+        return {k for k in names if k in added and options_used(_PROBE_PREFIX + k)}
     finally:
-        snes.destroy()
-        ts.destroy()
+        for obj in objs:
+            obj.destroy()
         for k in added:
             glob.delValue(_PROBE_PREFIX + k)
-    return unused
+
+
+def judge_option_names(options: Mapping[str, object], *, method: str = "genalpha",
+                       prefix: str = "fmbs_") -> tuple[list[str], dict[str, str]]:
+    """PETSc's own verdict on the names of ``options`` (without prefix, as given to the
+    solver of ``method`` under ``prefix``): ``(unused, idle)``.
+
+    First probe: the run's configuration (:func:`solver_defaults` of ``method``, under
+    ``options``, under the global database's ``<prefix>*`` entries, as the solver sees
+    them) goes to a throw-away SNES (and TS for ``method`` "ts") under a probe prefix,
+    ``setFromOptions``, and ``PetscOptionsUsed`` (the ``-options_left`` report) tells
+    which names were read.  Second probe, for the names left: the same with one type
+    changed at a time (:data:`_BROAD_TYPES`); a name read there is ``idle`` (mapped to a
+    note: read only with that type, this run's type, no effect); a name no probe reads
+    is ``unused`` (a typo, ``snes_typo``).  Not judged: options read only while solving
+    (``mat_*`` of the factor packages, viewers and monitors, :data:`_SOLVE_TIME`),
+    flexmbs's own (:data:`OWN_OPTIONS`) and inner solvers' (``sub_*``,
+    ``fieldsplit_*``, ``mg_levels_*``, ... :data:`_SUB_PREFIX`), read at the PC's setup.
+    """
+    given = [str(k).lstrip("-") for k in options]
+    judged = [k for k in given if k not in OWN_OPTIONS and not k.startswith("mat_")
+              and not any(w in k for w in _SOLVE_TIME) and not _SUB_PREFIX.match(k)]
+    if not judged:
+        return [], {}
+    pre = prefix if prefix.endswith("_") else prefix + "_"
+    glob = {k[len(pre):]: (v if v != "" else None) for k, v in PETSc.Options().getAll().items()
+            if k.startswith(pre) and len(k) > len(pre)}
+    config = {**{k: _to_str(v) for k, v in solver_defaults(method).items()},
+              **{str(k).lstrip("-"): _to_str(v) for k, v in options.items()}, **glob}
+    ts = method == "ts"
+    left = [k for k in judged if k not in _probe(config, judged, ts)]
+    idle: dict[str, str] = {}
+    if not ts and left:                  # a TS option under a method without a PETSc TS
+        read = _probe({**{k: _to_str(v) for k, v in solver_defaults("ts").items()},
+                       **config}, left, True)
+        for k in read:
+            idle[k] = f"read only by method 'ts' (PETSc TS), this run uses '{method}': no effect"
+        left = [k for k in left if k not in read]
+    for key, value in _BROAD_TYPES:
+        if not left:
+            break
+        if config.get(key) == value:
+            continue
+        read = _probe({**config, key: value}, left, True)
+        run = config.get(key) or "PETSc's default"
+        for k in read:
+            idle[k] = (f"read only under another {key} (e.g. {value}), this run uses "
+                       f"{run}: no effect")
+        left = [k for k in left if k not in read]
+    return left, idle
 
 
 def parse_petsc_args(args: Sequence[str]) -> dict[str, str | None]:

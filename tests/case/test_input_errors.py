@@ -104,6 +104,21 @@ def test_known_petsc_types_in_case_file(tmp_path):
     assert load_case(path).solver["petsc_options"]["pc_type"] == "lu"
 
 
+def test_run_configuration_options_in_case_file(tmp_path, capsys):
+    """Options the run's solver reads are accepted: ts_bdf_order under method "ts"
+    (TS_DEFAULTS: ts_type bdf), sub_pc_type under pc_type bjacobi (read at the PC's
+    setup); the case runs to t_end."""
+    path = tmp_path / "case.toml"
+    path.write_text(RIGID.replace("dt = 1e-3", 'dt = 1e-3\nintegrator = "ts"\n'
+                                  'petsc_options = { ts_bdf_order = 3 }'))
+    assert load_case(path).solver["petsc_options"]["ts_bdf_order"] == 3
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--no-plots",
+                 "--no-xdmf", "--quiet"]) == 0, capsys.readouterr().err
+    path.write_text(RIGID.replace("dt = 1e-3", 'dt = 1e-3\npetsc_options = { pc_type = '
+                                  '"bjacobi", sub_pc_type = "lu", ksp_type = "gmres" }'))
+    assert load_case(path).solver["petsc_options"]["sub_pc_type"] == "lu"
+
+
 # -- 6. case-file details --------------------------------------------------------------------
 def test_byte_order_mark_is_accepted(tmp_path, capsys):
     path = tmp_path / "case.toml"

@@ -205,12 +205,56 @@ def test_an_unknown_petsc_option_name_is_named_before_the_run():
     check_option_names({"snes_max_it": 5, "ts_type": "beuler", "ksp_type": "gmres",
                         "ksp_gmres_restart": 40, "pc_type": "jacobi", "snes_monitor": None,
                         "mat_mumps_icntl_24": 1, "newton_mat_type": "aij", "-snes_rtol": 1e-3})
-    # ksp_gmres_restart is read only with ksp_type gmres: under the default preonly KSP
-    # PETSc ignores it, and says so
-    with pytest.raises(ValueError, match="-ksp_gmres_restart"):
-        check_option_names({"ksp_gmres_restart": 40})
     r = fm.simulate(pendulum(), 0.01, 1e-3, petsc_options={"snes_max_it": 30})
     assert r.t[-1] == pytest.approx(0.01)
+
+
+def test_an_option_of_another_type_is_a_warning_not_a_refusal(caplog):
+    """ksp_gmres_restart and ksp_rtol are read only by a Krylov KSP: under the default
+    preonly KSP PETSc ignores them (one WARNING line naming the option, the type that
+    reads it and this run's), where no probe reads snes_typo (refused)."""
+    from flexmbs.integrate.options import check_option_names
+    for opts in ({"ksp_gmres_restart": 40}, {"ksp_rtol": 1e-8},
+                 {"ksp_type": "preonly", "ksp_gmres_restart": 40}):
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="flexmbs.integrate.options"):
+            check_option_names(opts, where="w")
+        lines = [r.getMessage() for r in caplog.records]
+        name = [k for k in opts if k != "ksp_type"][0]
+        assert len(lines) == 1 and lines[0].startswith(f"w -{name}: read only under "
+                                                       f"another ksp_type")
+        assert "this run uses preonly: no effect" in lines[0]
+    with pytest.raises(ValueError, match="-snes_typo"):
+        check_option_names({"snes_typo": 1, "ksp_rtol": 1e-8})
+
+
+def test_options_of_the_run_configuration_are_accepted(caplog):
+    """The probe is the real solver's configuration: the method's own defaults (ts:
+    ts_type bdf, so ts_bdf_order is read and changes the run), the global database's
+    ``<prefix>*`` entries (fmbs_ksp_type gmres: ksp_gmres_restart read), and inner
+    solvers' options (sub_pc_type under pc_type bjacobi, read at the PC's setup) are not
+    judged: none refused, none warned."""
+    from petsc4py import PETSc
+    from flexmbs.integrate.options import check_option_names
+    with caplog.at_level("WARNING", logger="flexmbs.integrate.options"):
+        check_option_names({"ts_bdf_order": 3, "ts_adapt_safety": 0.8}, method="ts")
+        check_option_names({"pc_type": "bjacobi", "sub_pc_type": "ilu",
+                            "fieldsplit_0_pc_type": "lu", "mg_levels_ksp_type": "cg"})
+        glob = PETSc.Options()
+        glob.setValue("fmbs_ksp_type", "gmres")
+        try:
+            check_option_names({"ksp_gmres_restart": 50})
+        finally:
+            glob.delValue("fmbs_ksp_type")
+    assert not caplog.records
+    # ts_bdf_order changes the run: order 3 takes other steps than the default order 2
+    r2 = fm.simulate(pendulum(), 0.05, 1e-3, method="ts")
+    r3 = fm.simulate(pendulum(), 0.05, 1e-3, method="ts", petsc_options={"ts_bdf_order": 3})
+    assert len(r2.t) != len(r3.t) or not np.array_equal(r2.q, r3.q)
+    # under genalpha (no PETSc TS) it is a warning naming the method
+    with caplog.at_level("WARNING", logger="flexmbs.integrate.options"):
+        check_option_names({"ts_bdf_order": 3}, where="w")
+    assert "read only by method 'ts'" in caplog.records[-1].getMessage()
 
 
 def test_a_positional_name_of_system_is_named():
