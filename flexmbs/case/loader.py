@@ -379,8 +379,11 @@ def _options(v):
             check_option_values(out, where="option")
         except ValueError as exc:
             raise _Bad("PETSc type names known to this PETSc build", str(exc)) from None
-    from flexmbs.integrate.options import unused_option_names
-    unused = unused_option_names(out) if out else []
+    from flexmbs.integrate.options import OptionValueError, unused_option_names
+    try:
+        unused = unused_option_names(out) if out else []
+    except OptionValueError as exc:
+        raise _Bad(f"option '{exc.key}' as {exc.expected}", _show(exc.value)) from None
     if unused:
         raise _Bad("options (without prefix) that PETSc's SNES, KSP, PC or TS reads "
                    "(e.g. snes_max_it, ksp_type)",

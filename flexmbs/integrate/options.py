@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from petsc4py import PETSc
 
 __all__ = ["OptionsManager", "check_option_names", "check_option_values", "default_direct_lu",
-           "judge_option_names", "solver_defaults", "unused_option_names",
+           "OptionValueError", "judge_option_names", "solver_defaults", "unused_option_names",
            "petsc_options_from_args", "petsc_options_inserted", "parse_petsc_args"]
 
 log = logging.getLogger(__name__)
@@ -203,7 +203,10 @@ def check_option_names(options: Mapping[str, object], where: str = "PETSc option
     """``ValueError`` naming the first of ``options`` (without prefix, as given to a
     solver) that no PETSc solver reads (:func:`judge_option_names`); one WARNING line for
     each that PETSc reads only under another type than this run's (no effect here)."""
-    unused, idle = judge_option_names(options, method=method, prefix=prefix)
+    try:
+        unused, idle = judge_option_names(options, method=method, prefix=prefix)
+    except OptionValueError as exc:
+        raise OptionValueError(exc.key, exc.value, exc.expected, where) from None
     if unused:
         raise ValueError(f"{where} -{unused[0]}: expected an option (without prefix) that "
                          f"PETSc's SNES, KSP, PC or TS reads (e.g. snes_max_it, ksp_type, "
@@ -226,9 +229,34 @@ def unused_option_names(options: Mapping[str, object], *, method: str | None = N
     return judge_option_names(options, method=method, prefix=prefix)[0]
 
 
-def _probe(config: Mapping[str, str | None], names: Sequence[str], ts: bool) -> set[str]:
-    """Which of ``names`` a SNES (with its KSP and PC; and a TS if ``ts``) set up from
-    ``config`` under a throw-away prefix reads (``PetscOptionsUsed``)."""
+class OptionValueError(ValueError):
+    """A PETSc option whose value PETSc cannot read as its type (``snes_rtol = "1e-8x"``):
+    ``key`` (without prefix), ``value`` and ``expected`` (e.g. "a real number")."""
+
+    def __init__(self, key: str | None, value: object, expected: str, where: str = "PETSc option"):
+        self.key, self.value, self.expected = key, value, expected
+        what = f"-{key}" if key is not None else "(one of the options)"
+        super().__init__(f"{where} {what}: expected {expected}, got "
+                         f"{'no value' if value is None else repr(str(value))}")
+
+
+#: PETSc's reader in an error's traceback -> what the value should be
+_READERS = (("PetscOptionsInt", "an integer"), ("PetscOptionsReal", "a real number"),
+            ("PetscOptionsScalar", "a number"), ("PetscOptionsBool", "a boolean (true/false)"),
+            ("PetscOptionsEnum", "one of PETSc's names for it"),
+            ("PetscOptionsEList", "one of PETSc's names for it"),
+            ("PetscOptionsFList", "one of PETSc's names for it"),
+            ("PetscOptionsString", "a string"))
+
+
+def _expected(text: str) -> str:
+    for reader, what in _READERS:
+        if reader in text:
+            return what
+    return "a value PETSc can read for it"
+
+
+def _probe_once(config: Mapping[str, str | None], names: Sequence[str], ts: bool) -> set[str]:
     from flexmbs.petsc_c import options_used
     glob = PETSc.Options()
     added = [k for k in config if not glob.hasName(_PROBE_PREFIX + k)]
@@ -248,6 +276,25 @@ def _probe(config: Mapping[str, str | None], names: Sequence[str], ts: bool) -> 
             obj.destroy()
         for k in added:
             glob.delValue(_PROBE_PREFIX + k)
+
+
+def _probe(config: Mapping[str, str | None], names: Sequence[str], ts: bool) -> set[str]:
+    """Which of ``names`` a SNES (with its KSP and PC; and a TS if ``ts``) set up from
+    ``config`` under a throw-away prefix reads (``PetscOptionsUsed``).  A value PETSc
+    cannot read (``snes_max_it = "abc"``, PETSc error 63) is :class:`OptionValueError`
+    naming the option: the one whose removal lets the probe pass (non-type options
+    tried first), and the type PETSc's reader expected."""
+    try:
+        return _probe_once(config, names, ts)
+    except PETSc.Error as exc:
+        expected = _expected(str(exc))
+    for k in sorted(config, key=lambda k: k.endswith("_type")):
+        try:
+            _probe_once({kk: vv for kk, vv in config.items() if kk != k}, (), ts)
+        except PETSc.Error:
+            continue
+        raise OptionValueError(k, config[k], expected)
+    raise OptionValueError(None, None, expected)
 
 
 def judge_option_names(options: Mapping[str, object], *, method: str = "genalpha",
@@ -270,15 +317,21 @@ def judge_option_names(options: Mapping[str, object], *, method: str = "genalpha
     given = [str(k).lstrip("-") for k in options]
     judged = [k for k in given if k not in OWN_OPTIONS and not k.startswith("mat_")
               and not any(w in k for w in _SOLVE_TIME) and not _SUB_PREFIX.match(k)]
-    if not judged:
-        return [], {}
     pre = prefix if prefix.endswith("_") else prefix + "_"
     glob = {k[len(pre):]: (v if v != "" else None) for k, v in PETSc.Options().getAll().items()
             if k.startswith(pre) and len(k) > len(pre)}
+    if not judged and not glob:      # (the global entries' values are still read once)
+        return [], {}
     config = {**{k: _to_str(v) for k, v in solver_defaults(method).items()},
               **{str(k).lstrip("-"): _to_str(v) for k, v in options.items()}, **glob}
     ts = method == "ts"
-    left = [k for k in judged if k not in _probe(config, judged, ts)]
+    try:
+        read = _probe(config, judged, ts)
+    except OptionValueError as exc:      # a global entry: named with its prefix
+        if exc.key in glob:
+            raise OptionValueError(pre + exc.key, exc.value, exc.expected) from None
+        raise
+    left = [k for k in judged if k not in read]
     idle: dict[str, str] = {}
     if not ts and left:                  # a TS option under a method without a PETSc TS
         read = _probe({**{k: _to_str(v) for k, v in solver_defaults("ts").items()},
@@ -462,4 +515,11 @@ class OptionsManager:
         """``obj.setOptionsPrefix(prefix)`` and ``obj.setFromOptions()`` with the options in."""
         obj.setOptionsPrefix(self._prefix)
         with self.inserted():
-            obj.setFromOptions()
+            try:
+                obj.setFromOptions()
+            except PETSc.Error:      # a value PETSc cannot read: name it (OptionValueError)
+                glob = PETSc.Options()
+                config = {k[len(self._prefix):]: v for k, v in glob.getAll().items()
+                          if k.startswith(self._prefix)}
+                _probe(config, (), isinstance(obj, PETSc.TS))
+                raise

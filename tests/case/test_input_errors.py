@@ -104,6 +104,35 @@ def test_known_petsc_types_in_case_file(tmp_path):
     assert load_case(path).solver["petsc_options"]["pc_type"] == "lu"
 
 
+def test_bad_petsc_option_value_in_case_file(tmp_path, capsys):
+    """A value PETSc cannot read as the option's type (PETSc error 63 in setFromOptions):
+    one line naming the key, the type PETSc's reader expected and the value, exit 2; the
+    loader still reports every problem at once."""
+    text = RIGID.replace("dt = 1e-3", 'dt = 1e-3\npetsc_options = { snes_max_it = "abc" }')
+    check(tmp_path, capsys, text, "solver.petsc_options", "'snes_max_it' as an integer",
+          "abc")
+    text = RIGID.replace("dt = 1e-3", 'dt = -1e-3\npetsc_options = { snes_rtol = "1e-8x" }')
+    path = tmp_path / "two.toml"
+    path.write_text(text)
+    with pytest.raises(CaseError, match="2 problems") as exc:
+        load_case(path)
+    assert "'snes_rtol' as a real number" in str(exc.value) and "1e-8x" in str(exc.value)
+    assert "solver.dt" in str(exc.value)
+
+
+def test_bad_petsc_option_value_on_the_command_line(tmp_path, capsys):
+    """``flexmbs run case.toml -fmbs_snes_rtol 1e-8x``: one line naming the prefixed
+    option, the expected type and the value, exit 2 (ran to the end before: the compiled
+    loop of steps sets up no SNES)."""
+    path = tmp_path / "case.toml"
+    path.write_text(RIGID)
+    rc = main(["run", str(path), "--out", str(tmp_path / "out"), "--no-plots", "--no-xdmf",
+               "--quiet", "-fmbs_snes_rtol", "1e-8x"])
+    one_error_line(capsys.readouterr().err, "run", "-fmbs_snes_rtol", "expected a real number",
+                   "'1e-8x'")
+    assert rc == 2
+
+
 def test_run_configuration_options_in_case_file(tmp_path, capsys):
     """Options the run's solver reads are accepted: ts_bdf_order under method "ts"
     (TS_DEFAULTS: ts_type bdf), sub_pc_type under pc_type bjacobi (read at the PC's

@@ -209,6 +209,27 @@ def test_an_unknown_petsc_option_name_is_named_before_the_run():
     assert r.t[-1] == pytest.approx(0.01)
 
 
+@pytest.mark.parametrize("opts, key, expected", [
+    ({"snes_max_it": "abc"}, "snes_max_it", "an integer"),
+    ({"snes_rtol": "1e-8x"}, "snes_rtol", "a real number"),
+    ({"ts_adapt_type": "none", "ts_max_snes_failures": "many"}, "ts_max_snes_failures",
+     "an integer"),
+    ({"snes_linesearch_damping": [0.5], "snes_max_it": 5}, "snes_linesearch_damping",
+     "a real number"),
+])
+def test_a_bad_petsc_option_value_is_one_line(opts, key, expected):
+    """PETSc's error 63 in setFromOptions (an unreadable value) is one ValueError line
+    naming the option, the type PETSc's reader expected and the value, before the run."""
+    from petsc4py import PETSc
+    with pytest.raises(ValueError) as err:
+        fm.simulate(pendulum(), 0.01, 1e-3, petsc_options=opts)
+    assert not isinstance(err.value, PETSc.Error)
+    text = str(err.value)
+    assert "\n" not in text
+    assert text == (f"simulate: petsc_options -{key}: expected {expected}, got "
+                    f"{str(opts[key])!r}")
+
+
 def test_an_option_of_another_type_is_a_warning_not_a_refusal(caplog):
     """ksp_gmres_restart and ksp_rtol are read only by a Krylov KSP: under the default
     preonly KSP PETSc ignores them (one WARNING line naming the option, the type that
