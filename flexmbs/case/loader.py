@@ -379,7 +379,12 @@ def _options(v):
             check_option_values(out, where="option")
         except ValueError as exc:
             raise _Bad("PETSc type names known to this PETSc build", str(exc)) from None
-    from flexmbs.integrate.options import OptionValueError, unused_option_names
+    from flexmbs.integrate.options import (OptionValueError, check_option_combinations,
+                                           unused_option_names)
+    try:
+        check_option_combinations(out, "option", method=None)
+    except ValueError as exc:            # (names the key, what is expected and found)
+        raise _Bad("PETSc options that work together", message=str(exc)) from None
     try:
         unused = unused_option_names(out) if out else []
     except OptionValueError as exc:

@@ -23,7 +23,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from petsc4py import PETSc
 
 __all__ = ["OptionsManager", "check_option_names", "check_option_values", "default_direct_lu",
-           "OptionValueError", "judge_option_names", "solver_defaults", "unused_option_names",
+           "OptionValueError", "check_option_combinations", "judge_option_names",
+           "solver_defaults", "unused_option_names",
            "petsc_options_from_args", "petsc_options_inserted", "parse_petsc_args"]
 
 log = logging.getLogger(__name__)
@@ -203,6 +204,7 @@ def check_option_names(options: Mapping[str, object], where: str = "PETSc option
     """``ValueError`` naming the first of ``options`` (without prefix, as given to a
     solver) that no PETSc solver reads (:func:`judge_option_names`); one WARNING line for
     each that PETSc reads only under another type than this run's (no effect here)."""
+    check_option_combinations(options, where, method=method, prefix=prefix)
     try:
         unused, idle = judge_option_names(options, method=method, prefix=prefix)
     except OptionValueError as exc:
@@ -297,6 +299,48 @@ def _probe(config: Mapping[str, str | None], names: Sequence[str], ts: bool) -> 
     raise OptionValueError(None, None, expected)
 
 
+def _run_config(options: Mapping[str, object], method: str, prefix: str):
+    """``(prefix, global entries, config)``: the options (without prefix) the solver of
+    ``method`` sees: its defaults, under ``options``, under the global database's
+    ``<prefix>*`` entries (the command line)."""
+    pre = prefix if prefix.endswith("_") else prefix + "_"
+    glob = {k[len(pre):]: (v if v != "" else None) for k, v in PETSc.Options().getAll().items()
+            if k.startswith(pre) and len(k) > len(pre)}
+    config = {**{k: _to_str(v) for k, v in solver_defaults(method).items()},
+              **{str(k).lstrip("-"): _to_str(v) for k, v in options.items()}, **glob}
+    return pre, glob, config
+
+
+#: TS types of second-order equations (``TSSetI2Function``): the GGL form of method "ts"
+#: is first order, and PETSc crashes on them (a segmentation fault) rather than refusing
+_SECOND_ORDER_TS = ("alpha2",)
+
+
+def check_option_combinations(options: Mapping[str, object], where: str = "PETSc option",
+                              *, method: str | None = "genalpha",
+                              prefix: str = "fmbs_") -> None:
+    """``ValueError`` (one line: the key, what is expected, what was found) for option
+    values that end the process instead of failing: ``pc_type ilu`` with SuperLU (the
+    default factor package; its ILU aborts the process, "MC64 functionality not
+    available" in this build) and, for ``method`` "ts", a second-order TS type
+    (``ts_type alpha2``, a segmentation fault).  ``method`` None: the method-independent
+    checks only."""
+    pre, glob, config = _run_config(options, method or "genalpha", prefix)
+
+    def shown(key):
+        return f"-{pre}{key}" if key in glob else f"-{key}"
+    if config.get("pc_type") == "ilu" and config.get("pc_factor_mat_solver_type") == "superlu":
+        raise ValueError(f"{where} {shown('pc_type')}: expected a preconditioner that the "
+                         f"factor package superlu can make (lu), or ilu with "
+                         f"pc_factor_mat_solver_type petsc, got 'ilu' with superlu, whose "
+                         f"ILU aborts the process (MC64 not available in this build)")
+    if method == "ts" and config.get("ts_type") in _SECOND_ORDER_TS:
+        raise ValueError(f"{where} {shown('ts_type')}: expected a TS type of first-order "
+                         f"equations for method 'ts' (bdf, beuler, theta, alpha, arkimex, "
+                         f"rosw), got '{config['ts_type']}', a type of second-order "
+                         f"equations (PETSc would crash)")
+
+
 def judge_option_names(options: Mapping[str, object], *, method: str = "genalpha",
                        prefix: str = "fmbs_") -> tuple[list[str], dict[str, str]]:
     """PETSc's own verdict on the names of ``options`` (without prefix, as given to the
@@ -317,13 +361,9 @@ def judge_option_names(options: Mapping[str, object], *, method: str = "genalpha
     given = [str(k).lstrip("-") for k in options]
     judged = [k for k in given if k not in OWN_OPTIONS and not k.startswith("mat_")
               and not any(w in k for w in _SOLVE_TIME) and not _SUB_PREFIX.match(k)]
-    pre = prefix if prefix.endswith("_") else prefix + "_"
-    glob = {k[len(pre):]: (v if v != "" else None) for k, v in PETSc.Options().getAll().items()
-            if k.startswith(pre) and len(k) > len(pre)}
+    pre, glob, config = _run_config(options, method, prefix)
     if not judged and not glob:      # (the global entries' values are still read once)
         return [], {}
-    config = {**{k: _to_str(v) for k, v in solver_defaults(method).items()},
-              **{str(k).lstrip("-"): _to_str(v) for k, v in options.items()}, **glob}
     ts = method == "ts"
     try:
         read = _probe(config, judged, ts)

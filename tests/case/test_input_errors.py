@@ -133,6 +133,13 @@ def test_bad_petsc_option_value_on_the_command_line(tmp_path, capsys):
     assert rc == 2
 
 
+def test_ilu_with_superlu_in_case_file(tmp_path, capsys):
+    """pc_type ilu under the default SuperLU would abort the process at the first
+    factorisation: one line, exit 2, before the run."""
+    text = RIGID.replace("dt = 1e-3", 'dt = 1e-3\npetsc_options = { pc_type = "ilu" }')
+    check(tmp_path, capsys, text, "solver.petsc_options", "-pc_type", "got 'ilu' with superlu")
+
+
 def test_run_configuration_options_in_case_file(tmp_path, capsys):
     """Options the run's solver reads are accepted: ts_bdf_order under method "ts"
     (TS_DEFAULTS: ts_type bdf), sub_pc_type under pc_type bjacobi (read at the PC's

@@ -230,6 +230,29 @@ def test_a_bad_petsc_option_value_is_one_line(opts, key, expected):
                     f"{str(opts[key])!r}")
 
 
+def test_options_that_would_end_the_process_are_refused():
+    """pc_type ilu with SuperLU (the default factor package; its ILU aborts the process,
+    "MC64 functionality not available") and ts_type alpha2 with method "ts" (a TS of
+    second-order equations: a segmentation fault on the first-order GGL form): one line
+    naming the key, what is expected and what was found, before the run.  ilu with PETSc's
+    own factorisation, and alpha2 under genalpha (no PETSc TS: a warning) pass."""
+    from flexmbs.integrate.options import check_option_names
+    with pytest.raises(ValueError) as err:
+        fm.simulate(pendulum(), 0.01, 1e-3, petsc_options={"pc_type": "ilu"})
+    text = str(err.value)
+    assert "\n" not in text and text.startswith("simulate: petsc_options -pc_type: expected")
+    assert "got 'ilu' with superlu" in text
+    with pytest.raises(ValueError) as err:
+        fm.simulate(pendulum(), 0.01, 1e-3, method="ts", petsc_options={"ts_type": "alpha2"})
+    text = str(err.value)
+    assert "\n" not in text and text.startswith("simulate: petsc_options -ts_type: expected a "
+                                                "TS type of first-order equations")
+    assert "got 'alpha2'" in text
+    check_option_names({"pc_type": "ilu", "pc_factor_mat_solver_type": "petsc"})
+    check_option_names({"ts_type": "alpha"}, method="ts")
+    check_option_names({"ts_type": "alpha2"}, method="genalpha")
+
+
 def test_an_option_of_another_type_is_a_warning_not_a_refusal(caplog):
     """ksp_gmres_restart and ksp_rtol are read only by a Krylov KSP: under the default
     preonly KSP PETSc ignores them (one WARNING line naming the option, the type that
