@@ -44,8 +44,8 @@ The increment criterion may not accept an iterate whose residual grew:
 ``|F_k| <= 1e3 max(|F_0|, F_grow)`` (:data:`.increments_kernel.GROWTH`, ``|F_0|`` the
 residual at the start of the solve, ``F_grow = max(F_floor, 64 eps max_b s_b sqrt(n))``
 the round-off level of the residual's terms, which holds also where ``F_floor`` is 0 at
-``rho_inf = 1``: a start at ``|F_0| = 1e-30`` may end at round-off ``1e-15``) is required too, else the solve goes on (and fails
-at ``snes_max_it``): an iteration that first raised the residual by orders of magnitude
+``rho_inf = 1``: a start at ``|F_0| = 1e-30`` may end at round-off ``1e-15``) is
+required too, else the solve goes on (and fails at ``snes_max_it``): an iteration that first raised the residual by orders of magnitude
 and then contracted slowly measures its increments against that huge first increment.
 The round-off route obeys the same bound: increments at round-off with a grown residual
 are a stall far from the solution (a Newton matrix that is orders too stiff), not
@@ -76,22 +76,12 @@ from .increments_kernel import GROWTH, N_TEST_TABLE, block_maxima, increment_tes
 from .jacobian_kernel import N_JAC_TABLE, dense_jacobian_c
 from ._petsc import (CSR, DenseFill, FixedPatternFill, aij_from_csr, csr_of_dense, csr_parts,
                      reason_name)
-from .options import OptionsManager, default_direct_lu
+from .options import NEWTON_DEFAULTS, OptionsManager, default_direct_lu
 from .protocol import NativeNewton, NativeResidual
 from ._shell import ShellFill, is_factor
 
 log = logging.getLogger(__name__)
 
-#: Newton defaults (without prefix); ``-<prefix>snes_*`` on the command line wins.
-NEWTON_DEFAULTS = {
-    "snes_type": "newtonls",
-    "snes_linesearch_type": "basic",
-    "snes_max_it": 20,
-    "snes_rtol": 1e-10,
-    "snes_stol": 1e-12,
-    "snes_atol": 1e-50,
-    "snes_divergence_tolerance": -1,
-}
 
 
 #: Newton matrices up to this size are stored dense and factored by LAPACK (partial

@@ -22,7 +22,8 @@ from collections.abc import Iterator, Mapping, Sequence
 
 from petsc4py import PETSc
 
-__all__ = ["OptionsManager", "check_option_names", "check_option_values", "default_direct_lu",
+__all__ = ["NEWTON_DEFAULTS", "TS_DEFAULTS", "OptionsManager", "check_option_names",
+           "check_option_values", "default_direct_lu",
            "OptionValueError", "check_option_combinations", "judge_option_names",
            "solver_defaults", "unused_option_names",
            "petsc_options_from_args", "petsc_options_inserted", "parse_petsc_args"]
@@ -188,14 +189,38 @@ _BROAD_TYPES = (("ksp_type", "gmres"), ("ksp_type", "fgmres"), ("ksp_type", "cg"
                 ("ts_adapt_type", "basic"))
 
 
+#: Newton defaults (without prefix); ``-<prefix>snes_*`` on the command line wins.
+NEWTON_DEFAULTS = {
+    "snes_type": "newtonls",
+    "snes_linesearch_type": "basic",
+    "snes_max_it": 20,
+    "snes_rtol": 1e-10,
+    "snes_stol": 1e-12,
+    "snes_atol": 1e-50,
+    "snes_divergence_tolerance": -1,
+}
+
+#: PETSc TS defaults of method "ts" (without prefix, :mod:`.ts`)
+TS_DEFAULTS = {
+    "ts_type": "bdf",
+    "ts_bdf_order": 2,
+    "ts_adapt_type": "basic",
+    "ts_max_snes_failures": -1,
+    "ts_max_reject": 50,
+    "snes_type": "newtonls",
+    "snes_linesearch_type": "basic",
+    "snes_rtol": 1e-10,
+    "snes_atol": 1e-12,
+    "snes_max_it": 20,
+}
+
+
 def solver_defaults(method: str = "genalpha") -> dict[str, object]:
     """The options (without prefix) a solver of ``method`` starts from: the direct LU of
     :func:`default_direct_lu` under the Newton defaults (``"genalpha"``, ``"static"``) or
     the TS defaults (``"ts"``)."""
     if method == "ts":
-        from .ts import TS_DEFAULTS
         return {**default_direct_lu(), **TS_DEFAULTS}
-    from ._newton import NEWTON_DEFAULTS
     return {**default_direct_lu(), **NEWTON_DEFAULTS}
 
 
