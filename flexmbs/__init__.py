@@ -9,9 +9,18 @@ The first import after an installation compiles the numerical kernels and says s
 from flexmbs._version import __version__ as __version__
 from flexmbs.kernel_cache import ColdStart as _ColdStart
 
-with _ColdStart():
-    from flexmbs.api import *  # noqa: F403
-    from flexmbs.api import __all__  # noqa: F401
+try:
+    with _ColdStart():
+        from flexmbs.api import *  # noqa: F403
+        from flexmbs.api import __all__  # noqa: F401
+except KeyboardInterrupt:
+    # the flexmbs command ends with one line and status 130 (a library caller gets the
+    # KeyboardInterrupt as always)
+    from flexmbs.kernel_cache import command_is_main as _command_is_main
+    if _command_is_main():
+        from flexmbs.kernel_cache import interrupted_import as _interrupted
+        raise _interrupted() from None
+    raise
 
 from flexmbs.compiled import FIRST_COMPILE as _FIRST_COMPILE
 

@@ -225,6 +225,31 @@ def start_worker(entries: list[str]) -> subprocess.Popen:
                             stderr=subprocess.DEVNULL)
 
 
+#: the exit status of a command stopped by Ctrl-C (128 + SIGINT, the shell's convention)
+EXIT_INTERRUPTED = 130
+
+
+def command_is_main() -> bool:
+    """Whether this process is the ``flexmbs`` command: its console script (``argv[0]``
+    named ``flexmbs``) or ``python -m flexmbs`` (``sys.orig_argv``; while ``-m`` imports
+    the package, ``argv[0]`` is only ``-m``)."""
+    if Path(sys.argv[0] if sys.argv else "").name.removesuffix(".exe") == "flexmbs":
+        return True
+    orig = list(getattr(sys, "orig_argv", ()))
+    return any(a == "-m" and b in ("flexmbs", "flexmbs.cli.main")
+               for a, b in zip(orig, orig[1:]))
+
+
+def interrupted_import() -> SystemExit:
+    """The end of the ``flexmbs`` command stopped by Ctrl-C while ``import flexmbs`` ran
+    (the kernels' cold compile, :class:`ColdStart`): one line on stderr and the exit
+    status :data:`EXIT_INTERRUPTED`, as after a Ctrl-C in a run, not a traceback."""
+    sys.stderr.write("flexmbs: interrupted while loading flexmbs (what was compiled is "
+                     "kept; the rest compiles at the next start)\n")
+    sys.stderr.flush()
+    return SystemExit(EXIT_INTERRUPTED)
+
+
 class ColdStart:
     """Says on ``stream`` (stderr) that the kernels are compiled, and how long it took:
     ``with ColdStart(): import ...``.  Silent when the cache holds them all."""
@@ -247,9 +272,15 @@ class ColdStart:
             self.stream.flush()
             own, *others = partition(entry_points(features=False), self.processes)
             workers = [start_worker(share) for share in others if share]
-            compile_entries(own)
-            for worker in workers:
-                worker.wait()
+            try:
+                compile_entries(own)
+                for worker in workers:
+                    worker.wait()
+            except BaseException:       # Ctrl-C: no compile left running behind us
+                for worker in workers:
+                    worker.kill()
+                    worker.wait()
+                raise
         return self
 
     def __exit__(self, *exc) -> None:

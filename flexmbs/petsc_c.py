@@ -15,7 +15,8 @@ import functools
 
 from petsc4py import PETSc
 
-__all__ = ["address", "snes_set_convergence_test", "snes_set_function", "snes_set_jacobian"]
+__all__ = ["address", "options_used", "snes_set_convergence_test", "snes_set_function",
+           "snes_set_jacobian"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -51,3 +52,16 @@ def snes_set_convergence_test(snes: PETSc.SNES, fn: int, ctx: int) -> None:
 def snes_set_jacobian(snes: PETSc.SNES, J: PETSc.Mat, fn: int, ctx: int) -> None:
     """``SNESSetJacobian(snes, J, J, fn, ctx)`` with a C function's address ``fn``."""
     _call("SNESSetJacobian", snes.handle, J.handle, J.handle, fn, ctx)
+
+
+def options_used(name: str) -> bool:
+    """``PetscOptionsUsed(NULL, name, &used)``: whether an option of the global database
+    (``name`` without the leading dash) was read since it was set."""
+    fn = _lib().PetscOptionsUsed
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_int)]
+    fn.restype = ctypes.c_int
+    used = ctypes.c_int(0)
+    err = fn(None, name.encode(), ctypes.byref(used))
+    if err:
+        raise PETSc.Error(err)
+    return bool(used.value)

@@ -38,7 +38,7 @@ from flexmbs.errors import (
 from flexmbs.integrate.consistent import consistent_initial_conditions, consistent_positions
 from flexmbs.integrate.events import impact_columns
 from flexmbs.integrate.genalpha import Checkpoint
-from flexmbs.integrate.options import check_option_values
+from flexmbs.integrate.options import check_option_names, check_option_values
 from flexmbs.integrate.settings import DEFAULTS
 from flexmbs.io.results import ResultWriter, RestartPoint, read_restart, write_event_table
 from flexmbs.system import dof, health
@@ -508,6 +508,8 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
     """
     _check_arguments(model, t_end=t_end, dt=dt, t0=t0)
     check_option_values(petsc_options or {}, where="simulate: petsc_options")
+    check_option_names(petsc_options or {}, where="simulate: petsc_options", method=method,
+                       prefix=options_prefix)
     if not (np.isfinite(dt) and dt > 0):
         raise ValueError(f"simulate: time step dt must be positive, got {dt}")
     if not (np.isfinite(t_end) and t_end > t0):
@@ -938,6 +940,8 @@ def static_equilibrium(model, *, t: float = DEFAULTS.t0,
     A model with joint friction has no unique static equilibrium (a sticking joint holds
     any load below its limit): :class:`~flexmbs.errors.ModelError` naming the element."""
     from flexmbs.integrate.static import solve_static
+    check_option_names(petsc_options or {}, where="static_equilibrium: petsc_options",
+                       prefix=DEFAULTS.static_options_prefix)
     sticking = [f.name for f in model.forces if getattr(f, "statically_indeterminate", False)]
     if sticking:
         raise ModelError(f"static_equilibrium: joint friction {', '.join(map(repr, sticking))} "

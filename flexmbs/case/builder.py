@@ -151,9 +151,12 @@ GRAVITY_LARGE = 1000.0
 
 def _shape_unit_warning(b: dict, m: float) -> tuple[str, str] | None:
     """(key, warning) if a solid ``shape`` is larger than a mesh declared in metres may be
-    (:data:`flexmbs.io.mesh.UNIT_LARGE_M`): its sizes were probably written in millimetres."""
+    (:data:`flexmbs.io.mesh.UNIT_LARGE_M`): its sizes were probably written in millimetres;
+    None as well for a body with ``large_shape = true`` (a large solid meant)."""
     from flexmbs.io.mesh import UNIT_LARGE_M
     shape = b.get("shape")
+    if b.get("large_shape"):
+        return None
     if shape == "box":
         key, dims = "size", list(b["size"])
     elif shape == "cylinder":
@@ -168,7 +171,8 @@ def _shape_unit_warning(b: dict, m: float) -> tuple[str, str] | None:
         key = "radius"
     extent = " x ".join(f"{x:.4g}" for x in dims)
     return key, (f"{shape} '{b['name']}' spans {extent} m, mass {m:.3g} kg: the case file "
-                 f"is in SI units; if its sizes are in millimetres, divide them by 1000")
+                 f"is in SI units; if its sizes are in millimetres, divide them by 1000 "
+                 f"(if it is meant, large_shape = true)")
 
 
 def _flexible(case: CaseSpec, b: dict, body_dir: Path, progress, built: BuiltCase):

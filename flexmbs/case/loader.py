@@ -9,6 +9,7 @@ what was expected and what was found; all problems of a file are reported at onc
 from __future__ import annotations
 
 import difflib
+import logging
 import math
 import re
 import tomllib
@@ -17,6 +18,8 @@ from pathlib import Path
 
 from flexmbs.case import schema as S
 from flexmbs.errors import CaseError
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -217,6 +220,22 @@ def _rotation(R):
     return tuple(tuple(float(x) for x in row) for row in U @ Vt)
 
 
+def _note_rotation(col, where: str, name, given, R) -> None:
+    """One warning line when :func:`_rotation` replaced the ``given`` matrix (not
+    orthonormal to 1e-12) by its nearest rotation ``R``: the key, the object's name, how
+    far the given one is from orthonormal and how far its entries moved."""
+    import numpy as np
+    A, R = np.array(given, dtype=float), np.array(R, dtype=float)
+    moved = float(np.abs(A - R).max())
+    if moved == 0.0:
+        return
+    off = float(np.abs(A.T @ A - np.eye(3)).max())
+    who = f" ('{name}')" if isinstance(name, str) else ""
+    log.warning("%s: %s%s: the rotation matrix is %.2g from orthonormal (max |R^T R - I|, "
+                "tolerance %g); replaced by the nearest rotation, entries moved by up to "
+                "%.2g", col.path, where, who, off, ROTATION_TOLERANCE, moved)
+
+
 def _inertia(v):
     if isinstance(v, list) and v and isinstance(v[0], list):
         return _mat3(v)
@@ -360,6 +379,20 @@ def _options(v):
             check_option_values(out, where="option")
         except ValueError as exc:
             raise _Bad("PETSc type names known to this PETSc build", str(exc)) from None
+    from flexmbs.integrate.options import (OptionValueError, check_option_combinations,
+                                           unused_option_names)
+    try:
+        check_option_combinations(out, "option", method=None)
+    except ValueError as exc:            # (names the key, what is expected and found)
+        raise _Bad("PETSc options that work together", message=str(exc)) from None
+    try:
+        unused = unused_option_names(out) if out else []
+    except OptionValueError as exc:
+        raise _Bad(f"option '{exc.key}' as {exc.expected}", _show(exc.value)) from None
+    if unused:
+        raise _Bad("options (without prefix) that PETSc's SNES, KSP, PC or TS reads "
+                   "(e.g. snes_max_it, ksp_type)",
+                   f"'{unused[0]}', which none of them reads: PETSc would ignore it")
     return out
 
 
@@ -486,6 +519,8 @@ def _section(col: _Collector, table, keys: dict, where: str, also: dict | None =
         except _Bad as exc:
             col.bad(f"{where}.{k}", exc)
             continue
+        if key.kind == "orientation" and isinstance(v, list):
+            _note_rotation(col, f"{where}.{k}", table.get("name"), v, val)
         out[k] = val
     for key in keys.values():
         if key.name not in out and key.name not in table:

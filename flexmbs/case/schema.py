@@ -95,6 +95,8 @@ BODY = {
         Key("radius", "float", "m", None, "cylinder or sphere radius", check="positive"),
         Key("length", "float", "m", None, "cylinder length", check="positive"),
         Key("axis", "str", default="z", doc="cylinder axis (body axis)", choices=("x", "y", "z")),
+        Key("large_shape", "bool", default=False, doc="`true`: a `shape` larger than 20 m is "
+            "meant (no warning that its sizes look like millimetres)"),
         Key("m", "float", "kg", None, "mass (without `shape`)", check="positive"),
         Key("inertia", "inertia", "kg m^2", None, "inertia about the centre of mass, body axes: "
             "[Ixx, Iyy, Izz], [Ixx, Iyy, Izz, Ixy, Ixz, Iyz] (I_xy = -int x y dm) or 3x3"),

@@ -41,10 +41,15 @@ hits exactly) could never pass.  The last ``n_algebraic`` rows of ``F`` (the pos
 constraints ``g(q) = 0``, which no discretisation error excuses) must in addition
 satisfy ``|F_i| <= algebraic_tol * max(1, max|x_1|)`` with ``x_1`` the first block.
 The increment criterion may not accept an iterate whose residual grew:
-``|F_k| <= 1e3 max(|F_0|, F_floor)`` (:data:`.increments_kernel.GROWTH`, ``|F_0|`` the
-residual at the start of the solve) is required too, else the solve goes on (and fails
-at ``snes_max_it``): an iteration that first raised the residual by orders of magnitude
+``|F_k| <= 1e3 max(|F_0|, F_grow)`` (:data:`.increments_kernel.GROWTH`, ``|F_0|`` the
+residual at the start of the solve, ``F_grow = max(F_floor, 64 eps max_b s_b sqrt(n))``
+the round-off level of the residual's terms, which holds also where ``F_floor`` is 0 at
+``rho_inf = 1``: a start at ``|F_0| = 1e-30`` may end at round-off ``1e-15``) is
+required too, else the solve goes on (and fails at ``snes_max_it``): an iteration that first raised the residual by orders of magnitude
 and then contracted slowly measures its increments against that huge first increment.
+The round-off route obeys the same bound: increments at round-off with a grown residual
+are a stall far from the solution (a Newton matrix that is orders too stiff), not
+convergence.
 ``|F_k| = 0``, or ``|F_k| <= F_floor`` (the residual at round-off of the model's own
 terms, :meth:`NewtonSolver.set_scales`) with the algebraic rows satisfied, also count as
 converged; ``snes_max_it`` and non-finite residuals end the iteration as before.  After a
@@ -71,22 +76,12 @@ from .increments_kernel import GROWTH, N_TEST_TABLE, block_maxima, increment_tes
 from .jacobian_kernel import N_JAC_TABLE, dense_jacobian_c
 from ._petsc import (CSR, DenseFill, FixedPatternFill, aij_from_csr, csr_of_dense, csr_parts,
                      reason_name)
-from .options import OptionsManager, default_direct_lu
+from .options import NEWTON_DEFAULTS, OptionsManager, default_direct_lu
 from .protocol import NativeNewton, NativeResidual
 from ._shell import ShellFill, is_factor
 
 log = logging.getLogger(__name__)
 
-#: Newton defaults (without prefix); ``-<prefix>snes_*`` on the command line wins.
-NEWTON_DEFAULTS = {
-    "snes_type": "newtonls",
-    "snes_linesearch_type": "basic",
-    "snes_max_it": 20,
-    "snes_rtol": 1e-10,
-    "snes_stol": 1e-12,
-    "snes_atol": 1e-50,
-    "snes_divergence_tolerance": -1,
-}
 
 
 #: Newton matrices up to this size are stored dense and factored by LAPACK (partial
@@ -240,7 +235,7 @@ class NewtonSolver:
             self._n_declared = len(sizes)
             self._d1 = np.ones(len(self._blocks))
             self._scales = np.ones(len(self._blocks))   # see set_scales
-            self._f_floor = 0.0
+            self._f_floor = self._f_grow = 0.0
             self._alg0 = n - int(n_algebraic) if n_algebraic else -1
             self._bounds = np.array([0] + [b.stop for b in self._blocks], dtype=np.int64)
             self._alg_tol = float(algebraic_tol)
@@ -316,7 +311,8 @@ class NewtonSolver:
         """The model's magnitudes for the increment test (module docstring): ``s_b`` of
         each block (a block is at round-off when ``max|dx_b| <= 64 eps max(max|x_b|,
         s_b)``, and its first increment counts as at least ``1e-8 s_b``), and the
-        residual norm at or below which ``F`` is round-off of its own terms."""
+        residual norm at or below which ``F`` is round-off of its own terms; the growth
+        bound's floor ``F_grow = max(F_floor, 64 eps max_b s_b sqrt(n))``."""
         s = np.asarray(block_scales, dtype=float)
         if self._kappa is not None and s.size == self._n_declared:
             s = s[self._kept]              # (an empty block has no scale)
@@ -325,8 +321,12 @@ class NewtonSolver:
                              f"block, got {s}")
         self._scales[:] = s            # in place: the C test's table holds this array
         self._f_floor = float(residual_floor)
+        # the growth bound's own floor: round-off of the residual's terms (of the size of
+        # the largest block scale), not F_floor, which may be 0 (rho_inf = 1)
+        self._f_grow = max(self._f_floor, _EPS64 * float(np.max(s)) * math.sqrt(self._n))
         if hasattr(self, "_t_reals"):
             self._t_reals[3] = self._f_floor
+            self._t_reals[4] = self._f_grow
 
     def last_blocks(self) -> list[tuple[float, float, float]]:
         """After a failed solve: per block ``(max|dx_b|, max|x_b|, threshold)`` of the last
@@ -351,7 +351,7 @@ class NewtonSolver:
         return out
 
     def last_growth(self) -> float:
-        """``|F_k| / max(|F_0|, F_floor)`` of the last solve's last iterate (the quantity
+        """``|F_k| / max(|F_0|, F_grow)`` of the last solve's last iterate (the quantity
         the increment criterion bounds by :data:`.increments_kernel.GROWTH`); NaN before
         a solve or without the increment test."""
         if self._kappa is None or (self._native_test and getattr(self, "_t_ints", None) is None):
@@ -359,7 +359,7 @@ class NewtonSolver:
         fn = self._t_fn[:int(self._t_ints[4])] if self._native_test else self._fnorms
         if len(fn) < 1:
             return math.nan
-        ref = max(float(fn[0]), self._f_floor)
+        ref = max(float(fn[0]), self._f_grow)
         return float(fn[-1]) / ref if ref > 0.0 else math.inf
 
     @property
@@ -402,16 +402,17 @@ class NewtonSolver:
             if ratio == ratio:
                 ratio = 0.0 if roundoff else 1.0
         rho = fnorm / fn[-2] if len(fn) >= 2 and fn[-2] > 0.0 else 1.0
-        if roundoff:                          # round-off level in every block
+        if roundoff and fnorm <= GROWTH * max(fn[0], self._f_grow):
+            # round-off level in every block, |F_k| <= GROWTH max(|F_0|, F_grow)
             return R.CONVERGED_SNORM_RELATIVE
         if self._alg0 >= 0 and fmax > self._alg_tol * max(1.0, x0max):
             return R.DIVERGED_MAX_IT if its >= self._max_it else R.ITERATING
         if fnorm <= self._f_floor:            # residual at round-off of the model's terms
             return R.CONVERGED_SNORM_RELATIVE
-        if rho < 1.0 and fnorm <= GROWTH * max(fn[0], self._f_floor):
+        if rho < 1.0 and fnorm <= GROWTH * max(fn[0], self._f_grow):
             eta = rho / (1.0 - rho)
             if eta * ratio <= self._kappa or (eta == 0.0 and ratio == ratio):
-                # eta d_b <= kappa d1_b in every block b, |F_k| <= GROWTH max(|F_0|, F_floor)
+                # eta d_b <= kappa d1_b in every block b, |F_k| <= GROWTH max(|F_0|, F_grow)
                 return R.CONVERGED_SNORM_RELATIVE
         if its >= self._max_it:
             return R.DIVERGED_MAX_IT
@@ -529,7 +530,8 @@ class NewtonSolver:
                                      R.DIVERGED_FNORM_NAN, R.DIVERGED_MAX_IT], dtype=np.int64)
             self._t_fn = np.zeros(self._max_it + 2)
         if getattr(self, "_t_reals", None) is None:
-            self._t_reals = np.array([self._kappa, self._alg_tol, _EPS64, self._f_floor])
+            self._t_reals = np.array([self._kappa, self._alg_tol, _EPS64, self._f_floor,
+                                      self._f_grow])
             self._t_d1 = np.ones(len(self._blocks))        # the first increments d1_b
 
     def _install_test(self) -> None:

@@ -14,12 +14,14 @@ from flexmbs.compiled import call_c2, f1, f8_pointer, i1, i4_pointer, i8_pointer
 #: of a body in uniform motion that the predictor hits exactly) can still pass
 FLOOR = 1e-8
 #: the increment criterion accepts an iterate only while its residual norm is at most
-#: ``GROWTH max(|F_0|, F_floor)``, ``|F_0|`` the residual at the start of the solve (the
-#: predictor) and ``F_floor`` the model's round-off residual: a Newton iteration that
+#: ``GROWTH max(|F_0|, F_grow)``, ``|F_0|`` the residual at the start of the solve (the
+#: predictor) and ``F_grow`` the round-off level of the residual's terms: a Newton iteration that
 #: raised the residual by orders of magnitude and then contracted slowly measures its
 #: increments against a huge first increment and would otherwise accept a wrong state
 #: (a joint angle 2 pi off, residual 2e8 |F_0|); such a solve keeps iterating, and fails
-#: at ``snes_max_it`` (the step is halved).  A healthy step ends far below ``|F_0|``
+#: at ``snes_max_it`` (the step is halved).  The same bound holds for the acceptance of
+#: increments at round-off in every block (a stall at a grown residual is no solution).
+#: A healthy step ends far below ``|F_0|``
 GROWTH = 1e3
 
 
@@ -92,14 +94,18 @@ N_TEST_TABLE = 12
 #: CONVERGED_SNORM_RELATIVE, DIVERGED_FNORM_NAN, DIVERGED_MAX_IT
 N_INTS = 10
 #: ``reals``: kappa, algebraic tolerance, round-off factor (64 eps), residual floor
-N_REALS = 4
+#: ``F_floor``, the growth bound's floor ``F_grow``
+N_REALS = 5
 
 
 @njit(cache=True)
-def residual_grown(fnorm, f0, f_floor):  # pragma: no cover - compiled
-    """Whether ``|F_k| = fnorm`` exceeds :data:`GROWTH` ``max(|F_0|, F_floor)``: the
-    increment criterion may not accept such an iterate (a NaN has grown)."""
-    return not fnorm <= GROWTH * max(f0, f_floor)
+def residual_grown(fnorm, f0, f_grow):  # pragma: no cover - compiled
+    """Whether ``|F_k| = fnorm`` exceeds :data:`GROWTH` ``max(|F_0|, F_grow)``: the
+    increment criterion may not accept such an iterate (a NaN has grown).  ``F_grow``
+    (``reals[4]``) is the round-off level of the residual's terms, at least ``F_floor``:
+    a start at ``|F_0| = 1e-30`` with ``F_floor = 0`` (``rho_inf = 1``) may still end at
+    round-off."""
+    return not fnorm <= GROWTH * max(f0, f_grow)
 
 
 @njit(cache=True)
@@ -113,13 +119,13 @@ def decide(its, fnorm, fn, k, d, d1, x0max, fmax, roundoff, ratio, ints,
         if ratio == ratio:              # (a NaN stays)
             ratio = 0.0 if roundoff else 1.0
     rho = fnorm / fn[k - 1] if k >= 1 and fn[k - 1] > 0.0 else 1.0
-    if roundoff:                        # the increments at round-off in every block
-        return ints[7]
+    if roundoff and not residual_grown(fnorm, fn[0], reals[4]):
+        return ints[7]                  # the increments at round-off in every block
     if ints[1] >= 0 and fmax > reals[1] * max(1.0, x0max):
         return ints[9] if its >= ints[0] else ints[5]
     if fnorm <= reals[3]:               # the residual at round-off of the model's terms
         return ints[7]
-    if rho < 1.0 and not residual_grown(fnorm, fn[0], reals[3]):
+    if rho < 1.0 and not residual_grown(fnorm, fn[0], reals[4]):
         eta = rho / (1.0 - rho)
         if eta * ratio <= reals[0] or (eta == 0.0 and ratio == ratio):
             return ints[7]

@@ -17,11 +17,15 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 from collections.abc import Iterator, Mapping, Sequence
 
 from petsc4py import PETSc
 
-__all__ = ["OptionsManager", "check_option_values", "default_direct_lu",
+__all__ = ["NEWTON_DEFAULTS", "TS_DEFAULTS", "OptionsManager", "check_option_names",
+           "check_option_values", "default_direct_lu",
+           "OptionValueError", "check_option_combinations", "judge_option_names",
+           "solver_defaults", "unused_option_names",
            "petsc_options_from_args", "petsc_options_inserted", "parse_petsc_args"]
 
 log = logging.getLogger(__name__)
@@ -160,6 +164,258 @@ def check_option_values(options: Mapping[str, object], where: str = "PETSc optio
                 raise ValueError(f"{where} -{name}: expected {what} of this PETSc build, "
                                  f"got '{text}', which it was built without")
             break
+
+
+#: options (without prefix) that flexmbs reads itself, not PETSc's ``setFromOptions``
+OWN_OPTIONS = ("newton_mat_type",)
+#: the prefix of :func:`check_option_names`'s throw-away solvers
+_PROBE_PREFIX = "fmbs_probe_"
+
+
+#: option-name prefixes of inner solvers (block Jacobi/ASM blocks, field splits, multigrid
+#: levels, nonlinear preconditioners): read only when the outer PC or SNES is set up, so a
+#: probe's ``setFromOptions`` cannot judge them
+_SUB_PREFIX = re.compile(r"^(sub|fieldsplit_\w+?|mg_levels(_\d+)?|mg_coarse|redundant|npc|"
+                         r"telescope|sub_ksp|sub_pc)_")
+#: the broad types of the second probe: an option the run's configuration does not read
+#: but one of these does is a warning (it has no effect in this run), not a refusal
+_BROAD_TYPES = (("ksp_type", "gmres"), ("ksp_type", "fgmres"), ("ksp_type", "cg"),
+                ("pc_type", "ilu"), ("pc_type", "bjacobi"), ("pc_type", "asm"),
+                ("pc_type", "fieldsplit"), ("pc_type", "mg"), ("pc_type", "lu"),
+                ("snes_type", "newtontr"), ("snes_type", "newtonls"),
+                ("snes_linesearch_type", "bt"),
+                ("ts_type", "bdf"), ("ts_type", "theta"), ("ts_type", "alpha"),
+                ("ts_type", "arkimex"), ("ts_type", "rosw"), ("ts_type", "beuler"),
+                ("ts_adapt_type", "basic"))
+
+
+#: Newton defaults (without prefix); ``-<prefix>snes_*`` on the command line wins.
+NEWTON_DEFAULTS = {
+    "snes_type": "newtonls",
+    "snes_linesearch_type": "basic",
+    "snes_max_it": 20,
+    "snes_rtol": 1e-10,
+    "snes_stol": 1e-12,
+    "snes_atol": 1e-50,
+    "snes_divergence_tolerance": -1,
+}
+
+#: PETSc TS defaults of method "ts" (without prefix, :mod:`.ts`)
+TS_DEFAULTS = {
+    "ts_type": "bdf",
+    "ts_bdf_order": 2,
+    "ts_adapt_type": "basic",
+    "ts_max_snes_failures": -1,
+    "ts_max_reject": 50,
+    "snes_type": "newtonls",
+    "snes_linesearch_type": "basic",
+    "snes_rtol": 1e-10,
+    "snes_atol": 1e-12,
+    "snes_max_it": 20,
+}
+
+
+def solver_defaults(method: str = "genalpha") -> dict[str, object]:
+    """The options (without prefix) a solver of ``method`` starts from: the direct LU of
+    :func:`default_direct_lu` under the Newton defaults (``"genalpha"``, ``"static"``) or
+    the TS defaults (``"ts"``)."""
+    if method == "ts":
+        return {**default_direct_lu(), **TS_DEFAULTS}
+    return {**default_direct_lu(), **NEWTON_DEFAULTS}
+
+
+def check_option_names(options: Mapping[str, object], where: str = "PETSc option", *,
+                       method: str = "genalpha", prefix: str = "fmbs_") -> None:
+    """``ValueError`` naming the first of ``options`` (without prefix, as given to a
+    solver) that no PETSc solver reads (:func:`judge_option_names`); one WARNING line for
+    each that PETSc reads only under another type than this run's (no effect here)."""
+    check_option_combinations(options, where, method=method, prefix=prefix)
+    try:
+        unused, idle = judge_option_names(options, method=method, prefix=prefix)
+    except OptionValueError as exc:
+        raise OptionValueError(exc.key, exc.value, exc.expected, where) from None
+    if unused:
+        raise ValueError(f"{where} -{unused[0]}: expected an option (without prefix) that "
+                         f"PETSc's SNES, KSP, PC or TS reads (e.g. snes_max_it, ksp_type, "
+                         f"pc_factor_mat_solver_type), got '{unused[0]}', which none of "
+                         f"them reads: PETSc would ignore it")
+    for name, note in idle.items():
+        log.warning("%s -%s: %s", where, name, note)
+
+
+def unused_option_names(options: Mapping[str, object], *, method: str | None = None,
+                        prefix: str = "fmbs_") -> list[str]:
+    """The names of ``options`` that no PETSc solver reads under any type
+    (:func:`judge_option_names`); ``method`` None: under neither method's defaults."""
+    if method is None:
+        unread = None
+        for m in ("genalpha", "ts"):
+            u = set(judge_option_names(options, method=m, prefix=prefix)[0])
+            unread = u if unread is None else unread & u
+        return [k for k in (str(k).lstrip("-") for k in options) if k in unread]
+    return judge_option_names(options, method=method, prefix=prefix)[0]
+
+
+class OptionValueError(ValueError):
+    """A PETSc option whose value PETSc cannot read as its type (``snes_rtol = "1e-8x"``):
+    ``key`` (without prefix), ``value`` and ``expected`` (e.g. "a real number")."""
+
+    def __init__(self, key: str | None, value: object, expected: str, where: str = "PETSc option"):
+        self.key, self.value, self.expected = key, value, expected
+        what = f"-{key}" if key is not None else "(one of the options)"
+        super().__init__(f"{where} {what}: expected {expected}, got "
+                         f"{'no value' if value is None else repr(str(value))}")
+
+
+#: PETSc's reader in an error's traceback -> what the value should be
+_READERS = (("PetscOptionsInt", "an integer"), ("PetscOptionsReal", "a real number"),
+            ("PetscOptionsScalar", "a number"), ("PetscOptionsBool", "a boolean (true/false)"),
+            ("PetscOptionsEnum", "one of PETSc's names for it"),
+            ("PetscOptionsEList", "one of PETSc's names for it"),
+            ("PetscOptionsFList", "one of PETSc's names for it"),
+            ("PetscOptionsString", "a string"))
+
+
+def _expected(text: str) -> str:
+    for reader, what in _READERS:
+        if reader in text:
+            return what
+    return "a value PETSc can read for it"
+
+
+def _probe_once(config: Mapping[str, str | None], names: Sequence[str], ts: bool) -> set[str]:
+    from flexmbs.petsc_c import options_used
+    glob = PETSc.Options()
+    added = [k for k in config if not glob.hasName(_PROBE_PREFIX + k)]
+    for k in added:
+        v = config[k]
+        glob.setValue(_PROBE_PREFIX + k, "" if v is None else v)
+    objs = [PETSc.SNES().create(PETSc.COMM_SELF)]
+    if ts:
+        objs.append(PETSc.TS().create(PETSc.COMM_SELF))
+    try:
+        for obj in objs:
+            obj.setOptionsPrefix(_PROBE_PREFIX)
+            obj.setFromOptions()
+        return {k for k in names if k in added and options_used(_PROBE_PREFIX + k)}
+    finally:
+        for obj in objs:
+            obj.destroy()
+        for k in added:
+            glob.delValue(_PROBE_PREFIX + k)
+
+
+def _probe(config: Mapping[str, str | None], names: Sequence[str], ts: bool) -> set[str]:
+    """Which of ``names`` a SNES (with its KSP and PC; and a TS if ``ts``) set up from
+    ``config`` under a throw-away prefix reads (``PetscOptionsUsed``).  A value PETSc
+    cannot read (``snes_max_it = "abc"``, PETSc error 63) is :class:`OptionValueError`
+    naming the option: the one whose removal lets the probe pass (non-type options
+    tried first), and the type PETSc's reader expected."""
+    try:
+        return _probe_once(config, names, ts)
+    except PETSc.Error as exc:
+        expected = _expected(str(exc))
+    for k in sorted(config, key=lambda k: k.endswith("_type")):
+        try:
+            _probe_once({kk: vv for kk, vv in config.items() if kk != k}, (), ts)
+        except PETSc.Error:
+            continue
+        raise OptionValueError(k, config[k], expected)
+    raise OptionValueError(None, None, expected)
+
+
+def _run_config(options: Mapping[str, object], method: str, prefix: str):
+    """``(prefix, global entries, config)``: the options (without prefix) the solver of
+    ``method`` sees: its defaults, under ``options``, under the global database's
+    ``<prefix>*`` entries (the command line)."""
+    pre = prefix if prefix.endswith("_") else prefix + "_"
+    glob = {k[len(pre):]: (v if v != "" else None) for k, v in PETSc.Options().getAll().items()
+            if k.startswith(pre) and len(k) > len(pre)}
+    config = {**{k: _to_str(v) for k, v in solver_defaults(method).items()},
+              **{str(k).lstrip("-"): _to_str(v) for k, v in options.items()}, **glob}
+    return pre, glob, config
+
+
+#: TS types of second-order equations (``TSSetI2Function``): the GGL form of method "ts"
+#: is first order, and PETSc crashes on them (a segmentation fault) rather than refusing
+_SECOND_ORDER_TS = ("alpha2",)
+
+
+def check_option_combinations(options: Mapping[str, object], where: str = "PETSc option",
+                              *, method: str | None = "genalpha",
+                              prefix: str = "fmbs_") -> None:
+    """``ValueError`` (one line: the key, what is expected, what was found) for option
+    values that end the process instead of failing: ``pc_type ilu`` with SuperLU (the
+    default factor package; its ILU aborts the process, "MC64 functionality not
+    available" in this build) and, for ``method`` "ts", a second-order TS type
+    (``ts_type alpha2``, a segmentation fault).  ``method`` None: the method-independent
+    checks only."""
+    pre, glob, config = _run_config(options, method or "genalpha", prefix)
+
+    def shown(key):
+        return f"-{pre}{key}" if key in glob else f"-{key}"
+    if config.get("pc_type") == "ilu" and config.get("pc_factor_mat_solver_type") == "superlu":
+        raise ValueError(f"{where} {shown('pc_type')}: expected a preconditioner that the "
+                         f"factor package superlu can make (lu), or ilu with "
+                         f"pc_factor_mat_solver_type petsc, got 'ilu' with superlu, whose "
+                         f"ILU aborts the process (MC64 not available in this build)")
+    if method == "ts" and config.get("ts_type") in _SECOND_ORDER_TS:
+        raise ValueError(f"{where} {shown('ts_type')}: expected a TS type of first-order "
+                         f"equations for method 'ts' (bdf, beuler, theta, alpha, arkimex, "
+                         f"rosw), got '{config['ts_type']}', a type of second-order "
+                         f"equations (PETSc would crash)")
+
+
+def judge_option_names(options: Mapping[str, object], *, method: str = "genalpha",
+                       prefix: str = "fmbs_") -> tuple[list[str], dict[str, str]]:
+    """PETSc's own verdict on the names of ``options`` (without prefix, as given to the
+    solver of ``method`` under ``prefix``): ``(unused, idle)``.
+
+    First probe: the run's configuration (:func:`solver_defaults` of ``method``, under
+    ``options``, under the global database's ``<prefix>*`` entries, as the solver sees
+    them) goes to a throw-away SNES (and TS for ``method`` "ts") under a probe prefix,
+    ``setFromOptions``, and ``PetscOptionsUsed`` (the ``-options_left`` report) tells
+    which names were read.  Second probe, for the names left: the same with one type
+    changed at a time (:data:`_BROAD_TYPES`); a name read there is ``idle`` (mapped to a
+    note: read only with that type, this run's type, no effect); a name no probe reads
+    is ``unused`` (a typo, ``snes_typo``).  Not judged: options read only while solving
+    (``mat_*`` of the factor packages, viewers and monitors, :data:`_SOLVE_TIME`),
+    flexmbs's own (:data:`OWN_OPTIONS`) and inner solvers' (``sub_*``,
+    ``fieldsplit_*``, ``mg_levels_*``, ... :data:`_SUB_PREFIX`), read at the PC's setup.
+    """
+    given = [str(k).lstrip("-") for k in options]
+    judged = [k for k in given if k not in OWN_OPTIONS and not k.startswith("mat_")
+              and not any(w in k for w in _SOLVE_TIME) and not _SUB_PREFIX.match(k)]
+    pre, glob, config = _run_config(options, method, prefix)
+    if not judged and not glob:      # (the global entries' values are still read once)
+        return [], {}
+    ts = method == "ts"
+    try:
+        read = _probe(config, judged, ts)
+    except OptionValueError as exc:      # a global entry: named with its prefix
+        if exc.key in glob:
+            raise OptionValueError(pre + exc.key, exc.value, exc.expected) from None
+        raise
+    left = [k for k in judged if k not in read]
+    idle: dict[str, str] = {}
+    if not ts and left:                  # a TS option under a method without a PETSc TS
+        read = _probe({**{k: _to_str(v) for k, v in solver_defaults("ts").items()},
+                       **config}, left, True)
+        for k in read:
+            idle[k] = f"read only by method 'ts' (PETSc TS), this run uses '{method}': no effect"
+        left = [k for k in left if k not in read]
+    for key, value in _BROAD_TYPES:
+        if not left:
+            break
+        if config.get(key) == value:
+            continue
+        read = _probe({**config, key: value}, left, True)
+        run = config.get(key) or "PETSc's default"
+        for k in read:
+            idle[k] = (f"read only under another {key} (e.g. {value}), this run uses "
+                       f"{run}: no effect")
+        left = [k for k in left if k not in read]
+    return left, idle
 
 
 def parse_petsc_args(args: Sequence[str]) -> dict[str, str | None]:
@@ -324,4 +580,11 @@ class OptionsManager:
         """``obj.setOptionsPrefix(prefix)`` and ``obj.setFromOptions()`` with the options in."""
         obj.setOptionsPrefix(self._prefix)
         with self.inserted():
-            obj.setFromOptions()
+            try:
+                obj.setFromOptions()
+            except PETSc.Error:      # a value PETSc cannot read: name it (OptionValueError)
+                glob = PETSc.Options()
+                config = {k[len(self._prefix):]: v for k, v in glob.getAll().items()
+                          if k.startswith(self._prefix)}
+                _probe(config, (), isinstance(obj, PETSc.TS))
+                raise

@@ -14,8 +14,9 @@ the loop goes on: the outputs of many steps in one call, :data:`OUT_COLUMNS`):
   the dense Newton matrix (:func:`~.step_kernel.newton_dense`) factored by LU with partial
   pivoting (:func:`lu_factor`), stopped by the increment test of :mod:`._newton`
   (:func:`~.increments_kernel.block_maxima`, ``decide``: same norms, tolerances,
-  ``snes_max_it`` and the guard that refuses the increment criterion while ``|F_k| >
-  GROWTH max(|F_0|, F_floor)``);
+  ``snes_max_it`` and the guard that refuses the increment criterion, and the increments
+  at round-off, while ``|F_k| > GROWTH max(|F_0|, F_grow)``, ``F_grow`` the round-off
+  level of the residual's terms, ``treals[4]``);
 * the Jacobian policy of ``NewtonSolver``: keep ``W`` (and its factors) across iterations
   and steps while reuse is allowed (``2/3 <= h / h_jac <= 1.5``), it is not stale and
   ``|F_k| <= theta |F_{k-1}|``; start a step with a fresh ``W`` by the start-of-solve

@@ -42,24 +42,12 @@ from flexmbs.errors import ConvergenceError
 from .settings import DEFAULTS
 from ._petsc import aij_from_csr, block_csr, fill_aij, reason_name
 from .consistent import accelerations
-from .options import OptionsManager, default_direct_lu
+from .options import TS_DEFAULTS, OptionsManager, default_direct_lu
 from .protocol import velocity_rows
 from .trajectory import Callback, Recorder, Stats, Trajectory
 
 __all__ = ["TS_DEFAULTS", "GGLIntegrator"]
 
-TS_DEFAULTS = {
-    "ts_type": "bdf",
-    "ts_bdf_order": 2,
-    "ts_adapt_type": "basic",
-    "ts_max_snes_failures": -1,
-    "ts_max_reject": 50,
-    "snes_type": "newtonls",
-    "snes_linesearch_type": "basic",
-    "snes_rtol": 1e-10,
-    "snes_atol": 1e-12,
-    "snes_max_it": 20,
-}
 
 
 class GGLIntegrator:

@@ -60,6 +60,19 @@ class System:
     constraints: list = field(default_factory=list)
     formulation: str = "absolute"
 
+    def __post_init__(self) -> None:
+        """A misplaced argument is a TypeError naming it, what was expected and what was
+        found: ``System("x")`` gives the name as the first positional argument, which is
+        ``gravity`` (it failed later, in the validation, on a float conversion)."""
+        if isinstance(self.gravity, str | bytes):
+            raise TypeError(f"System: gravity (the first positional argument): expected a "
+                            f"3-vector [m/s^2], got {self.gravity!r} "
+                            f"({type(self.gravity).__name__}); the name is a keyword "
+                            f"argument: fm.System(name={self.gravity!r})")
+        if not isinstance(self.name, str):
+            raise TypeError(f"System: name: expected a string, got {self.name!r} "
+                            f"({type(self.name).__name__})")
+
     def add(self, *items) -> System:
         """Add bodies, joints, drives, force elements, sensors or velocity constraints (in
         any order).
@@ -138,7 +151,10 @@ class System:
     def problems(self) -> list[str]:
         """Every problem of the model (empty when valid)."""
         out: list[str] = []
-        g = np.asarray(self.gravity, dtype=float)
+        try:
+            g = np.asarray(self.gravity, dtype=float)
+        except (TypeError, ValueError):   # (set after construction to something else)
+            g = np.full(1, np.nan)
         if g.shape != (3,) or not np.all(np.isfinite(g)):
             out.append(f"System '{self.name}': gravity must be a finite 3-vector, got {self.gravity}")
         if not self.bodies:

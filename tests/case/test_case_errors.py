@@ -223,6 +223,35 @@ def test_rounded_rotation_matrix_is_the_nearest_rotation(tmp_path):
                                rtol=0, atol=1e-15)
 
 
+def test_the_nearest_rotation_is_logged_once(tmp_path, caplog):
+    """The replacement of a rounded matrix is one warning naming the key, the body and the
+    deviation: ``R = s R45`` with ``s = sqrt(2) 0.7071068`` gives ``R^T R - I = (s^2 - 1)``
+    on the xy diagonal (closed form); an exact rotation is taken silently."""
+    import logging
+    import math
+    import re
+    c = "0.7071068"
+    s = math.sqrt(2.0) * float(c)
+    case = tmp_path / "case.toml"
+    case.write_text(BASE.replace("com = [0.5, 0.0, 0.0]", "com = [0.5, 0.0, 0.0]\norientation = "
+                                 f"[[{c}, -{c}, 0.0], [{c}, {c}, 0.0], [0.0, 0.0, 1.0]]"))
+    with caplog.at_level(logging.WARNING, logger="flexmbs.case.loader"):
+        load_case(case)
+    lines = [r.getMessage() for r in caplog.records if "nearest rotation" in r.getMessage()]
+    assert len(lines) == 1 and "\n" not in lines[0]
+    assert "case.toml: bodies[0].orientation ('arm')" in lines[0]
+    off, moved = (float(x) for x in re.findall(r"is (\S+) from orthonormal.*up to (\S+)$",
+                                              lines[0])[0])
+    assert off == pytest.approx(abs(s * s - 1.0), rel=0.05)             # (2 digits shown)
+    assert moved == pytest.approx(abs(float(c) - 1.0 / math.sqrt(2.0)), rel=0.05)
+    caplog.clear()
+    case.write_text(BASE.replace("com = [0.5, 0.0, 0.0]", "com = [0.5, 0.0, 0.0]\norientation = "
+                                 "[[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]"))
+    with caplog.at_level(logging.WARNING, logger="flexmbs.case.loader"):
+        load_case(case)
+    assert not [r for r in caplog.records if "nearest rotation" in r.getMessage()]
+
+
 @pytest.mark.parametrize("kind, joint, coord", [
     ("angular_velocity", "spherical", "angle"), ("displacement", "revolute", "displacement")])
 def test_drive_on_a_joint_without_its_coordinate(tmp_path, capsys, kind, joint, coord):

@@ -89,11 +89,70 @@ def test_unknown_petsc_type_in_case_file(tmp_path, capsys):
           "PC type")
 
 
+def test_unknown_petsc_option_name_in_case_file(tmp_path, capsys):
+    """An option no PETSc solver reads (PETSc's ``PetscOptionsUsed`` after
+    ``setFromOptions``): one line, exit 2, before the run."""
+    text = RIGID.replace("dt = 1e-3", 'dt = 1e-3\npetsc_options = { snes_typo = 1 }')
+    check(tmp_path, capsys, text, "solver.petsc_options", "'snes_typo'",
+          "PETSc would ignore it")
+
+
 def test_known_petsc_types_in_case_file(tmp_path):
     path = tmp_path / "case.toml"
     path.write_text(RIGID.replace("dt = 1e-3", 'dt = 1e-3\npetsc_options = { ksp_type = '
                                   '"preonly", pc_type = "lu", snes_type = "newtonls" }'))
     assert load_case(path).solver["petsc_options"]["pc_type"] == "lu"
+
+
+def test_bad_petsc_option_value_in_case_file(tmp_path, capsys):
+    """A value PETSc cannot read as the option's type (PETSc error 63 in setFromOptions):
+    one line naming the key, the type PETSc's reader expected and the value, exit 2; the
+    loader still reports every problem at once."""
+    text = RIGID.replace("dt = 1e-3", 'dt = 1e-3\npetsc_options = { snes_max_it = "abc" }')
+    check(tmp_path, capsys, text, "solver.petsc_options", "'snes_max_it' as an integer",
+          "abc")
+    text = RIGID.replace("dt = 1e-3", 'dt = -1e-3\npetsc_options = { snes_rtol = "1e-8x" }')
+    path = tmp_path / "two.toml"
+    path.write_text(text)
+    with pytest.raises(CaseError, match="2 problems") as exc:
+        load_case(path)
+    assert "'snes_rtol' as a real number" in str(exc.value) and "1e-8x" in str(exc.value)
+    assert "solver.dt" in str(exc.value)
+
+
+def test_bad_petsc_option_value_on_the_command_line(tmp_path, capsys):
+    """``flexmbs run case.toml -fmbs_snes_rtol 1e-8x``: one line naming the prefixed
+    option, the expected type and the value, exit 2 (ran to the end before: the compiled
+    loop of steps sets up no SNES)."""
+    path = tmp_path / "case.toml"
+    path.write_text(RIGID)
+    rc = main(["run", str(path), "--out", str(tmp_path / "out"), "--no-plots", "--no-xdmf",
+               "--quiet", "-fmbs_snes_rtol", "1e-8x"])
+    one_error_line(capsys.readouterr().err, "run", "-fmbs_snes_rtol", "expected a real number",
+                   "'1e-8x'")
+    assert rc == 2
+
+
+def test_ilu_with_superlu_in_case_file(tmp_path, capsys):
+    """pc_type ilu under the default SuperLU would abort the process at the first
+    factorisation: one line, exit 2, before the run."""
+    text = RIGID.replace("dt = 1e-3", 'dt = 1e-3\npetsc_options = { pc_type = "ilu" }')
+    check(tmp_path, capsys, text, "solver.petsc_options", "-pc_type", "got 'ilu' with superlu")
+
+
+def test_run_configuration_options_in_case_file(tmp_path, capsys):
+    """Options the run's solver reads are accepted: ts_bdf_order under method "ts"
+    (TS_DEFAULTS: ts_type bdf), sub_pc_type under pc_type bjacobi (read at the PC's
+    setup); the case runs to t_end."""
+    path = tmp_path / "case.toml"
+    path.write_text(RIGID.replace("dt = 1e-3", 'dt = 1e-3\nintegrator = "ts"\n'
+                                  'petsc_options = { ts_bdf_order = 3 }'))
+    assert load_case(path).solver["petsc_options"]["ts_bdf_order"] == 3
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--no-plots",
+                 "--no-xdmf", "--quiet"]) == 0, capsys.readouterr().err
+    path.write_text(RIGID.replace("dt = 1e-3", 'dt = 1e-3\npetsc_options = { pc_type = '
+                                  '"bjacobi", sub_pc_type = "lu", ksp_type = "gmres" }'))
+    assert load_case(path).solver["petsc_options"]["sub_pc_type"] == "lu"
 
 
 # -- 6. case-file details --------------------------------------------------------------------
@@ -226,6 +285,14 @@ def test_rigid_shape_unit_warning(tmp_path, caplog, edit, key, extent):
     assert len(msgs) == 1 and "\n" not in msgs[0]
     assert msgs[0].startswith(f"case.toml: bodies[0].{key}: ") and f"spans {extent}" in msgs[0]
     assert f"mass {7850.0 * volume:.3g} kg" in msgs[0] and "divide them by 1000" in msgs[0]
+    assert "large_shape = true" in msgs[0]
+    # the documented way to say the size is meant: large_shape = true, no warning
+    caplog.clear()
+    path.write_text(RIGID.replace('shape = "box"\nsize = [1.0, 0.05, 0.05]',
+                                  edit + "\nlarge_shape = true"))
+    with caplog.at_level(logging.WARNING):
+        build(load_case(path))
+    assert not [r for r in caplog.records if "millimetres" in r.getMessage()]
 
 
 def test_gravity_in_mm_warning(tmp_path, caplog):

@@ -94,3 +94,20 @@ def test_ts_options_prefix():
                    callback=cb, store=True)
     assert tr.stats.steps == seen["n"] > 0
     assert np.all(np.isfinite(tr.q))
+
+
+def test_set_from_options_names_a_bad_value():
+    """PETSc's error 63 in a solver's own setFromOptions (a value it cannot read) is an
+    OptionValueError naming the option, the type PETSc's reader expected and the value."""
+    from petsc4py import PETSc
+    from flexmbs.integrate.options import OptionsManager, OptionValueError
+    snes = PETSc.SNES().create(PETSc.COMM_SELF)
+    try:
+        with pytest.raises(OptionValueError) as err:
+            OptionsManager("fmbs_badvalue_", {"snes_rtol": 1e-8},
+                           {"snes_max_it": "abc"}).set_from_options(snes)
+    finally:
+        snes.destroy()
+    assert (err.value.key, err.value.value, err.value.expected) == ("snes_max_it", "abc",
+                                                                    "an integer")
+    assert not PETSc.Options().hasName("fmbs_badvalue_snes_max_it")

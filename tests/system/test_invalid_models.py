@@ -188,6 +188,140 @@ def test_a_misspelt_petsc_type_is_named_before_the_run():
         fm.simulate(pendulum(), 0.1, 1e-3, petsc_options={"ksp_type": "gmress"})
 
 
+def test_an_unknown_petsc_option_name_is_named_before_the_run():
+    """PETSc's own verdict: an option that none of its SNES, KSP, PC or TS reads
+    (``PetscOptionsUsed`` after ``setFromOptions``) would be ignored silently; the real
+    ones next to it pass (SNES, TS, KSP/PC by type, a factor package's ``mat_*`` option,
+    read only at the factorisation, and flexmbs's own ``newton_mat_type``)."""
+    with pytest.raises(ValueError) as err:
+        fm.simulate(pendulum(), 0.1, 1e-3, petsc_options={"snes_max_it": 5, "snes_typo": 1})
+    text = str(err.value)
+    assert "\n" not in text
+    assert text.startswith("simulate: petsc_options -snes_typo: expected an option")
+    assert "got 'snes_typo'" in text and "PETSc would ignore it" in text
+    with pytest.raises(ValueError, match="static_equilibrium: petsc_options -ksp_tpye"):
+        fm.static_equilibrium(pendulum(), petsc_options={"ksp_tpye": "gmres"})
+    from flexmbs.integrate.options import check_option_names
+    check_option_names({"snes_max_it": 5, "ts_type": "beuler", "ksp_type": "gmres",
+                        "ksp_gmres_restart": 40, "pc_type": "jacobi", "snes_monitor": None,
+                        "mat_mumps_icntl_24": 1, "newton_mat_type": "aij", "-snes_rtol": 1e-3})
+    r = fm.simulate(pendulum(), 0.01, 1e-3, petsc_options={"snes_max_it": 30})
+    assert r.t[-1] == pytest.approx(0.01)
+
+
+@pytest.mark.parametrize("opts, key, expected", [
+    ({"snes_max_it": "abc"}, "snes_max_it", "an integer"),
+    ({"snes_rtol": "1e-8x"}, "snes_rtol", "a real number"),
+    ({"ts_adapt_type": "none", "ts_max_snes_failures": "many"}, "ts_max_snes_failures",
+     "an integer"),
+    ({"snes_linesearch_damping": [0.5], "snes_max_it": 5}, "snes_linesearch_damping",
+     "a real number"),
+])
+def test_a_bad_petsc_option_value_is_one_line(opts, key, expected):
+    """PETSc's error 63 in setFromOptions (an unreadable value) is one ValueError line
+    naming the option, the type PETSc's reader expected and the value, before the run."""
+    from petsc4py import PETSc
+    with pytest.raises(ValueError) as err:
+        fm.simulate(pendulum(), 0.01, 1e-3, petsc_options=opts)
+    assert not isinstance(err.value, PETSc.Error)
+    text = str(err.value)
+    assert "\n" not in text
+    assert text == (f"simulate: petsc_options -{key}: expected {expected}, got "
+                    f"{str(opts[key])!r}")
+
+
+def test_options_that_would_end_the_process_are_refused():
+    """pc_type ilu with SuperLU (the default factor package; its ILU aborts the process,
+    "MC64 functionality not available") and ts_type alpha2 with method "ts" (a TS of
+    second-order equations: a segmentation fault on the first-order GGL form): one line
+    naming the key, what is expected and what was found, before the run.  ilu with PETSc's
+    own factorisation, and alpha2 under genalpha (no PETSc TS: a warning) pass."""
+    from flexmbs.integrate.options import check_option_names
+    with pytest.raises(ValueError) as err:
+        fm.simulate(pendulum(), 0.01, 1e-3, petsc_options={"pc_type": "ilu"})
+    text = str(err.value)
+    assert "\n" not in text and text.startswith("simulate: petsc_options -pc_type: expected")
+    assert "got 'ilu' with superlu" in text
+    with pytest.raises(ValueError) as err:
+        fm.simulate(pendulum(), 0.01, 1e-3, method="ts", petsc_options={"ts_type": "alpha2"})
+    text = str(err.value)
+    assert "\n" not in text and text.startswith("simulate: petsc_options -ts_type: expected a "
+                                                "TS type of first-order equations")
+    assert "got 'alpha2'" in text
+    check_option_names({"pc_type": "ilu", "pc_factor_mat_solver_type": "petsc"})
+    check_option_names({"ts_type": "alpha"}, method="ts")
+    check_option_names({"ts_type": "alpha2"}, method="genalpha")
+
+
+def test_an_option_of_another_type_is_a_warning_not_a_refusal(caplog):
+    """ksp_gmres_restart and ksp_rtol are read only by a Krylov KSP: under the default
+    preonly KSP PETSc ignores them (one WARNING line naming the option, the type that
+    reads it and this run's), where no probe reads snes_typo (refused)."""
+    from flexmbs.integrate.options import check_option_names
+    for opts in ({"ksp_gmres_restart": 40}, {"ksp_rtol": 1e-8},
+                 {"ksp_type": "preonly", "ksp_gmres_restart": 40}):
+        caplog.clear()
+        with caplog.at_level("WARNING", logger="flexmbs.integrate.options"):
+            check_option_names(opts, where="w")
+        lines = [r.getMessage() for r in caplog.records]
+        name = [k for k in opts if k != "ksp_type"][0]
+        assert len(lines) == 1 and lines[0].startswith(f"w -{name}: read only under "
+                                                       f"another ksp_type")
+        assert "this run uses preonly: no effect" in lines[0]
+    with pytest.raises(ValueError, match="-snes_typo"):
+        check_option_names({"snes_typo": 1, "ksp_rtol": 1e-8})
+
+
+def test_options_of_the_run_configuration_are_accepted(caplog):
+    """The probe is the real solver's configuration: the method's own defaults (ts:
+    ts_type bdf, so ts_bdf_order is read and changes the run), the global database's
+    ``<prefix>*`` entries (fmbs_ksp_type gmres: ksp_gmres_restart read), and inner
+    solvers' options (sub_pc_type under pc_type bjacobi, read at the PC's setup) are not
+    judged: none refused, none warned."""
+    from petsc4py import PETSc
+    from flexmbs.integrate.options import check_option_names
+    with caplog.at_level("WARNING", logger="flexmbs.integrate.options"):
+        check_option_names({"ts_bdf_order": 3, "ts_adapt_safety": 0.8}, method="ts")
+        check_option_names({"pc_type": "bjacobi", "sub_pc_type": "ilu",
+                            "fieldsplit_0_pc_type": "lu", "mg_levels_ksp_type": "cg"})
+        glob = PETSc.Options()
+        glob.setValue("fmbs_ksp_type", "gmres")
+        try:
+            check_option_names({"ksp_gmres_restart": 50})
+        finally:
+            glob.delValue("fmbs_ksp_type")
+    assert not caplog.records
+    # ts_bdf_order changes the run: order 3 takes other steps than the default order 2
+    r2 = fm.simulate(pendulum(), 0.05, 1e-3, method="ts")
+    r3 = fm.simulate(pendulum(), 0.05, 1e-3, method="ts", petsc_options={"ts_bdf_order": 3})
+    assert len(r2.t) != len(r3.t) or not np.array_equal(r2.q, r3.q)
+    # under genalpha (no PETSc TS) it is a warning naming the method
+    with caplog.at_level("WARNING", logger="flexmbs.integrate.options"):
+        check_option_names({"ts_bdf_order": 3}, where="w")
+    assert "read only by method 'ts'" in caplog.records[-1].getMessage()
+
+
+def test_a_positional_name_of_system_is_named():
+    """``fm.System("x")`` puts the name where gravity goes: one TypeError naming the
+    class, the argument, what was expected and what was found, at construction (it was a
+    float conversion error of the validation)."""
+    with pytest.raises(TypeError) as err:
+        fm.System("x")
+    text = str(err.value)
+    assert "\n" not in text
+    assert text.startswith("System: gravity (the first positional argument): expected a "
+                           "3-vector [m/s^2], got 'x' (str)")
+    assert "fm.System(name='x')" in text
+    with pytest.raises(TypeError, match=r"System: name: expected a string, got 3 \(int\)"):
+        fm.System(name=3)
+    assert fm.System((0.0, -9.81, 0.0), "m").gravity == (0.0, -9.81, 0.0)
+    # gravity replaced later by a string: the validation names it, no conversion error
+    m = pendulum()
+    m.gravity = "down"
+    with pytest.raises(fm.ModelError, match="gravity must be a finite 3-vector, got down"):
+        m.validate()
+
+
 def test_point_mass_at_its_joint_point_is_valid():
     """The same joint with 'at' at the mass, or with no 'at' (the mass point): valid."""
     for at in ((0.7, 0.3, 0.0), None):
