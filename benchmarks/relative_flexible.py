@@ -193,15 +193,22 @@ def ode_form(model, formulation: str, rtol: float, t_out: np.ndarray) -> dict:
     """One form's index-1 ODE by DOP853 (module doc): columns ``[x, F_J1 (3), q_e]`` at
     ``t_out``, the largest ``|g|``, CPU seconds and evaluations.  Both forms start from
     the relative form's consistent state mapped to the bodies."""
+    from flexmbs.relative.dae import RelativeDAE
+
+    rel = RelativeDAE(model.validate())
+    rel.drop_redundant(rel.initial_q())
+    return ode_of(rel, formulation, rtol, t_out)
+
+
+def ode_of(rel, formulation: str, rtol: float, t_out: np.ndarray) -> dict:
+    """:func:`ode_form` of the relative DAE ``rel`` (its redundant rows dropped) of the
+    slider-crank (also ``tests/relative/test_flexible_agreement_ode.py``)."""
     import scipy.sparse as sp
 
     from flexmbs.integrate.consistent import consistent_initial_conditions
     from flexmbs.integrate.ode_reference import ode_reference
-    from flexmbs.relative.dae import RelativeDAE
     from flexmbs.relative.reactions import reactions
 
-    rel = RelativeDAE(model.validate())
-    rel.drop_redundant(rel.initial_q())
     init = consistent_initial_conditions(rel, rel.initial_q(), rel.initial_qd())
     asm = rel.absolute
     s_slider, s_rod = asm.body_slices["slider"], asm.body_slices["rod"]

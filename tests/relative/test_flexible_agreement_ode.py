@@ -15,14 +15,13 @@ that of two accurate solutions, not of two equally loose ones.
 """
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
-from flexmbs.integrate.consistent import consistent_initial_conditions
-from flexmbs.integrate.ode_reference import ode_reference
 from flexmbs.relative.dae import RelativeDAE
-from flexmbs.relative.reactions import reactions
 from tests.scenarios.flexible.flexcase_models import (
     slider_crank_model,
     steel_rod,
@@ -34,6 +33,9 @@ T_OUT = np.linspace(0.0, 0.005, 6)
 #: steps shrink on that noise; at 1e-9 the reaction force, whose acceleration terms
 #: carry the rod's vibration at omega^2 q_e, is 1.6e-8 apart over 10 ms
 RTOL = 1e-10
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import relative_flexible  # noqa: E402  (benchmarks/relative_flexible.py: the forms' ODEs)
 
 
 @pytest.fixture(scope="module")
@@ -47,42 +49,14 @@ def dae(tmp_path_factory):
 
 
 def trajectory(rel, formulation: str, rtol: float) -> np.ndarray:
-    """Columns ``[slider x, F_J1 (3), rod q_e]`` at :data:`T_OUT` of the form's ODE;
-    ``atol`` rtol times 1 (positions, angles, rates) or 1e-3 (modal coordinates)."""
-    init = consistent_initial_conditions(rel, rel.initial_q(), rel.initial_qd())
-    asm = rel.absolute
-    s_slider, s_rod = asm.body_slices["slider"], asm.body_slices["rod"]
-    mass_of = None
-    if formulation == "relative":
-        dae, q0, qd0 = rel, init.q, init.qd
-        z, zl = np.zeros(asm.n_q), np.zeros(asm.n_lam)
-
-        def mass_of(beta):                    # T^T M_b T without the bodies' K, C
-            q_b, _, T, _ = rel.absolute_coordinates(beta)
-            return T.T @ (sp.csr_matrix(asm.tangent_mass(q_b, z, z, zl, 0.0)) @ T)
-        scale = np.ones(rel.n_q)
-        for tj in rel.tree.joints:
-            scale[tj.qe] = 1e-3
-    else:
-        q_b, qd_b = rel.absolute_coordinates(init.q, init.qd)[:2]
-        start = consistent_initial_conditions(asm, q_b, qd_b)
-        dae, q0, qd0 = asm, start.q, start.qd
-        scale = np.ones(asm.n_q)
-        scale[s_rod.start + 7:s_rod.stop] = 1e-3
-    ref = ode_reference(dae, q0, qd0, T_OUT, rtol=rtol, atol=rtol * np.tile(scale, 2),
-                        mass_of=mass_of)
-    print(f"{formulation}, rtol {rtol:g}: {ref.evaluations} evaluations, {ref.cpu:.1f} s "
-          f"CPU, max |g| {ref.drift.max():.1e}")
-    assert ref.drift.max() < 1e-9
-    rows = []
-    for t, q, qd, qdd, lam in zip(ref.t, ref.q, ref.qd, ref.qdd, ref.lam, strict=True):
-        if formulation == "relative":
-            F = reactions(rel, q, qd, qdd, lam, t)["J1"][0]
-            q = rel.absolute_coordinates(q)[0]
-        else:
-            F = asm.reactions(q, lam, t)["J1"][0]
-        rows.append(np.concatenate([[q[s_slider][0]], F, q[s_rod][7:]]))
-    return np.array(rows)
+    """Columns ``[slider x, F_J1 (3), rod q_e]`` at :data:`T_OUT` of the form's ODE
+    (``relative_flexible.ode_of``: ``atol`` rtol times 1 for positions, angles and rates,
+    1e-3 for the modal coordinates); the constraint drift below 1e-9."""
+    ref = relative_flexible.ode_of(rel, formulation, rtol, T_OUT)
+    print(f"{formulation}, rtol {rtol:g}: {ref['evaluations']} evaluations, "
+          f"{ref['cpu']:.1f} s CPU, max |g| {ref['drift']:.1e}")
+    assert ref["drift"] < 1e-9
+    return ref["x"]
 
 
 def apart(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
