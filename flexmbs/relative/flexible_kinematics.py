@@ -22,12 +22,19 @@ with the velocity ``v`` of that point, ``[w; v + w x (r_i - c)]``:
     Q's deformation:  w = -A_i W_Q qd_i,        v = -A_i Phi_Q qd_i,      c = r_Q.
 
 The velocity-product accelerations ``ahat_i = Jd_i betad`` (the twists' rates at
-``betadd = 0``) are the central difference of ``J_i`` along the motion,
-``(J_i(beta + h betad) - J_i(beta - h betad)) betad / (2 h)`` with
-``h |betad|_inf = 1e-6`` (truncation O(h^2), round-off about 1e-10 relative).
+``betadd = 0``) are the complex-step derivative of the twists along the motion,
+
+    ahat_i = Im(v_i(beta + i h betad)) / h,   v_i(x) = J_i(x) betad,
+
+with ``h |betad|_inf = 1e-20``: ``v_i(beta + i h betad) = v_i + i h Jd_i betad + O(h^2)``
+and no difference of nearby numbers is taken, so ``ahat`` is exact to round-off (a
+central difference had truncation O(h^2) and round-off about 1e-10 relative).  The
+sweep is written to carry complex numbers: every operation on ``beta`` is analytic
+(``|m|`` is ``sqrt(m.m)``, not the modulus), and no array it fills is made real.
 """
 from __future__ import annotations
 
+import cmath
 import math
 import weakref
 from dataclasses import dataclass
@@ -39,8 +46,9 @@ from flexmbs.relative.kinematics import transfer
 from flexmbs.relative.newton_euler import cross
 from flexmbs.relative.tree import Tree
 
-#: displacement ``h |betad|_inf`` of the central difference of ``J`` along the motion
-MOTION_STEP = 1e-6
+#: imaginary displacement ``h |betad|_inf`` of the complex step along the motion (module
+#: doc): any size far below the coordinates' scale gives ``ahat`` to round-off
+COMPLEX_STEP = 1e-20
 
 #: the rotation of a marker that does not deform (read-only, shared)
 E3 = np.eye(3)
@@ -102,6 +110,8 @@ def elastic_rotation(a: np.ndarray, theta: np.ndarray, second: bool = False
     ax, ay, az = a.tolist()
     t = theta.tolist()
     tx, ty, tz = t
+    # complex-step sweeps (module doc) pass a complex theta: the same formulas in cmath
+    fn = cmath if np.iscomplexobj(theta) else math
     phi = ax * tx + ay * ty + az * tz
     m = [ax + (ty * az - tz * ay), ay + (tz * ax - tx * az), az + (tx * ay - ty * ax)]
     dm = [[0.0, az, -ay], [-az, 0.0, ax], [ay, -ax, 0.0]]          # -a~
@@ -113,7 +123,7 @@ def elastic_rotation(a: np.ndarray, theta: np.ndarray, second: bool = False
     # straight-line scalar code: n = m / |m| and dn = (dm - n (n^T dm)) / |m|, then the
     # same for the tilt's Euler parameters, and the Hamilton products (Python floats, in a
     # fixed order: the numbers do not depend on numpy's summation)
-    n_m = math.sqrt(0 + m[0] * m[0] + m[1] * m[1] + m[2] * m[2])
+    n_m = fn.sqrt(0 + m[0] * m[0] + m[1] * m[1] + m[2] * m[2])
     nx, ny, nz = m[0] / n_m, m[1] / n_m, m[2] / n_m
     dn = [[0.0] * 3 for _ in range(3)]
     for j in range(3):
@@ -124,13 +134,13 @@ def elastic_rotation(a: np.ndarray, theta: np.ndarray, second: bool = False
     # [1 + a.n; a x n] and its derivative [a^T dn; a~ dn], normalised
     p0, p1, p2, p3 = (1.0 + ax * nx + ay * ny + az * nz, ay * nz - az * ny,
                       az * nx - ax * nz, ax * ny - ay * nx)
-    n_t = math.sqrt(0 + p0 * p0 + p1 * p1 + p2 * p2 + p3 * p3)
+    n_t = fn.sqrt(0 + p0 * p0 + p1 * p1 + p2 * p2 + p3 * p3)
     w, x, y, z = p0 / n_t, p1 / n_t, p2 / n_t, p3 / n_t          # e_t
-    c, s = math.cos(0.5 * phi), math.sin(0.5 * phi)
+    c, s = fn.cos(0.5 * phi), fn.sin(0.5 * phi)
     s0, s1, s2, s3 = c, s * ax, s * ay, s * az                    # e_s
     d0, d1, d2, d3 = -s, c * ax, c * ay, c * az                   # de_s / d(phi / 2)
     half_a = (0.5 * ax, 0.5 * ay, 0.5 * az)
-    de = np.empty((3, 4))              # rows j; returned transposed, as before
+    de = np.empty((3, 4), theta.dtype)   # rows j; returned transposed, as before
     for j in range(3):
         t0 = ax * dn[0][j] + ay * dn[1][j] + az * dn[2][j]
         t1 = ay * dn[2][j] - az * dn[1][j]
@@ -244,7 +254,7 @@ def _local_joint(tj, A_p, r_p, q_p, beta) -> tuple:
     if D_Q is not E3:
         A_i = A_i @ D_Q.T
     r_i = r_Q - A_i @ u_Q
-    C_i = np.empty((6, tj.qe.stop - tj.s.start))
+    C_i = np.empty((6, tj.qe.stop - tj.s.start), beta.dtype)
     n_b = tj.s.stop - tj.s.start
     _motion_into(C_i[:, :n_b], A_PR @ S_w, A_PR @ S_v, r_i - r_Q)
     if W_Q is not None:
@@ -253,7 +263,7 @@ def _local_joint(tj, A_p, r_p, q_p, beta) -> tuple:
         C_i[:, n_b:] = 0.0
     X_e = None
     if W_P is not None:
-        X_e = np.empty((6, W_P.shape[1]))
+        X_e = np.empty((6, W_P.shape[1]), beta.dtype)
         _motion_into(X_e, A_p @ W_P, A_p @ Phi_P, r_i - r_P)
     return A_i, r_i, r_i - r_p, X_e, C_i
 
@@ -333,14 +343,23 @@ def poses_and_jacobians(tree: Tree, beta: np.ndarray, moved=None, base=None
     return A, r, J
 
 
+def _carried(rho: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``B_{p,i} x`` of a twist ``x = [omega; v]`` (:func:`~flexmbs.relative.kinematics.
+    transfer`) in the numbers of ``rho`` and ``x``, complex ones included."""
+    out = x.copy()
+    out[3:] -= cross(rho, x[:3])
+    return out
+
+
 def twists(tree: Tree, loc: LocalKinematics, betad: np.ndarray) -> list:
-    """The twists ``v_i`` (6,) of :class:`LocalKinematics` at the rates ``betad``, O(n)."""
+    """The twists ``v_i`` (6,) of :class:`LocalKinematics` at the rates ``betad``, O(n)
+    (complex if ``loc`` is: the complex step of :func:`velocity_products`)."""
     v = []
     for i, tj in enumerate(tree.joints):
         p = tj.parent
         v_i = loc.C[i] @ betad[tj.s.start:tj.qe.stop]
         if p >= 0:
-            v_i = v_i + transfer(loc.rho[i], v[p])
+            v_i = v_i + _carried(loc.rho[i], v[p])
             if loc.X_e[i] is not None:
                 v_i = v_i + loc.X_e[i] @ betad[tree.joints[p].qe]
         v.append(v_i)
@@ -348,16 +367,15 @@ def twists(tree: Tree, loc: LocalKinematics, betad: np.ndarray) -> list:
 
 
 def velocity_products(tree: Tree, beta: np.ndarray, betad: np.ndarray) -> list:
-    """``ahat_i = Jd_i betad`` (6,) per body, the central difference of the twists along
-    the motion, ``(v_i(beta + h betad) - v_i(beta - h betad)) / (2 h)`` at the rates
-    ``betad`` (module doc), by two O(n) sweeps."""
+    """``ahat_i = Jd_i betad`` (6,) per body: the complex step of the twists along the
+    motion, ``Im(v_i(beta + i h betad)) / h`` at the rates ``betad`` (module doc), by one
+    O(n) sweep in complex numbers."""
     speed = np.abs(betad).max(initial=0.0)
     if speed == 0.0:
         return [np.zeros(6) for _ in tree.joints]
-    h = MOTION_STEP / speed
-    vp = twists(tree, local_kinematics(tree, beta + h * betad), betad)
-    vm = twists(tree, local_kinematics(tree, beta - h * betad), betad)
-    return [(a - b) / (2.0 * h) for a, b in zip(vp, vm, strict=True)]
+    h = COMPLEX_STEP / speed
+    beta_c = np.asarray(beta, float) + (1j * h) * np.asarray(betad, float)
+    return [x.imag / h for x in twists(tree, local_kinematics(tree, beta_c), betad)]
 
 
 def forward_flexible(tree: Tree, beta: np.ndarray, betad: np.ndarray,
@@ -365,12 +383,5 @@ def forward_flexible(tree: Tree, beta: np.ndarray, betad: np.ndarray,
     """The sweep at ``(beta, betad)`` with ``ahat`` (module doc); ``pose``: the
     ``(A, r, J)`` of :func:`poses_and_jacobians` at ``beta`` if already made."""
     A, r, J = poses_and_jacobians(tree, beta) if pose is None else pose
-    speed = np.abs(betad).max(initial=0.0)
-    if speed == 0.0:
-        ahat = [np.zeros(6) for _ in J]
-    else:
-        h = MOTION_STEP / speed
-        Jp = poses_and_jacobians(tree, beta + h * betad)[2]
-        Jm = poses_and_jacobians(tree, beta - h * betad)[2]
-        ahat = [(a - b) @ betad / (2.0 * h) for a, b in zip(Jp, Jm, strict=True)]
-    return FlexibleTreeKinematics(A, r, [x @ betad for x in J], J, ahat)
+    return FlexibleTreeKinematics(A, r, [x @ betad for x in J], J,
+                                  velocity_products(tree, beta, betad))

@@ -86,9 +86,10 @@ class JointMotion:
         return A_of(b[3:7]), b[0:3].copy()          # free
 
     def subspace(self, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``(S_omega, S_v)``, each (3, n_beta), in P's axes."""
+        """``(S_omega, S_v)``, each (3, n_beta), in P's axes (in ``beta``'s numbers)."""
         k, n = self.kind, self.n_beta
-        S_w, S_v = np.zeros((3, n)), np.zeros((3, n))
+        dtype = np.result_type(beta, float)     # complex in a complex-step sweep
+        S_w, S_v = np.zeros((3, n), dtype), np.zeros((3, n), dtype)
         if k == "revolute":
             S_w[:, 0] = EZ
         elif k == "prismatic":
