@@ -137,22 +137,22 @@ def test_backward_sweep_wrenches_equal_the_descriptor_multipliers(rod, make):
 @pytest.mark.parametrize("make", [pendulum, lambda r: slider_crank_model(
     r, stiffening=False, damping=True)])
 def test_recursive_runs_equal_the_nonrecursive_ones(rod, make):
-    """Newton to 1e-9: the recursive run's Newton matrix is the modified one factored
+    """Newton to 1e-10: the recursive run's Newton matrix is the modified one factored
     by articulated bodies (flexmbs.relative.flexible_articulated, GMRES on the full one
     when it stalls), the non-recursive run's the full tangent, so the runs agree to the
-    Newton tolerance.  (At 1e-10 the recursive route's inexact GMRES solves meet the
-    residual's round-off floor -- its velocity products are central differences, ~1e-10
-    of their size -- and cut steps: the runs then differ by the discretisation.)"""
+    Newton tolerance.  (With central differences as velocity products, ~1e-10 of their
+    size, the recursive route's inexact solves met the residual's round-off floor at
+    1e-10 and cut steps; the complex step's are exact to round-off.)"""
     def run_tight(model, formulation):
         model.formulation = formulation
         return fm.simulate(model, 0.02, 1e-3, output_dt=0.002, rho_inf=0.9,
-                           integrator_options={"newton_rtol": 1e-9})
+                           integrator_options={"newton_rtol": 1e-10})
     r = {f: run_tight(make(rod), f) for f in ("relative", "recursive")}
     q = {f: np.hstack([r[f].body_q(b.name) for b in make(rod).bodies]) for f in r}
     err = np.abs(q["recursive"] - q["relative"]).max() / np.abs(q["relative"]).max()
     print(f"recursive against relative runs: {err:.1e}")
     assert np.abs(q["relative"][-1] - q["relative"][0]).max() > 1e-3     # it moves
-    assert err < 1e-9
+    assert err < 1e-10
 
 
 @pytest.mark.parametrize("make", [pendulum, lambda r: slider_crank_model(
