@@ -39,6 +39,7 @@ from flexmbs.integrate.consistent import consistent_initial_conditions, consiste
 from flexmbs.integrate.events import impact_columns
 from flexmbs.integrate.genalpha import Checkpoint
 from flexmbs.integrate.options import check_option_names, check_option_values
+from flexmbs.integrate.unread import already_warned, reporting
 from flexmbs.integrate.settings import DEFAULTS
 from flexmbs.io.results import ResultWriter, RestartPoint, read_restart, write_event_table
 from flexmbs.system import dof, health
@@ -461,6 +462,7 @@ def _check_arguments(model, **times) -> None:
                             f"({type(v).__name__})")
 
 
+@reporting("simulate: petsc_options")
 def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
              rho_inf: float = DEFAULTS.rho_inf, method: str = DEFAULTS.method,
              adaptive: bool = DEFAULTS.adaptive, rtol: float = DEFAULTS.rtol,
@@ -508,8 +510,9 @@ def simulate(model, t_end: float, dt: float, *, t0: float = DEFAULTS.t0,
     """
     _check_arguments(model, t_end=t_end, dt=dt, t0=t0)
     check_option_values(petsc_options or {}, where="simulate: petsc_options")
-    check_option_names(petsc_options or {}, where="simulate: petsc_options", method=method,
-                       prefix=options_prefix)
+    already_warned(options_prefix, check_option_names(
+        petsc_options or {}, where="simulate: petsc_options", method=method,
+        prefix=options_prefix))
     if not (np.isfinite(dt) and dt > 0):
         raise ValueError(f"simulate: time step dt must be positive, got {dt}")
     if not (np.isfinite(t_end) and t_end > t0):
@@ -927,6 +930,7 @@ class Equilibrium:
         return self.q[self.bodies[name]]
 
 
+@reporting("static_equilibrium: petsc_options", prefix=DEFAULTS.static_options_prefix)
 def static_equilibrium(model, *, t: float = DEFAULTS.t0,
                        load_steps: int = DEFAULTS.load_steps,
                        petsc_options: dict | None = None,
@@ -940,8 +944,9 @@ def static_equilibrium(model, *, t: float = DEFAULTS.t0,
     A model with joint friction has no unique static equilibrium (a sticking joint holds
     any load below its limit): :class:`~flexmbs.errors.ModelError` naming the element."""
     from flexmbs.integrate.static import solve_static
-    check_option_names(petsc_options or {}, where="static_equilibrium: petsc_options",
-                       prefix=DEFAULTS.static_options_prefix)
+    already_warned(DEFAULTS.static_options_prefix, check_option_names(
+        petsc_options or {}, where="static_equilibrium: petsc_options",
+        prefix=DEFAULTS.static_options_prefix))
     sticking = [f.name for f in model.forces if getattr(f, "statically_indeterminate", False)]
     if sticking:
         raise ModelError(f"static_equilibrium: joint friction {', '.join(map(repr, sticking))} "

@@ -173,12 +173,21 @@ def run(spec: CaseSpec, overrides: Overrides | None = None, out: str | Path | No
         from flexmbs.io.results import check_restart_file
         check_restart_file(restart, spec.name)
     from flexmbs.integrate.options import petsc_options_inserted
+    from flexmbs.integrate.unread import OptionsReport
     say = _Messages(on_message)
     with contextlib.ExitStack() as stack:
         try:
-            stack.enter_context(petsc_options_inserted(list(petsc_args)))
+            given = stack.enter_context(petsc_options_inserted(list(petsc_args)))
         except ValueError as exc:
             raise RunError(f"PETSc options: {exc}") from None
+        # options no solver read: one warning line each when the run ends (before the
+        # command line's are removed again); a new case-file run repeats them
+        unread = stack.enter_context(OptionsReport(
+            method=spec.solver.get("integrator", "genalpha"), reset=True,
+            emit=lambda line: say("warning", f"warning: {line}", stderr=True)))
+        unread.watch(given, "command line", prefix="", in_db=True)
+        unread.source(spec.solver.get("petsc_options") or {},
+                      f"{spec.path}: solver.petsc_options")
         say("start", f"flexmbs run {label or spec.path} -> {folder}", stderr=True)
         with OutputLock(folder, spec.name):
             return _Run(spec, folder, say, started).run(

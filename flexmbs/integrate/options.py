@@ -26,9 +26,16 @@ __all__ = ["NEWTON_DEFAULTS", "TS_DEFAULTS", "OptionsManager", "check_option_nam
            "check_option_values", "default_direct_lu",
            "OptionValueError", "check_option_combinations", "judge_option_names",
            "solver_defaults", "unused_option_names",
-           "petsc_options_from_args", "petsc_options_inserted", "parse_petsc_args"]
+           "petsc_options_from_args", "petsc_options_inserted", "parse_petsc_args",
+           "BROAD_TYPES", "REMOVAL_HOOKS", "SUB_PREFIX", "enum_names", "run_config",
+           "setup_reads", "solver_available"]
 
 log = logging.getLogger(__name__)
+
+#: called as ``hook(prefix, parameters, added)`` just before :meth:`OptionsManager.inserted`
+#: removes the options it ``added`` (full names) from the global database; the first
+#: hook only (:class:`~flexmbs.integrate.unread.OptionsReport` while a report is open)
+REMOVAL_HOOKS: list = []
 
 
 #: Fragments of option names that PETSc reads during a solve (not in ``setFromOptions``);
@@ -76,7 +83,7 @@ def _to_str(value: object) -> str | None:
 
 
 # -- validation of type names -----------------------------------------------------------------
-def _enum_names(enum) -> tuple[str, ...]:
+def enum_names(enum) -> tuple[str, ...]:
     return tuple(sorted({str(getattr(enum, a)) for a in dir(enum) if not a.startswith("_")
                          and isinstance(getattr(enum, a), str)}))
 
@@ -96,14 +103,14 @@ def _petsc_object(kind: str):
 #: option-name suffix -> (what, known names or a callable giving them, PETSc class to try)
 _TYPE_OPTIONS = (
     ("pc_factor_mat_solver_type", "a factorization package",
-     lambda: _enum_names(PETSc.Mat.SolverType), None),
+     lambda: enum_names(PETSc.Mat.SolverType), None),
     ("newton_mat_type", "a Newton matrix type", lambda: ("aij", "auto", "dense"), None),
-    ("ksp_type", "a KSP type", lambda: _enum_names(PETSc.KSP.Type), "KSP"),
-    ("pc_type", "a PC type", lambda: _enum_names(PETSc.PC.Type), "PC"),
-    ("snes_type", "a SNES type", lambda: _enum_names(PETSc.SNES.Type), "SNES"),
-    ("ts_type", "a TS type", lambda: _enum_names(PETSc.TS.Type), "TS"),
-    ("eps_type", "a SLEPc EPS type", lambda: _enum_names(_slepc_enum("EPS") or object), None),
-    ("st_type", "a SLEPc ST type", lambda: _enum_names(_slepc_enum("ST") or object), None),
+    ("ksp_type", "a KSP type", lambda: enum_names(PETSc.KSP.Type), "KSP"),
+    ("pc_type", "a PC type", lambda: enum_names(PETSc.PC.Type), "PC"),
+    ("snes_type", "a SNES type", lambda: enum_names(PETSc.SNES.Type), "SNES"),
+    ("ts_type", "a TS type", lambda: enum_names(PETSc.TS.Type), "TS"),
+    ("eps_type", "a SLEPc EPS type", lambda: enum_names(_slepc_enum("EPS") or object), None),
+    ("st_type", "a SLEPc ST type", lambda: enum_names(_slepc_enum("ST") or object), None),
 )
 
 #: factorization packages and the external package that provides them
@@ -112,7 +119,7 @@ _PACKAGE_OF = {"umfpack": "suitesparse", "cholmod": "suitesparse", "klu": "suite
                "mkl_pardiso": "mkl_pardiso"}
 
 
-def _solver_available(name: str) -> bool:
+def solver_available(name: str) -> bool:
     if name == "petsc":
         return True
     return _has_package(name) or (name in _PACKAGE_OF and _has_package(_PACKAGE_OF[name]))
@@ -155,8 +162,8 @@ def check_option_values(options: Mapping[str, object], where: str = "PETSc optio
                 hint = f" (did you mean '{close[0]}'?)" if close else ""
                 raise ValueError(f"{where} -{name}: expected {what} known to PETSc, got "
                                  f"'{text}'{hint}; known: {', '.join(names)}")
-            if suffix == "pc_factor_mat_solver_type" and not _solver_available(text):
-                have = [n for n in names if _solver_available(n)]
+            if suffix == "pc_factor_mat_solver_type" and not solver_available(text):
+                have = [n for n in names if solver_available(n)]
                 raise ValueError(f"{where} -{name}: expected a factorization package of "
                                  f"this PETSc build, got '{text}', which it was built "
                                  f"without; available: {', '.join(have)}")
@@ -175,11 +182,11 @@ _PROBE_PREFIX = "fmbs_probe_"
 #: option-name prefixes of inner solvers (block Jacobi/ASM blocks, field splits, multigrid
 #: levels, nonlinear preconditioners): read only when the outer PC or SNES is set up, so a
 #: probe's ``setFromOptions`` cannot judge them
-_SUB_PREFIX = re.compile(r"^(sub|fieldsplit_\w+?|mg_levels(_\d+)?|mg_coarse|redundant|npc|"
+SUB_PREFIX = re.compile(r"^(sub|fieldsplit_\w+?|mg_levels(_\d+)?|mg_coarse|redundant|npc|"
                          r"telescope|sub_ksp|sub_pc)_")
 #: the broad types of the second probe: an option the run's configuration does not read
 #: but one of these does is a warning (it has no effect in this run), not a refusal
-_BROAD_TYPES = (("ksp_type", "gmres"), ("ksp_type", "fgmres"), ("ksp_type", "cg"),
+BROAD_TYPES = (("ksp_type", "gmres"), ("ksp_type", "fgmres"), ("ksp_type", "cg"),
                 ("pc_type", "ilu"), ("pc_type", "bjacobi"), ("pc_type", "asm"),
                 ("pc_type", "fieldsplit"), ("pc_type", "mg"), ("pc_type", "lu"),
                 ("snes_type", "newtontr"), ("snes_type", "newtonls"),
@@ -225,10 +232,11 @@ def solver_defaults(method: str = "genalpha") -> dict[str, object]:
 
 
 def check_option_names(options: Mapping[str, object], where: str = "PETSc option", *,
-                       method: str = "genalpha", prefix: str = "fmbs_") -> None:
+                       method: str = "genalpha", prefix: str = "fmbs_") -> dict[str, str]:
     """``ValueError`` naming the first of ``options`` (without prefix, as given to a
     solver) that no PETSc solver reads (:func:`judge_option_names`); one WARNING line for
-    each that PETSc reads only under another type than this run's (no effect here)."""
+    each that PETSc reads only under another type than this run's (no effect here).
+    Returns those (name -> note)."""
     check_option_combinations(options, where, method=method, prefix=prefix)
     try:
         unused, idle = judge_option_names(options, method=method, prefix=prefix)
@@ -241,6 +249,7 @@ def check_option_names(options: Mapping[str, object], where: str = "PETSc option
                          f"them reads: PETSc would ignore it")
     for name, note in idle.items():
         log.warning("%s -%s: %s", where, name, note)
+    return idle
 
 
 def unused_option_names(options: Mapping[str, object], *, method: str | None = None,
@@ -305,7 +314,7 @@ def _probe_once(config: Mapping[str, str | None], names: Sequence[str], ts: bool
             glob.delValue(_PROBE_PREFIX + k)
 
 
-def _probe(config: Mapping[str, str | None], names: Sequence[str], ts: bool) -> set[str]:
+def setup_reads(config: Mapping[str, str | None], names: Sequence[str], ts: bool) -> set[str]:
     """Which of ``names`` a SNES (with its KSP and PC; and a TS if ``ts``) set up from
     ``config`` under a throw-away prefix reads (``PetscOptionsUsed``).  A value PETSc
     cannot read (``snes_max_it = "abc"``, PETSc error 63) is :class:`OptionValueError`
@@ -324,7 +333,7 @@ def _probe(config: Mapping[str, str | None], names: Sequence[str], ts: bool) -> 
     raise OptionValueError(None, None, expected)
 
 
-def _run_config(options: Mapping[str, object], method: str, prefix: str):
+def run_config(options: Mapping[str, object], method: str, prefix: str):
     """``(prefix, global entries, config)``: the options (without prefix) the solver of
     ``method`` sees: its defaults, under ``options``, under the global database's
     ``<prefix>*`` entries (the command line)."""
@@ -350,7 +359,7 @@ def check_option_combinations(options: Mapping[str, object], where: str = "PETSc
     available" in this build) and, for ``method`` "ts", a second-order TS type
     (``ts_type alpha2``, a segmentation fault).  ``method`` None: the method-independent
     checks only."""
-    pre, glob, config = _run_config(options, method or "genalpha", prefix)
+    pre, glob, config = run_config(options, method or "genalpha", prefix)
 
     def shown(key):
         return f"-{pre}{key}" if key in glob else f"-{key}"
@@ -376,22 +385,22 @@ def judge_option_names(options: Mapping[str, object], *, method: str = "genalpha
     them) goes to a throw-away SNES (and TS for ``method`` "ts") under a probe prefix,
     ``setFromOptions``, and ``PetscOptionsUsed`` (the ``-options_left`` report) tells
     which names were read.  Second probe, for the names left: the same with one type
-    changed at a time (:data:`_BROAD_TYPES`); a name read there is ``idle`` (mapped to a
+    changed at a time (:data:`BROAD_TYPES`); a name read there is ``idle`` (mapped to a
     note: read only with that type, this run's type, no effect); a name no probe reads
     is ``unused`` (a typo, ``snes_typo``).  Not judged: options read only while solving
     (``mat_*`` of the factor packages, viewers and monitors, :data:`_SOLVE_TIME`),
     flexmbs's own (:data:`OWN_OPTIONS`) and inner solvers' (``sub_*``,
-    ``fieldsplit_*``, ``mg_levels_*``, ... :data:`_SUB_PREFIX`), read at the PC's setup.
+    ``fieldsplit_*``, ``mg_levels_*``, ... :data:`SUB_PREFIX`), read at the PC's setup.
     """
     given = [str(k).lstrip("-") for k in options]
     judged = [k for k in given if k not in OWN_OPTIONS and not k.startswith("mat_")
-              and not any(w in k for w in _SOLVE_TIME) and not _SUB_PREFIX.match(k)]
-    pre, glob, config = _run_config(options, method, prefix)
+              and not any(w in k for w in _SOLVE_TIME) and not SUB_PREFIX.match(k)]
+    pre, glob, config = run_config(options, method, prefix)
     if not judged and not glob:      # (the global entries' values are still read once)
         return [], {}
     ts = method == "ts"
     try:
-        read = _probe(config, judged, ts)
+        read = setup_reads(config, judged, ts)
     except OptionValueError as exc:      # a global entry: named with its prefix
         if exc.key in glob:
             raise OptionValueError(pre + exc.key, exc.value, exc.expected) from None
@@ -399,17 +408,17 @@ def judge_option_names(options: Mapping[str, object], *, method: str = "genalpha
     left = [k for k in judged if k not in read]
     idle: dict[str, str] = {}
     if not ts and left:                  # a TS option under a method without a PETSc TS
-        read = _probe({**{k: _to_str(v) for k, v in solver_defaults("ts").items()},
+        read = setup_reads({**{k: _to_str(v) for k, v in solver_defaults("ts").items()},
                        **config}, left, True)
         for k in read:
             idle[k] = f"read only by method 'ts' (PETSc TS), this run uses '{method}': no effect"
         left = [k for k in left if k not in read]
-    for key, value in _BROAD_TYPES:
+    for key, value in BROAD_TYPES:
         if not left:
             break
         if config.get(key) == value:
             continue
-        read = _probe({**config, key: value}, left, True)
+        read = setup_reads({**config, key: value}, left, True)
         run = config.get(key) or "PETSc's default"
         for k in read:
             idle[k] = (f"read only under another {key} (e.g. {value}), this run uses "
@@ -573,6 +582,8 @@ class OptionsManager:
                 added.append(name)
             yield
         finally:
+            if REMOVAL_HOOKS:        # (which options PETSc read: sampled here, not per step)
+                REMOVAL_HOOKS[0](self._prefix, self._parameters, added)
             for name in added:
                 glob.delValue(name)
 
@@ -586,5 +597,5 @@ class OptionsManager:
                 glob = PETSc.Options()
                 config = {k[len(self._prefix):]: v for k, v in glob.getAll().items()
                           if k.startswith(self._prefix)}
-                _probe(config, (), isinstance(obj, PETSc.TS))
+                setup_reads(config, (), isinstance(obj, PETSc.TS))
                 raise

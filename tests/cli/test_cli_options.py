@@ -143,3 +143,18 @@ def test_environment_mistakes_are_one_line(tmp_path, env, needle):
     errors = [ln for ln in r.stderr.splitlines() if "error" in ln.lower()]
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert len(errors) == 1 and needle.replace("FILE", str(f)) in errors[0], r.stderr
+
+
+def test_run_reports_an_option_no_solver_read(tmp_path):
+    """``-fmbs_mat_typo 1``: no PETSc solve reads it (PetscOptionsUsed); the run still
+    succeeds and ends with exactly one warning line naming it, its value and source."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "flexmbs.cli.main", "run", str(CASE), "--out",
+                        str(tmp_path / "out"), "--t-end", "0.002", "--no-plots", "--quiet",
+                        "-fmbs_mat_typo", "1"], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    lines = [ln for ln in r.stderr.splitlines() if "mat_typo" in ln]
+    assert lines == ["warning: command line -fmbs_mat_typo 1: PETSc never read it in this "
+                     "run and no solver configuration reads it: check the name"], r.stderr
+    assert "Traceback" not in r.stderr
