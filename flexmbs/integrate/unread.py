@@ -67,8 +67,11 @@ def note(prefix: str, parameters: Mapping[str, str | None], added: Iterable[str]
     rep = _OPEN[0]
     if prefix not in rep.used_config:
         glob = PETSc.Options().getAll()            # (getAll does not mark options read)
+        # ts_type only where this solver is a TS (its options have one): a command-line
+        # -<prefix>ts_type under generalized-alpha set up no TS
         rep.used_config[prefix] = {k: glob.get(prefix + k, parameters.get(k))
-                                   for k in _SHOWN + ("snes_type", "ts_type")}
+                                   for k in _SHOWN + ("snes_type", "ts_type")
+                                   if k != "ts_type" or k in parameters}
     pending = rep.pending
     if not pending:
         return
@@ -147,7 +150,13 @@ class OptionsReport:
         # the guard: a run ended by an exception (also GeneratorExit, SystemExit) or by
         # the interpreter's exit reports nothing (its solvers may never have solved)
         if outermost and exc_type is None and not sys.is_finalizing():
-            for line in self.lines():
+            try:
+                lines = self.lines()
+            except Exception as err:       # never let the report end a finished run
+                log.warning("PETSc options not read in this run could not be checked: %s",
+                            err)
+                return
+            for line in lines:
                 self.emit(line)
 
     def source(self, options: Mapping[str, object], where: str) -> None:
@@ -279,10 +288,21 @@ def _factor_package(key: str) -> str | None:
 
 @contextlib.contextmanager
 def _quiet():
-    """fd 1 and 2 to /dev/null: a probe's viewers and monitors print nothing."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
+    """fd 1 and 2 to /dev/null: a probe's viewers and monitors print nothing (as they
+    are, when either is closed)."""
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+        saved = [os.dup(1), os.dup(2)]
+    except (OSError, ValueError):          # a closed descriptor: nothing to silence
+        yield
+        return
+    if not sys.stdout or not sys.stderr:
+        for fd in saved:
+            os.close(fd)
+        yield
+        return
     null = os.open(os.devnull, os.O_WRONLY)
     try:
         os.dup2(null, 1)

@@ -158,3 +158,23 @@ def test_run_reports_an_option_no_solver_read(tmp_path):
     assert lines == ["warning: command line -fmbs_mat_typo 1: PETSc never read it in this "
                      "run and no solver configuration reads it: check the name"], r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_unread_report_with_stdout_closed_and_a_ts_option_under_genalpha(tmp_path):
+    """The end-of-run report never ends a finished run: with standard output closed
+    (``1>&-``: its probes cannot silence fd 1) the run still exits 0 with the line; and a
+    ``ts_type`` given to a generalized-alpha run (no PETSc TS set up) is named as having
+    no effect without a TS, not as having no effect "with ts_type bdf"."""
+    import subprocess
+    import sys
+    r = subprocess.run([sys.executable, "-m", "flexmbs.cli.main", "run", str(CASE), "--out",
+                        str(tmp_path / "out"), "--t-end", "0.002", "--no-plots", "--quiet",
+                        "-fmbs_snes_typo", "1", "-fmbs_ts_type", "bdf"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                       timeout=600, pass_fds=(), close_fds=True,
+                       preexec_fn=lambda: __import__("os").close(1))
+    assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
+    typo = [ln for ln in r.stderr.splitlines() if "snes_typo" in ln]
+    assert len(typo) == 1 and "check the name" in typo[0], r.stderr
+    ts = [ln for ln in r.stderr.splitlines() if "ts_type" in ln]
+    assert len(ts) == 1 and "without a PETSc TS" in ts[0], r.stderr
