@@ -18,8 +18,8 @@ except KeyboardInterrupt:
     # KeyboardInterrupt as always)
     from flexmbs.kernel_cache import command_is_main as _command_is_main
     if _command_is_main():
-        from flexmbs.kernel_cache import interrupted_import as _interrupted
-        raise _interrupted() from None
+        from flexmbs.kernel_cache import end_interrupted_import as _end
+        _end()
     raise
 
 from flexmbs.compiled import FIRST_COMPILE as _FIRST_COMPILE

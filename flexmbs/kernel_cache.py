@@ -37,6 +37,7 @@ import sys
 import time
 import types
 from pathlib import Path
+from typing import NoReturn
 
 PACKAGE = Path(__file__).resolve().parent
 
@@ -240,14 +241,24 @@ def command_is_main() -> bool:
                for a, b in zip(orig, orig[1:]))
 
 
-def interrupted_import() -> SystemExit:
+def end_interrupted_import() -> NoReturn:
     """The end of the ``flexmbs`` command stopped by Ctrl-C while ``import flexmbs`` ran
     (the kernels' cold compile, :class:`ColdStart`): one line on stderr and the exit
-    status :data:`EXIT_INTERRUPTED`, as after a Ctrl-C in a run, not a traceback."""
+    status :data:`EXIT_INTERRUPTED`, as after a Ctrl-C in a run, not a traceback.
+
+    The process ends here (``os._exit`` once stdout and stderr are flushed), without the
+    interpreter's finalization: a compile cut short leaves llvmlite objects whose
+    finalizers print "Exception ignored ... Traceback" while the interpreter tears down.
+    Nothing is lost: numba writes each compiled kernel to its cache when it is compiled,
+    and the command has opened no file of its own yet."""
     sys.stderr.write("flexmbs: interrupted while loading flexmbs (what was compiled is "
                      "kept; the rest compiles at the next start)\n")
-    sys.stderr.flush()
-    return SystemExit(EXIT_INTERRUPTED)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(EXIT_INTERRUPTED)
 
 
 class ColdStart:
