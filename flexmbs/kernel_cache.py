@@ -32,8 +32,10 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 import types
 from pathlib import Path
@@ -274,6 +276,7 @@ class ColdStart:
 
     def __enter__(self) -> ColdStart:
         self._t0 = time.perf_counter()
+        self._previous = None
         if self.cold:
             self.stream.write(
                 f"flexmbs: compiling the numerical kernels once for this installation "
@@ -283,6 +286,7 @@ class ColdStart:
             self.stream.flush()
             own, *others = partition(entry_points(features=False), self.processes)
             workers = [start_worker(share) for share in others if share]
+            self._end_on_interrupt(workers)
             try:
                 compile_entries(own)
                 for worker in workers:
@@ -291,12 +295,40 @@ class ColdStart:
                 for worker in workers:
                     worker.kill()
                     worker.wait()
+                self._restore()
                 raise
         return self
 
+    def _end_on_interrupt(self, workers: list[subprocess.Popen]) -> None:
+        """In the ``flexmbs`` command (:func:`command_is_main`, main thread), Ctrl-C during
+        the cold compile ends the command at once (:func:`end_interrupted_import`, the
+        workers killed) from a SIGINT handler, instead of a ``KeyboardInterrupt``: raised
+        inside one of numba's ctypes callbacks, that exception is swallowed ("Exception
+        ignored on calling ctypes callback function") and the compile then fails with a
+        RuntimeError and a traceback.  A library caller keeps Python's
+        ``KeyboardInterrupt``."""
+        if not command_is_main() or threading.current_thread() is not threading.main_thread():
+            return
+
+        def interrupted(signum, frame) -> None:
+            for worker in workers:
+                worker.kill()
+                worker.wait()
+            end_interrupted_import()
+        self._previous = signal.signal(signal.SIGINT, interrupted)
+
+    def _restore(self) -> None:
+        """Python's SIGINT handler again (after :meth:`_end_on_interrupt`)."""
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
     def __exit__(self, *exc) -> None:
-        if self.cold and exc[0] is None:
-            compile_entries(entry_points(features=False))   # (from the cache by now)
+        try:
+            if self.cold and exc[0] is None:
+                compile_entries(entry_points(features=False))   # (from the cache by now)
+        finally:
+            self._restore()
         self.seconds = time.perf_counter() - self._t0
         if self.cold and exc[0] is None:
             self.stream.write(f"flexmbs: kernels compiled in {self.seconds:.0f} s\n")

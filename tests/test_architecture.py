@@ -134,6 +134,12 @@ def test_system_does_not_touch_petsc():
         assert "petsc4py" not in text and "petsc_c" not in text, path
 
 
+#: documented public names that begin with an underscore (``os._exit``: the end of a
+#: process without the interpreter's teardown, :func:`flexmbs.kernel_cache.
+#: end_interrupted_import`)
+PUBLIC_UNDERSCORED = frozenset({"os._exit"})
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_no_private_reach_ins(module):
     """No ``other._name`` (only ``self._name``/``cls._name``), and no ``from x import
@@ -144,7 +150,8 @@ def test_no_private_reach_ins(module):
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr.startswith("_") \
                 and not node.attr.startswith("__"):
-            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")):
+            if not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")) \
+                    and ast.unparse(node) not in PUBLIC_UNDERSCORED:
                 bad.append(f"line {node.lineno}: {ast.unparse(node)}")
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("flexmbs"):
             bad += [f"line {node.lineno}: from {node.module} import {a.name}"

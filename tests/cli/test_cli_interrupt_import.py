@@ -68,13 +68,15 @@ def test_a_library_caller_gets_the_keyboard_interrupt():
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGINT") or os.name != "posix", reason="POSIX")
-@pytest.mark.parametrize("after", [0.3, 1.0, 2.0, 2.5, 3.0, 4.0])
+@pytest.mark.parametrize("after", [0.3, 1.0, 2.0, 2.5, 3.0, 4.0, 6.0])
 def test_sigint_during_the_cold_compile(tmp_path, after):
     """A real Ctrl-C (SIGINT to the command's process group, as a terminal sends it)
     ``after`` seconds into the cold compile: one line, 130, and no compile left running.
-    Before the command ended with ``os._exit``, an interrupt that cut llvmlite short
-    (about 1 in 6 at 2.5 s) added "Exception ignored ... Traceback" from its finalizers
-    during the interpreter's teardown."""
+    Two failures of the KeyboardInterrupt route this catches (each seen in CI): llvmlite's
+    finalizers printing "Exception ignored ... Traceback" during the interpreter's
+    teardown (about 1 in 6 at 2.5 s), and the interrupt raised inside one of numba's ctypes
+    callbacks, swallowed there, the compile then failing with a RuntimeError (status 1).
+    The command now ends from a SIGINT handler with ``os._exit``."""
     env = {**os.environ, "PYTHONPATH": str(ROOT), "NUMBA_CACHE_DIR": str(tmp_path / "cache")}
     code = "import sys\nsys.argv[0] = 'flexmbs'\nfrom flexmbs.cli.main import main\nsys.exit(main())"
     p = subprocess.Popen([sys.executable, "-c", code, "check", str(CASE)], env=env, cwd=ROOT,
