@@ -26,6 +26,12 @@ from flexmbs.compiled import arg, backend, state
 from flexmbs.kinematics.rotation import A_of, G_of, L_of, e_from_matrix
 
 
+def _close(a: np.ndarray, b: np.ndarray, rtol: float, atol: float) -> bool:
+    """``np.allclose(a, b, rtol, atol)`` of finite arrays, ``|a - b| <= atol + rtol |b|``
+    elementwise, without its generality (about 30 us a call)."""
+    return bool(np.all(np.abs(a - b) <= atol + rtol * np.abs(b)))
+
+
 def _ro(a) -> np.ndarray:
     arr = np.array(a, dtype=float)
     arr.setflags(write=False)
@@ -140,7 +146,7 @@ class RigidBody:
             elif not np.all(np.isfinite(val)):
                 out.append(f"{who}: {key} has non-finite entries")
         if self.I_S.shape == (3, 3) and np.all(np.isfinite(self.I_S)):
-            if not np.allclose(self.I_S, self.I_S.T, rtol=1e-10, atol=1e-14 * np.abs(self.I_S).max()):
+            if not _close(self.I_S, self.I_S.T, rtol=1e-10, atol=1e-14 * np.abs(self.I_S).max()):
                 out.append(f"{who}: inertia I_S must be symmetric, got {self.I_S.tolist()}")
             else:
                 lam = np.linalg.eigvalsh(self.I_S)
@@ -151,7 +157,8 @@ class RigidBody:
                     out.append(f"{who}: inertia I_S violates the triangle inequality "
                                f"(principal moments {lam.tolist()})")
         if self.R0.shape == (3, 3) and np.all(np.isfinite(self.R0)):
-            if not np.allclose(self.R0 @ self.R0.T, np.eye(3), atol=1e-9) or np.linalg.det(self.R0) < 0:
+            if not _close(self.R0 @ self.R0.T, np.eye(3), rtol=1e-5, atol=1e-9) \
+                    or np.linalg.det(self.R0) < 0:
                 out.append(f"{who}: R0 must be a rotation matrix (orthonormal, det +1)")
         return out
 

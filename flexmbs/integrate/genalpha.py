@@ -897,7 +897,8 @@ class GeneralizedAlpha:
         s_q = max(1.0, float(np.max(np.abs(q), initial=0.0)))
         try:
             M = tangent_mass(self.dae, s.q, s.qd, s.qdd, s.lam, s.t)
-            m_s = float(np.max(np.abs(sp.csr_matrix(M).diagonal()), initial=0.0))
+            m_s = float(np.max(np.abs(M.diagonal() if sp.issparse(M) else
+                                      np.diagonal(np.asarray(M))), initial=0.0))
         except (AttributeError, NotImplementedError):
             m_s = 0.0
         if not (np.isfinite(m_s) and m_s > 0.0):

@@ -271,6 +271,9 @@ def _point_mass_offsets(joints) -> list[str]:
     position) is the tolerance."""
     out = []
     for j in joints:
+        if not any(getattr(getattr(side, "body", side), "kind", None) == "point_mass"
+                   for side in (getattr(j, "first", None), getattr(j, "second", None))):
+            continue                                # (no point mass: nothing to place)
         if getattr(j, "kind", None) not in POINT_JOINTS or not hasattr(j, "resolve") \
                 or j.problems():
             continue                                # (others reported by the joint itself)
