@@ -100,16 +100,17 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
 
-def _petsc_options(extra: list[str]) -> None:
+def _petsc_options(extra: list[str]) -> dict[str, str | None]:
     """Arguments argparse did not know go to the PETSc options database (``-flexmbs_eps_
     monitor``, ``-flexmbs_eps_st_mat_mumps_icntl_14 50``; ``flexmbs.cli.main`` has
     already refused ``--long`` typos and unknown PETSc types)."""
-    if extra:
-        from flexmbs.integrate.options import petsc_options_from_args
-        try:
-            petsc_options_from_args(extra)
-        except ValueError as exc:
-            raise PreprocessError(f"PETSc options: {exc}") from None
+    if not extra:
+        return {}
+    from flexmbs.integrate.options import petsc_options_from_args
+    try:
+        return petsc_options_from_args(extra)
+    except ValueError as exc:
+        raise PreprocessError(f"PETSc options: {exc}") from None
 
 
 def _check_output(args: argparse.Namespace) -> None:
@@ -169,14 +170,9 @@ def _sizes(fe, settings, material, mesh, unit: str) -> None:
 
 
 def _run(args: argparse.Namespace, comm) -> int:
-    from flexmbs.cli.info import summary
-    from flexmbs.fe.assemble import assemble, fe_model_unassembled
-    from flexmbs.fe.material import resolve_material
-    from flexmbs.io.bodyfile import save_body
-    from flexmbs.io.mesh import read_mesh
-    from flexmbs.reduction import InterfaceSpec, ReductionSettings, reduce_model
+    from flexmbs.reduction import InterfaceSpec, ReductionSettings
+    from flexmbs.reduction.petsc_options import UnreadOptions
 
-    t0 = time.perf_counter()
     root = comm is None or comm.getRank() == 0
 
     def step(msg: str, t: float) -> None:
@@ -198,12 +194,29 @@ def _run(args: argparse.Namespace, comm) -> int:
     except ValueError as exc:
         raise PreprocessError(str(exc)) from None
     _check_frame(settings)
-    given = None if args.material is None else parse_material(args.material)
+    given_material = None if args.material is None else parse_material(args.material)
     if comm is not None and args.mass != "consistent":
         raise PreprocessError(f"--mass {args.mass}: available in a serial run only, got "
                               f"{comm.getSize()} MPI ranks")
-    _petsc_options(getattr(args, "petsc_args", []))
+    given = _petsc_options(getattr(args, "petsc_args", []))
     _check_output(args)
+    with UnreadOptions(given) as unread:
+        _reduce(args, comm, settings, given_material, root, step)
+    if root:
+        for line in unread.lines():     # (after the summary: the last lines one reads)
+            print(f"flexmbs preprocess: warning: {line}", file=sys.stderr)
+    return 0
+
+
+def _reduce(args, comm, settings, given, root: bool, step) -> None:
+    """Read, assemble, reduce and write the body (``given``: the ``--material``)."""
+    from flexmbs.cli.info import summary
+    from flexmbs.fe.assemble import assemble, fe_model_unassembled
+    from flexmbs.fe.material import resolve_material
+    from flexmbs.io.bodyfile import save_body
+    from flexmbs.io.mesh import read_mesh
+    from flexmbs.reduction import reduce_model
+    t0 = time.perf_counter()
     if root:
         ranks = "" if comm is None else f" on {comm.getSize()} MPI ranks"
         print(f"flexmbs preprocess {args.mesh}{ranks}", file=sys.stderr)
@@ -252,4 +265,3 @@ def _run(args: argparse.Namespace, comm) -> int:
         step(f"write {args.output}", time.perf_counter() - t)
         print(f"  total {time.perf_counter() - t0:.2f} s", file=sys.stderr)
         print(summary(body))
-    return 0

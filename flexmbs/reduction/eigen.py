@@ -30,6 +30,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from flexmbs.errors import FlexmbsError
+from flexmbs.reduction.petsc_options import note_backend, set_prefix
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +57,9 @@ def choose_backend(backend: str, n: int) -> str:
     if backend not in BACKENDS:
         raise ValueError(f"eigensolver must be one of {BACKENDS}, got {backend!r}")
     if backend == "auto":
-        if n <= SLEPC_THRESHOLD:
-            return "scipy"
-        return "slepc" if n <= ITERATIVE_THRESHOLD else "slepc-amg"
+        backend = "scipy" if n <= SLEPC_THRESHOLD else \
+            "slepc" if n <= ITERATIVE_THRESHOLD else "slepc-amg"
+    note_backend(backend)
     return backend
 
 
@@ -133,7 +134,7 @@ def factorize(A: sp.spmatrix, *, backend: str = "auto", spd: bool = False,
     Ap, arrays = _petsc_aij(A)
     if backend in ("slepc-amg", "lobpcg") and spd:
         ksp = PETSc.KSP().create(comm=PETSc.COMM_SELF)
-        ksp.setOptionsPrefix("flexmbs_factor_")
+        set_prefix(ksp, "flexmbs_factor_")
         ksp.setOperators(Ap)
         _near_null_space(Ap, near_null)
         _amg_ksp(ksp)
@@ -151,7 +152,7 @@ def direct_ksp(Ap, *, spd: bool, prefix: str = "flexmbs_factor_"):
     if spd:
         Ap.setOption(PETSc.Mat.Option.SPD, True)
     ksp = PETSc.KSP().create(comm=Ap.getComm())
-    ksp.setOptionsPrefix(prefix)
+    set_prefix(ksp, prefix)
     ksp.setOperators(Ap)
     ksp.setType("preonly")
     pc = ksp.getPC()
@@ -265,7 +266,7 @@ def _eigh_lobpcg(K, M, n, *, sigma, tol, near_null=None):
     Ap, arrays = _petsc_aij(A)
     ns = _near_null_space(Ap, near_null)
     ksp = PETSc.KSP().create(comm=PETSc.COMM_SELF)
-    ksp.setOptionsPrefix("flexmbs_lobpcg_")
+    set_prefix(ksp, "flexmbs_lobpcg_")
     ksp.setOperators(Ap)
     ksp.setType("preonly")
     ksp.getPC().setType("gamg")
@@ -308,7 +309,7 @@ def shift_invert_eps(K, M, n: int, sigma: float, comm, *, tol: float, mumps: boo
     for P in (K, M):
         P.setOption(PETSc.Mat.Option.SYMMETRIC, True)
     eps = SLEPc.EPS().create(comm=comm)
-    eps.setOptionsPrefix("flexmbs_eps_")
+    set_prefix(eps, "flexmbs_eps_")
     eps.setOperators(K, M)
     eps.setProblemType(SLEPc.EPS.ProblemType.GHEP)
     eps.setType(SLEPc.EPS.Type.KRYLOVSCHUR)

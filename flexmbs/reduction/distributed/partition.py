@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from flexmbs.reduction.petsc_options import set_prefix
+
 log = logging.getLogger(__name__)
 
 
@@ -87,7 +89,7 @@ def scotch_owner(graph: sp.csr_matrix, comm) -> np.ndarray:
     part = PETSc.MatPartitioning().create(comm=comm)
     part.setAdjacency(A)
     part.setType("ptscotch")
-    part.setOptionsPrefix("flexmbs_partition_")
+    set_prefix(part, "flexmbs_partition_")
     part.setFromOptions()
     is_ = PETSc.IS().create(comm=comm)
     part.apply(is_)
