@@ -29,6 +29,9 @@ from collections.abc import Callable, Iterable, Mapping
 
 from petsc4py import PETSc
 
+from flexmbs.reduction.petsc_options import KINDS as PREPROCESSING
+from flexmbs.reduction.petsc_options import reads as preprocessing_reads
+
 from .options import (
     BROAD_TYPES,
     OWN_OPTIONS,
@@ -208,6 +211,17 @@ class OptionsReport:
             known = sorted(set(self.prefixes) | _flexmbs_prefixes(), key=len, reverse=True)
             prefix = next((p for p in known if name.startswith(p)), "")
             key = name[len(prefix):]
+        if not prefix and e.in_db:
+            pre = next((p for p in sorted(PREPROCESSING, key=len, reverse=True)
+                        if name.startswith(p)), None)
+            if pre is not None:
+                if not preprocessing_reads(PREPROCESSING[pre], name[len(pre):], e.value):
+                    return (f"PETSc never read it and no solver with prefix -{pre} reads "
+                            f"it: check the name")
+                return (f"not read in this run (an option of preprocessing: no PETSc "
+                        f"solver with prefix -{pre} was set up; bodies are preprocessed "
+                        f"when their body file is missing or stale, and a small mesh's "
+                        f"eigen solve uses scipy)")
         if not prefix:
             return ("PETSc never read it in this run, and it has no flexmbs solver prefix "
                     f"({', '.join('-' + p for p in sorted(_flexmbs_prefixes()))}): check the name")

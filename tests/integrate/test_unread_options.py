@@ -115,3 +115,30 @@ def test_no_report_at_interpreter_exit():
     chance, keeps the exit quiet)."""
     assert _exit_script(False) == ""           # clean: no line, no traceback
     assert "-mat_typo_exit 1: PETSc never read it" in _exit_script(True)
+
+
+def test_preprocessing_options_given_to_a_run():
+    """A command-line ``-flexmbs_eps_*`` option in a run that preprocessed no body: a
+    real SLEPc option is "an option of preprocessing" not read, a misspelt one is "check
+    the name" (judged by a throw-away EPS, :func:`flexmbs.reduction.petsc_options.reads`)."""
+    opts = PETSc.Options()
+    given = {"flexmbs_eps_eps_tol": "1e-9", "flexmbs_eps_eps_tool": "1e-9"}
+    for k, v in given.items():
+        opts.setValue(k, v)
+    try:
+        lines = []
+        with OptionsReport(reset=True, emit=lines.append) as rep:
+            rep.watch(given, "command line", prefix="", in_db=True)
+            dae = Pendulum()
+            cs = consistent_initial_conditions(dae, [0.6, -0.8], [0.0, 0.0])
+            ga = GeneralizedAlpha(dae, options_prefix="fmbs_unread_")
+            ga.run(cs.q, cs.qd, cs.qdd, cs.lam, 0.0, 0.03, h=0.01)
+    finally:
+        for k in given:
+            opts.delValue(k)
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("command line -flexmbs_eps_eps_tol 1e-9: not read in this "
+                               "run (an option of preprocessing: no PETSc solver with "
+                               "prefix -flexmbs_eps_ was set up")
+    assert lines[1] == ("command line -flexmbs_eps_eps_tool 1e-9: PETSc never read it and "
+                        "no solver with prefix -flexmbs_eps_ reads it: check the name")
