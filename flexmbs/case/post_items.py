@@ -52,7 +52,10 @@ def hotspots(spec, built) -> list[HotSpot]:
     for h in spec.hotspots:
         body = built.flexible[h["body"]].body
         where = spec.where(h["path"])
-        sn = SNCurve.through(**h["sn_curve"]) if h.get("sn_curve") else None
+        try:
+            sn = SNCurve.through(**h["sn_curve"]) if h.get("sn_curve") else None
+        except ValueError as exc:
+            raise CaseError(f"{where}.sn_curve: {exc}") from None
         if h.get("point") is not None:
             nodes = [nearest_node(body.points, h["point"])]
             _check_snap(body.points, nodes[0], h["point"], f"{where}.point", h["body"])

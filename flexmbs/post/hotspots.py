@@ -54,8 +54,19 @@ class SNCurve:
 
     @classmethod
     def through(cls, S_ref: float, N_ref: float, m: float) -> SNCurve:
-        """The curve through ``N_ref`` cycles at range ``S_ref`` [Pa]: ``C = N_ref S_ref^m``."""
-        return cls(N_ref * S_ref ** m, m)
+        """The curve through ``N_ref`` cycles at range ``S_ref`` [Pa]: ``C = N_ref S_ref^m``
+        (ValueError when that is beyond the floating-point range: an exponent ``m`` of
+        hundreds)."""
+        try:
+            C = N_ref * S_ref ** m
+        except OverflowError:
+            C = float("inf")
+        if isinstance(C, complex) or not np.isfinite(C):
+            raise ValueError(f"SNCurve: C = N_ref S_ref^m = {N_ref:g} x {S_ref:g}^{m:g} is "
+                             f"not a finite number: expected an exponent m of a few units "
+                             f"(3 to 5 for steel welds) and positive S_ref [Pa], N_ref, "
+                             f"got m = {m:g}")
+        return cls(C, m)
 
     def cycles_to_failure(self, S) -> np.ndarray:
         """``N = C S^-m`` for stress ranges ``S`` [Pa] (infinite at ``S = 0``)."""

@@ -91,3 +91,18 @@ def test_a_node_set_is_the_mesh_node_set():
     assert set(spot.nodes.tolist()) == nodes
     r = np.linalg.norm(m.points[spot.nodes, :2] - [0.4, 0.0], axis=1)    # around hole B
     assert r.max() - r.min() < 1e-6 * r.max()
+
+
+def test_an_sn_exponent_beyond_the_float_range_stops_check_with_exit_2(tmp_path, capsys):
+    """``m = 300`` (found by the fuzz, seed 20261128): ``C = N_ref S_ref^m`` = 2e6 x
+    (2e8)^300 overflows a float (its largest is ~1.8e308); it ended in an OverflowError
+    traceback."""
+    text = MAIN.read_text().replace("m = 5.0 }", "m = 300.0 }")
+    text = text.replace("../../meshes", str(CASES.parent / "meshes"))
+    case = tmp_path / "case.toml"
+    case.write_text(text)
+    assert main(["check", str(case)]) == 2
+    err = [ln for ln in capsys.readouterr().err.strip().splitlines() if ln.strip()]
+    assert "Traceback" not in "\n".join(err)
+    assert "hotspots[0].sn_curve: SNCurve: C = N_ref S_ref^m = 2e+06 x 2e+08^300 is not a " \
+           "finite number: expected an exponent m of a few units" in err[-1], err
