@@ -424,9 +424,13 @@ def prepare(model, t0: float = DEFAULTS.t0) -> Prepared:
     still violates."""
     asm = model.assemble()
     q_guess, qd_guess = asm.initial_q(), asm.initial_qd()
-    q_pos, _ = consistent_positions(asm, q_guess, t0)
-    report = dof.analyse(asm, q_pos, t0)
-    init = consistent_initial_conditions(asm, q_pos, qd_guess, t0)
+    try:
+        q_pos, _ = consistent_positions(asm, q_guess, t0)
+        report = dof.analyse(asm, q_pos, t0)
+        init = consistent_initial_conditions(asm, q_pos, qd_guess, t0)
+    except ArithmeticError as exc:      # a force law or joint refusing the initial state
+        raise ModelError(f"{model.name}: the initial state (t = {t0} s) cannot be "
+                         f"evaluated: {str(exc) or type(exc).__name__}") from None
     init = _with_guess_report(init, q_guess, qd_guess, asm.state_indices)
     bad = health.inconsistent_rows(asm, init.q, init.qd, t0)
     if bad:

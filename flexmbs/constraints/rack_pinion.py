@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from flexmbs.bodies.attach import initial_state
 from flexmbs.constraints.base import parse_axis
 from flexmbs.constraints.two_point import TwoPointJoint
 from flexmbs.kinematics import jet as J
@@ -55,6 +56,19 @@ class RackPinion(TwoPointJoint):
             if abs(a @ b) > 1e-9:
                 out.append(f"{self.title}: the rack's direction 'second_axis' must be normal "
                            f"to the pinion's 'axis', got axis . second_axis = {a @ b:.3g}")
+        elif not out:           # (an axis left out: the markers' own axes, or each other's)
+            try:
+                P, Q = self.resolve()
+                a, b = initial_state(P)[1][:, 2], initial_state(Q)[1][:, 2]
+            except (ValueError, TypeError, AttributeError):
+                return out                      # (the sides' own problems say why)
+            if abs(a @ b) > 1e-9 * np.linalg.norm(a) * np.linalg.norm(b):
+                how = "given" if self.second_axis is not None else \
+                    "left out: the pinion's axis"
+                out.append(f"{self.title}: the rack's direction 'second_axis' must be normal "
+                           f"to the pinion's axis, got the directions "
+                           f"{np.round(a, 12).tolist()} and {np.round(b, 12).tolist()} "
+                           f"(second_axis {how})")
         return out
 
     def _initial(self) -> tuple[float, float]:

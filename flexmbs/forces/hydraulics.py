@@ -187,8 +187,12 @@ class HydraulicCylinder(StatefulForceElement):
         p1, p2 = float(z[0]), float(z[1])
         V1, V2 = self.volumes(x)
         if V1 <= 0 or V2 <= 0:
-            raise ValueError(f"HydraulicCylinder '{self.name}': chamber volume not positive "
-                             f"(V1 = {V1:.3e} m^3, V2 = {V2:.3e} m^3) at stroke x = {x:.4g} m")
+            # (an ArithmeticError: a Newton iterate outside the stroke range fails that
+            # iteration and the step is cut, as after an overflow in a force law)
+            raise FloatingPointError(
+                f"HydraulicCylinder '{self.name}': expected positive chamber volumes, got "
+                f"V1 = {V1:.3e} m^3, V2 = {V2:.3e} m^3 at stroke x = {x:.4g} m (V01 + A1 x, "
+                f"V02 - A2 x)")
         Q, dQ_dp, dQ_du = self.valve_flows(p1, p2, u)
         Fc, Fc_x = self.cushion(x)
         b1, b2 = self.beta / V1, self.beta / V2

@@ -110,3 +110,15 @@ def test_end_cushion_returns_the_mass_elastically():
     assert r.qd[-1, 0] == pytest.approx(-1.0, rel=1e-3)
     back = r.t[np.flatnonzero(r.q[:, 0] - 0.5 > x_max)[-1]]
     assert back - x_max / 1.0 == pytest.approx(np.pi / omega_c, abs=2 * 2e-5)
+
+
+def test_an_initial_stroke_beyond_a_chamber_is_one_line():
+    """The marker distance at x = 0 given as 1.5 m with the rod end at 0.5 m: the
+    initial stroke x = -1 m empties chamber 1 (V1 = V01 + A1 x = 5e-4 - 2e-3 < 0).  Found
+    by the fuzz (excavator_arm, seeds 11 and 12): a ValueError traceback from
+    ``flexmbs check``; now the model error of the initial state, naming the cylinder."""
+    msg = (r"the initial state \(t = 0.0 s\) cannot be evaluated: HydraulicCylinder 'cyl': "
+           r"expected positive chamber volumes, got V1 = -1\.500e-03 m\^3, V2 = 2\.500e-03 "
+           r"m\^3 at stroke x = -1 m")
+    with pytest.raises(fm.ModelError, match=msg):
+        fm.simulate(cylinder_model(l0=1.5), 0.01, 1e-3)
