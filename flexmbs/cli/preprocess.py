@@ -208,8 +208,8 @@ def _run(args: argparse.Namespace, comm) -> int:
     return 0
 
 
-def _reduce(args, comm, settings, given, root: bool, step) -> None:
-    """Read, assemble, reduce and write the body (``given``: the ``--material``)."""
+def _reduce(args, comm, settings, material_given, root: bool, step) -> None:
+    """Read, assemble, reduce and write the body (``material_given``: ``--material``)."""
     from flexmbs.cli.info import summary
     from flexmbs.fe.assemble import assemble, fe_model_unassembled
     from flexmbs.fe.material import resolve_material
@@ -227,7 +227,7 @@ def _reduce(args, comm, settings, given, root: bool, step) -> None:
                               f"preprocessed on one rank only, got {comm.getSize()} ranks")
     step(f"read mesh ({mesh.cell_type}, {mesh.n_nodes} nodes)", time.perf_counter() - t)
     try:
-        material = resolve_material(given, mesh.material, mesh.source)
+        material = resolve_material(material_given, mesh.material, mesh.source)
     except ValueError as exc:
         raise PreprocessError(str(exc)) from None
     missing = [i.name for i in settings.interfaces if i.name not in mesh.node_sets]

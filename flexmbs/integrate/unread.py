@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable, Mapping
 from petsc4py import PETSc
 
 from flexmbs.reduction.petsc_options import KINDS as PREPROCESSING
+from flexmbs.reduction.petsc_options import prefix_of as preprocessing_prefix
 from flexmbs.reduction.petsc_options import reads as preprocessing_reads
 
 from .options import (
@@ -212,8 +213,7 @@ class OptionsReport:
             prefix = next((p for p in known if name.startswith(p)), "")
             key = name[len(prefix):]
         if not prefix and e.in_db:
-            pre = next((p for p in sorted(PREPROCESSING, key=len, reverse=True)
-                        if name.startswith(p)), None)
+            pre = preprocessing_prefix(name)
             if pre is not None:
                 if not preprocessing_reads(PREPROCESSING[pre], name[len(pre):], e.value):
                     return (f"PETSc never read it and no solver with prefix -{pre} reads "

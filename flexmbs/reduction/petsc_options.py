@@ -26,7 +26,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping
 
-__all__ = ["KINDS", "UnreadOptions", "note_backend", "set_prefix"]
+__all__ = ["KINDS", "UnreadOptions", "note_backend", "prefix_of", "set_prefix"]
 
 #: preprocessing's PETSc prefixes and the kind of object set up under each
 KINDS = {"flexmbs_eps_": "eps", "flexmbs_factor_": "ksp", "flexmbs_static_": "ksp",
@@ -35,6 +35,13 @@ KINDS = {"flexmbs_eps_": "eps", "flexmbs_factor_": "ksp", "flexmbs_static_": "ks
 PROBE = "flexmbs_unread_probe_"
 
 _OPEN: list[UnreadOptions] = []
+
+
+def prefix_of(name: str) -> str | None:
+    """The longest of preprocessing's prefixes (:data:`KINDS`) that option ``name``
+    (without the dash) starts with, or None."""
+    return next((p for p in sorted(KINDS, key=len, reverse=True) if name.startswith(p)),
+                None)
 
 
 def set_prefix(obj, prefix: str) -> None:
@@ -73,8 +80,7 @@ class UnreadOptions:
         for name, value in self.given.items():
             if options_used(name):
                 continue
-            prefix = next((p for p in sorted(KINDS, key=len, reverse=True)
-                           if name.startswith(p)), None)
+            prefix = prefix_of(name)
             shown = f"-{name}" + ("" if value is None else f" {value}")
             out.append(f"command line {shown}: {self._why(name, value, prefix)}")
         return out
