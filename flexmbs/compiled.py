@@ -287,6 +287,11 @@ class FirstCompile(event.Listener):
 FIRST_COMPILE = FirstCompile()
 
 
+#: the array-interface type strings a :class:`Table` takes (float64, int64)
+_TABLE_TYPES = (np.dtype(np.float64).str, np.dtype(np.int64).str)
+_PAD = ((0, 0, 0, 0), (0, 0, 0), (0, 0), (0,), ())
+
+
 class Table:
     """An int64 table ``[address, s0, s1, s2, s3]`` per array, for a cfunc's context.
 
@@ -301,11 +306,14 @@ class Table:
         self._tab: np.ndarray | None = None
 
     def add(self, a: np.ndarray) -> int:
-        if a.dtype not in (np.float64, np.int64) or not a.flags.c_contiguous or a.ndim > 4:
+        # (the array interface in one lookup: a set-up adds about a hundred arrays)
+        ai = a.__array_interface__
+        shape = ai["shape"]
+        if ai["typestr"] not in _TABLE_TYPES or ai["strides"] is not None or len(shape) > 4:
             raise TypeError(f"Table: need a C-contiguous float64/int64 array of ndim <= 4, "
                             f"got {a.dtype} {a.shape}")
         self._keep.append(a)
-        self._rows.append([a.ctypes.data, *a.shape, *([0] * (4 - a.ndim))])
+        self._rows.append((ai["data"][0], *shape, *_PAD[len(shape)]))
         return len(self._rows) - 1
 
     def add_value(self, v: int) -> int:

@@ -32,6 +32,7 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
+from scipy.linalg.lapack import dgecon as gecon
 from scipy.linalg.lapack import dpotrf as potrf
 from scipy.linalg.lapack import dpotrs as potrs
 
@@ -45,6 +46,9 @@ __all__ = ["ConsistentState", "accelerations", "consistent_initial_conditions",
            "consistent_positions", "minimum_norm", "project_velocities", "tangent_mass"]
 
 _DENSE_MAX = 3000  # up to this size the pseudo-inverses are dense SVD-based lstsq
+#: The saddle system of the accelerations is solved by LU when its condition is below
+#: this (else by least squares: redundant rows make it singular)
+SADDLE_COND_MAX = 1e12
 #: Up to this size the saddle system is solved by scipy's LU: numpy's ``solve`` wakes
 #: its BLAS thread pool, 10-30 ms on a loaded machine for a 13 x 13 system (0.1 ms here).
 _SMALL_LU = 200
@@ -58,6 +62,20 @@ def lstsq(A: sp.spmatrix | np.ndarray, b: np.ndarray) -> np.ndarray:
         Ad = A.toarray() if sp.issparse(A) else np.asarray(A)
         return np.linalg.lstsq(Ad, b, rcond=None)[0]
     return spla.lsmr(sp.csr_matrix(A), b, atol=1e-14, btol=1e-14, maxiter=20 * max(A.shape))[0]
+
+
+def _jacobian(dae, q: np.ndarray, t: float, sparse: bool = False):
+    """``G`` (n_lam, n_q): dense (read-only) from the system's dense constraint rows when
+    it has them (:meth:`ConstraintRows.dense_rows <flexmbs.system.constraint_rows.
+    ConstraintRows.dense_rows>`, small systems) and ``sparse`` is false, else CSR."""
+    if not sparse:
+        dense_rows = getattr(getattr(dae, "constraint_rows", None), "dense_rows", None)
+        dense = dense_rows(q, t) if dense_rows is not None else None
+        if dense is not None:
+            G = dense[1].view()
+            G.flags.writeable = False
+            return G
+    return sp.csr_matrix(dae.constraint_jacobian(q, t))
 
 
 def _free(n: int, fixed: Sequence[int]) -> np.ndarray:
@@ -85,7 +103,7 @@ def consistent_positions(dae, q0: np.ndarray, t: float = 0.0, *, fixed: Sequence
             return q, it
         if it >= max_iter:
             break
-        G = sp.csr_matrix(dae.constraint_jacobian(q, t))[:, free]
+        G = _jacobian(dae, q, t)[:, free]
         dq = -lstsq(G, g)
         q[free] += dq
         g_new = np.asarray(dae.constraint(q, t), dtype=float)
@@ -134,7 +152,7 @@ def project_velocities(dae, q: np.ndarray, qd0: np.ndarray, t: float = 0.0, *,
         at = at_state(q, t)
         G, g_t = at.G, at.g_t
     else:
-        G = sp.csr_matrix(dae.constraint_jacobian(q, t))
+        G = sp.csr_matrix(dae.constraint_jacobian(q, t))     # (its G qd: the bits of CSR)
         g_t = dae.constraint_time_derivative(q, t) \
             if isinstance(dae, ConstraintTimeDerivative) \
             else dae.constraint_rates(q, qd, t)[0]       # (only g_t: no second derivatives)
@@ -253,7 +271,7 @@ def _saddle(dae, q, qd, t, M, f) -> tuple[np.ndarray, np.ndarray]:
     zl = np.zeros(m)
     if m == 0:
         return _solve(sp.csr_matrix(M), f), zl
-    G = dae.constraint_jacobian(q, t)
+    G = _jacobian(dae, q, t, sparse=bool(n_mu))
     _, gamma = dae.constraint_rates(q, qd, t)
     if n_mu:
         A, B, c_t = dae.velocity_jacobians(q, qd, t)
@@ -266,8 +284,8 @@ def _saddle(dae, q, qd, t, M, f) -> tuple[np.ndarray, np.ndarray]:
         A = np.zeros((n + m, n + m))
         A[:n, :n], A[:n, n:], A[n:, :n] = Md, Gd.T, Gd
         try:  # LU first (fast); SVD least squares if singular (redundant constraints)
-            x = _lu_solve(A, b)
-            if np.all(np.isfinite(x)) and np.linalg.cond(A) < 1e12:
+            x, rcond = _lu_solve(A, b)
+            if np.all(np.isfinite(x)) and rcond > 1.0 / SADDLE_COND_MAX:
                 return x[:n], x[n:]
         except np.linalg.LinAlgError:
             pass
@@ -279,14 +297,21 @@ def _saddle(dae, q, qd, t, M, f) -> tuple[np.ndarray, np.ndarray]:
     return x[:n], x[n:]
 
 
-def _lu_solve(A: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``A^{-1} b`` by LU with partial pivoting; non-finite if ``A`` is singular (small
-    systems by scipy's LU without its singular-matrix warning, larger by numpy's)."""
+def _lu_solve(A: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(A^{-1} b, 1 / cond(A))`` by LU with partial pivoting; the solution non-finite if
+    ``A`` is singular.  Small systems: scipy's LU (without its singular-matrix warning)
+    and LAPACK's estimate of the 1-norm condition from the factors (``gecon``); larger:
+    numpy's solve and the 2-norm condition (SVD)."""
     if A.shape[0] > _SMALL_LU:
-        return np.linalg.solve(A, b)
+        return np.linalg.solve(A, b), 1.0 / np.linalg.cond(A)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", sla.LinAlgWarning)
-        return sla.lu_solve(sla.lu_factor(A, check_finite=False), b, check_finite=False)
+        lu = sla.lu_factor(A, check_finite=False)
+        x = sla.lu_solve(lu, b, check_finite=False)
+    if not np.all(np.isfinite(lu[0])):
+        return x, 0.0
+    rcond, info = gecon(lu[0], float(np.abs(A).sum(axis=0).max()), norm="1")
+    return x, float(rcond) if info == 0 else 0.0
 
 
 def _solve(A: sp.csr_matrix, b: np.ndarray) -> np.ndarray:

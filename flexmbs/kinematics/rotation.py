@@ -132,4 +132,8 @@ def frame_from_axis(axis: np.ndarray) -> np.ndarray:
     helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
     x = helper - z * (helper @ z)
     x /= np.linalg.norm(x)
-    return np.column_stack([x, np.cross(z, x), z])
+    (x0, x1, x2), (z0, z1, z2) = x.tolist(), z.tolist()
+    R = np.empty((3, 3))
+    R[:, 0], R[:, 2] = x, z
+    R[:, 1] = (z1 * x2 - z2 * x1, z2 * x0 - z0 * x2, z0 * x1 - z1 * x0)   # y = z x x
+    return R

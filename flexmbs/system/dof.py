@@ -84,7 +84,9 @@ def independent_rows(G: np.ndarray, tol: float = 1e-9) -> np.ndarray:
 
 def analyse(asm, q: np.ndarray, t: float = 0.0, tol: float = 1e-9) -> DofReport:
     """Rank test at ``q``; marks redundant rows inactive on ``asm`` and reports them."""
-    G = asm.constraint_jacobian(q, t, all_rows=True).toarray()
+    dense = asm.constraint_rows.dense_rows(q, t) if asm.active.all() else None
+    G = dense[1] if dense is not None else \
+        asm.constraint_jacobian(q, t, all_rows=True).toarray()
     keep = independent_rows(G, tol)
     asm.active = keep
     asm.redundant = [lab for lab, k in zip(asm.row_labels, keep) if not k]

@@ -43,6 +43,7 @@ class TangentAssembly:
         self.grids = grids
         self._plan_cache = None
         self._mass_last: tuple | None = None     # (q bytes, M(q)) of tangent_mass
+        self._mass_plan: tuple | None = None     # (bodies, indptr, indices) of M
 
     def chunks(self, q, qd, qdd, t, lam=None):
         """``(rows, cols, K values, C values, M values or None)`` per body and force block
@@ -78,18 +79,42 @@ class TangentAssembly:
         return K.tocsr(), C.tocsr(), self._mass(rows, cols, vm)
 
     def tangent_mass(self, q, qd, qdd, lam, t) -> sp.csr_matrix:
-        """``M`` of :meth:`tangent` alone (CSR): ``K``, ``C`` and the constraint Hessian
-        are not assembled (the set-up needs ``M`` only).  ``M = M(q)``: only the bodies
-        have mass, and their mass matrices depend on ``q`` alone, so the last one is kept
+        """``M`` of :meth:`tangent` alone (CSR): ``K``, ``C``, the force elements (no mass)
+        and the constraint Hessian are not assembled (the set-up needs ``M`` only).
+        ``M = M(q)``: only the bodies have mass, and their mass matrices depend on ``q``
+        alone, so the last one is kept
         with its ``q`` (the set-up asks twice at the start: the initial accelerations and
         the Newton test's scales) and a copy returned."""
         key = np.asarray(q, dtype=float).tobytes()
         if self._mass_last is not None and self._mass_last[0] == key:
             return self._mass_last[1].copy()
-        rows, cols, _, _, vm = self.chunks(q, qd, qdd, t, lam)
-        M = self._mass(rows, cols, vm)
+        lay = self.layout
+        bodies, indptr, indices = self._mass_pattern()
+        vals = [b.tangent(q[s], qd[s], qdd[s], lay.gravity)[2].ravel() for b, s in bodies]
+        data = np.concatenate(vals) if vals else np.zeros(0)
+        M = sp.csr_matrix((data, indices, indptr), shape=(lay.n_q, lay.n_q))
         self._mass_last = (key, M.copy())
         return M
+
+    def _mass_pattern(self) -> tuple[list, np.ndarray, np.ndarray]:
+        """``(bodies, indptr, indices)`` of ``M``: the bodies with their slices in the
+        order of their coordinates and the CSR pattern of their dense blocks (disjoint,
+        each row of a block holds the block's columns), in which the blocks' values,
+        row by row, are the CSR values (made once)."""
+        if self._mass_plan is None:
+            lay = self.layout
+            bodies = sorted(((b, lay.body_slices[b.name]) for b in lay.bodies),
+                            key=lambda bs: bs[1].start)
+            counts = np.zeros(lay.n_q, dtype=np.int32)
+            cols = [np.zeros(0, dtype=np.int32)]
+            for _, s in bodies:
+                k = s.stop - s.start
+                counts[s] = k
+                cols.append(np.tile(np.arange(s.start, s.stop, dtype=np.int32), k))
+            indptr = np.zeros(lay.n_q + 1, dtype=np.int32)
+            np.cumsum(counts, out=indptr[1:])
+            self._mass_plan = (bodies, indptr, np.concatenate(cols))
+        return self._mass_plan
 
     def _mass(self, rows, cols, vm) -> sp.csr_matrix:
         vm = [np.zeros(r.size) if v is None else v for r, v in zip(rows, vm)]
