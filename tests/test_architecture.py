@@ -20,6 +20,7 @@ PACKAGE = ROOT / "flexmbs"
 #: higher rank to a lower one; units of one rank do not import each other
 LAYERS = {
     "errors": 0, "compiled": 0, "petsc_c": 0, "_version": 0, "kernel_cache": 0,
+    "capability": 0,
     "io": 1, "kinematics": 1, "analysis": 1,
     "fe": 2,
     "reduction": 3,

@@ -15,11 +15,12 @@ import numpy as np
 from typing import Protocol, runtime_checkable
 
 from flexmbs.bodies import ffrf_kernel, ffrf_reference
+from flexmbs.capability import Capability
 from flexmbs.compiled import Table, arg, backend, use_compiled
 
 
 @runtime_checkable
-class FloatingFrameBody(Protocol):
+class FloatingFrameBody(Protocol, metaclass=Capability):
     """A body the packed kernels evaluate: a floating frame (a rigid body has ``n_q = 0``)
     that lays out its constants for :func:`~flexmbs.bodies.ffrf_kernel.ffrf_residual`
     (``kernel_args``) and :func:`~flexmbs.bodies.ffrf_kernel.ffrf_tangent`

@@ -133,7 +133,14 @@ class RigidBody:
         return np.concatenate([self.v0, 0.5 * G_of(e).T @ self.omega0])
 
     def problems(self) -> list[str]:
-        """Every problem with the data (empty if valid)."""
+        """Every problem with the data (empty if valid).  The body is immutable (frozen,
+        read-only arrays): the checks run once, at the first call."""
+        found = self.__dict__.get("_problems")
+        if found is None:
+            found = self.__dict__["_problems"] = tuple(self._data_problems())
+        return list(found)
+
+    def _data_problems(self) -> list[str]:
         out = []
         who = f"RigidBody '{self.name}'"
         if not np.isfinite(self.m) or self.m <= 0:

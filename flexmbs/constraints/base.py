@@ -47,6 +47,22 @@ def parse_axis(axis, who: str) -> np.ndarray:
     return a / nrm
 
 
+#: the key of a value that has none (then nothing is kept)
+_UNKEYED = object()
+
+
+def _value_key(v):
+    """A hashable copy of ``at`` / ``axis``: None, a string, or the float array's bytes
+    and shape (``_UNKEYED`` when it is none of these)."""
+    if v is None or isinstance(v, str):
+        return v
+    try:
+        a = np.asarray(v, dtype=float)
+    except (TypeError, ValueError):
+        return _UNKEYED
+    return (a.shape, a.tobytes())
+
+
 @dataclass(frozen=True, eq=False)
 class Joint:
     """Base of all joints: ``name``, sides ``first`` (P) and ``second`` (Q), placement."""
@@ -94,7 +110,21 @@ class Joint:
 
     # -- placement -------------------------------------------------------------------
     def resolve(self) -> tuple[Marker, Marker]:
-        """The two markers ``(P, Q)`` of the joint frame in the initial configuration."""
+        """The two markers ``(P, Q)`` of the joint frame in the initial configuration.
+
+        The joint, its bodies and markers are immutable; ``at`` and ``axis`` may be
+        arrays the caller still holds, so the markers are kept with the values of those
+        two they were made from and made again when either changed."""
+        key = (_value_key(self.at), _value_key(self.axis))
+        kept = self.__dict__.get("_resolved")
+        if kept is not None and key[0] is not _UNKEYED and key[1] is not _UNKEYED \
+                and kept[0] == key:
+            return kept[1]
+        out = self._resolve()
+        self.__dict__["_resolved"] = (key, out)
+        return out
+
+    def _resolve(self) -> tuple[Marker, Marker]:
         who = f"{type(self).__name__} '{self.name}'"
         R_joint = None
         if self.axis is not None:

@@ -350,6 +350,7 @@ class GeneralizedAlpha:
         #: fixed steps of the compiled step path run in a compiled loop (compiled_steps)
         self._use_loop = compiled_loop and self._affine
         self._loop: CompiledSteps | None = None
+        self._projected: tuple | None = None    # (state, its recorded velocities)
         self._loop_step: AffineStep | None = None
 
     @property
@@ -501,8 +502,15 @@ class GeneralizedAlpha:
         return float(np.sqrt(np.mean((e / w) ** 2))) if e.size else 0.0
 
     def _output_qd(self, s: State) -> np.ndarray:
+        """The velocities recorded at ``s``: projected onto the velocity constraints
+        (once per state: the run's last output is also its final state)."""
         if self.project_velocity and self._m:
-            return project_velocities(self.dae, s.q, s.qd, s.t)
+            last = self._projected
+            if last is not None and last[0] is s:
+                return last[1]
+            qd = project_velocities(self.dae, s.q, s.qd, s.t)
+            self._projected = (s, qd)
+            return qd
         return s.qd
 
     # --- the time loop ---------------------------------------------------------------

@@ -1,6 +1,7 @@
 """The contract between the assembled multibody model and the integrators: the
 :class:`DAE` every integrator needs, and the optional capabilities an integrator uses
-when a system offers them (checked with ``isinstance``, once, when it is made).
+when a system offers them (checked with ``isinstance``, once, when it is made; the
+protocols' metaclass :class:`~flexmbs.capability.Capability` lists their members once).
 
 The model is the index-3 DAE of THEORY §1.5 / §5.9.2 in residual form, on flat arrays:
 
@@ -58,44 +59,10 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import scipy.sparse as sp
 
-#: names in a protocol's namespace that are not members (as ``typing`` counts them)
-_NOT_MEMBERS = frozenset((
-    "__abstractmethods__", "__annotations__", "__weakref__", "_is_protocol",
-    "_is_runtime_protocol", "__dict__", "__args__", "__slots__", "__next_in_mro__",
-    "__parameters__", "__origin__", "__orig_bases__", "__extra__", "__tree_hash__",
-    "__doc__", "__subclasshook__", "__init__", "__new__", "__module__", "__qualname__",
-    "__protocol_attrs__", "__non_callable_proto_members__", "__type_params__",
-    "__firstlineno__", "__static_attributes__", "_MutableMapping__marker", "_gorg"))
-
-
-#: ``{protocol: ((member, is a method), ...)}``, listed at the first check
-_MEMBERS: dict[type, tuple[tuple[str, bool], ...]] = {}
-
-
-class _Capability(type(Protocol)):
-    """The metaclass of the protocols below: ``isinstance(obj, P)`` is ``typing``'s
-    runtime check (every member of ``P`` is an attribute of ``obj``, and a method member
-    is not None there), with the members listed once per protocol; Python 3.11 lists
-    them again at every check (~10 us; a run's set-up makes a dozen checks)."""
-
-    def __instancecheck__(cls, instance) -> bool:
-        members = _MEMBERS.get(cls)
-        if members is None:
-            names = {}
-            for base in cls.__mro__[:-1]:
-                if base.__name__ in ("Protocol", "Generic"):
-                    continue
-                names.update(dict.fromkeys(base.__dict__))
-                names.update(dict.fromkeys(base.__dict__.get("__annotations__", {})))
-            members = tuple((m, callable(getattr(cls, m, None))) for m in names
-                            if m not in _NOT_MEMBERS and not m.startswith("_abc_"))
-            _MEMBERS[cls] = members
-        return all(hasattr(instance, m) and (not method or getattr(instance, m) is not None)
-                   for m, method in members)
-
+from flexmbs.capability import Capability
 
 @runtime_checkable
-class DAE(Protocol, metaclass=_Capability):
+class DAE(Protocol, metaclass=Capability):
     """Index-3 constrained mechanical system ``M qdd - f + G^T lam = 0, g = 0``."""
 
     n_q: int    # number of generalized coordinates
@@ -134,7 +101,7 @@ class DAE(Protocol, metaclass=_Capability):
 
 
 @runtime_checkable
-class FixedPatternNewton(Protocol, metaclass=_Capability):
+class FixedPatternNewton(Protocol, metaclass=Capability):
     """A system that makes the Newton matrix of an implicit step itself."""
 
     def newton_matrix(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray, lam: np.ndarray,
@@ -144,7 +111,7 @@ class FixedPatternNewton(Protocol, metaclass=_Capability):
 
 
 @runtime_checkable
-class FactoredNewton(Protocol, metaclass=_Capability):
+class FactoredNewton(Protocol, metaclass=Capability):
     """A system that factors (an approximation of) its Newton matrix itself."""
 
     factored: bool      # whether the integrator is to use ``newton_factor``
@@ -158,7 +125,7 @@ class FactoredNewton(Protocol, metaclass=_Capability):
 
 
 @runtime_checkable
-class IterationMatrix(Protocol, metaclass=_Capability):
+class IterationMatrix(Protocol, metaclass=Capability):
     """A system that sums its tangent in one assembly."""
 
     def iteration_matrix(self, q: np.ndarray, qd: np.ndarray, qdd: np.ndarray,
@@ -168,7 +135,7 @@ class IterationMatrix(Protocol, metaclass=_Capability):
 
 
 @runtime_checkable
-class CompiledStepSystem(Protocol, metaclass=_Capability):
+class CompiledStepSystem(Protocol, metaclass=Capability):
     """A system the compiled step residual (:class:`flexmbs.integrate.affine_step.
     AffineStep`) can be built for."""
 
@@ -188,7 +155,7 @@ class CompiledStepSystem(Protocol, metaclass=_Capability):
 
 
 @runtime_checkable
-class ConstraintTimeDerivative(Protocol, metaclass=_Capability):
+class ConstraintTimeDerivative(Protocol, metaclass=Capability):
     """A system that gives ``g_t`` without the second derivatives."""
 
     def constraint_time_derivative(self, q: np.ndarray, t: float) -> np.ndarray:
@@ -196,7 +163,7 @@ class ConstraintTimeDerivative(Protocol, metaclass=_Capability):
 
 
 @runtime_checkable
-class Labelled(Protocol, metaclass=_Capability):
+class Labelled(Protocol, metaclass=Capability):
     """A system that names its coordinates and active constraint rows."""
 
     coordinate_labels: list
@@ -204,7 +171,7 @@ class Labelled(Protocol, metaclass=_Capability):
 
 
 @runtime_checkable
-class FirstOrderStates(Protocol, metaclass=_Capability):
+class FirstOrderStates(Protocol, metaclass=Capability):
     """A system with first-order coordinates ``z = q[state_indices]``, residual rows
     ``zd - f(z, q, qd, t)``."""
 
@@ -215,7 +182,7 @@ class FirstOrderStates(Protocol, metaclass=_Capability):
 
 
 @runtime_checkable
-class VelocityConstraints(Protocol, metaclass=_Capability):
+class VelocityConstraints(Protocol, metaclass=Capability):
     """A system with velocity rows ``c = A(q, t) qd + a(q, t) = 0`` (``n_mu`` of them,
     their multipliers ``mu`` after ``lam``: ``residual(q, qd, qdd, [lam; mu], t)`` is
     ``M qdd - f + G^T lam + A^T mu``)."""
@@ -240,7 +207,7 @@ def velocity_rows(dae) -> int:
 
 
 @runtime_checkable
-class Sampled(Protocol, metaclass=_Capability):
+class Sampled(Protocol, metaclass=Capability):
     """A system with coordinates held between ticks and set at them."""
 
     def sample_times(self, t0: float, t_end: float) -> np.ndarray:
@@ -252,7 +219,7 @@ class Sampled(Protocol, metaclass=_Capability):
 
 
 @runtime_checkable
-class Events(Protocol, metaclass=_Capability):
+class Events(Protocol, metaclass=Capability):
     """A system with contact gaps ``s_k(q)`` [m] (closed for ``s_k <= 0``)."""
 
     event_labels: list      # the contacts' names
@@ -267,7 +234,7 @@ class Events(Protocol, metaclass=_Capability):
 
 
 @runtime_checkable
-class NativeResidual(Protocol, metaclass=_Capability):
+class NativeResidual(Protocol, metaclass=Capability):
     """A residual ``F(x, out)`` that PETSc may call directly as the C function
     ``c_function`` with context ``c_context()`` when ``native`` is true; it records a
     non-finite value in ``status[0]`` (named afterwards by ``raise_nonfinite()``), and
@@ -287,7 +254,7 @@ class NativeResidual(Protocol, metaclass=_Capability):
 
 
 @runtime_checkable
-class NativeNewton(Protocol, metaclass=_Capability):
+class NativeNewton(Protocol, metaclass=Capability):
     """A :class:`NativeResidual` whose Newton matrix is a C function too:
     ``c_newton() = (function, context)``, ``int fill(double *W, const double *x, void
     *ctx)`` writing the dense matrix row-major (1 when finite, 0 when not or when it

@@ -1,5 +1,7 @@
-"""``isinstance`` against the integrator's capability protocols
-(``flexmbs.integrate.protocol``) lists each protocol's members once; it must answer as
+"""``isinstance`` against the package's runtime-checkable protocols (the integrator's
+capabilities, ``flexmbs.integrate.protocol``, and the packed bodies',
+``flexmbs.bodies.pack``; metaclass ``flexmbs.capability.Capability``) lists each
+protocol's members once; it must answer as
 ``typing``'s own runtime check does (the protocols' metaclass's base), on the systems
 and steps the integrators meet and on objects that lack a member or set a method to
 None."""
@@ -9,11 +11,12 @@ import numpy as np
 import pytest
 
 import flexmbs as fm
+from flexmbs.bodies import pack
 from flexmbs.integrate import protocol
 from int_models import Pendulum
 
-PROTOCOLS = [v for v in vars(protocol).values()
-             if isinstance(v, type(typing.Protocol)) and v.__module__ == protocol.__name__]
+PROTOCOLS = [v for m in (protocol, pack) for v in vars(m).values()
+             if isinstance(v, type(typing.Protocol)) and v.__module__ == m.__name__]
 
 
 def _typing_check(proto, obj) -> bool:
@@ -34,11 +37,12 @@ def _objects():
         state_indices = np.zeros(0, dtype=int)
 
     return {"assembled system": asm, "affine plan": plan, "Pendulum DAE": Pendulum(),
+            "rigid body": a, "ground": fm.ground,
             "state_rates None": NoneMethod(), "object": object(), "int": 3}
 
 
 def test_there_are_protocols():
-    assert len(PROTOCOLS) >= 13
+    assert len(PROTOCOLS) >= 14
 
 
 @pytest.mark.parametrize("name, obj", list(_objects().items()))
@@ -47,5 +51,7 @@ def test_isinstance_answers_as_typing(name, obj):
     assert answers == {p.__name__: _typing_check(p, obj) for p in PROTOCOLS}
     if name == "assembled system":      # (the check is not vacuous)
         assert answers["DAE"] and answers["FirstOrderStates"] and answers["Labelled"]
+    if name == "rigid body":
+        assert answers["FloatingFrameBody"] and not answers["DAE"]
     if name == "state_rates None":
         assert not answers["FirstOrderStates"] and answers["DAE"]
