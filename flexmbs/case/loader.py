@@ -927,9 +927,10 @@ def _check_hotspots(col: _Collector, hotspots: list, bodies: list, raw_names: di
     seen: set = set()
     for h in hotspots:
         w = h["path"]
-        if h.get("name") in seen:
-            col.add(f"{w}.name", f"name \"{h['name']}\" already used by a hot spot")
-        seen.add(h.get("name"))
+        name = h.get("name")            # (a missing name is reported by the schema)
+        if name is not None and name in seen:
+            col.add(f"{w}.name", f"name \"{name}\" already used by a hot spot")
+        seen.add(name)
         body = h.get("body")
         if body is not None and kinds_of.get(body) != "flexible" and \
                 body not in raw_names["bodies"] - set(kinds_of):

@@ -106,3 +106,17 @@ def test_an_sn_exponent_beyond_the_float_range_stops_check_with_exit_2(tmp_path,
     assert "Traceback" not in "\n".join(err)
     assert "hotspots[0].sn_curve: SNCurve: C = N_ref S_ref^m = 2e+06 x 2e+08^300 is not a " \
            "finite number: expected an exponent m of a few units" in err[-1], err
+
+
+def test_two_hot_spots_without_a_name_are_one_line_each():
+    """Found by the fuzz (seed 21, scale 3): the second of two hot spots without `name`
+    counted as a repeated name and ended in a KeyError traceback; each missing name is
+    one line (the schema's required key), no repeated-name line."""
+    raw = tomllib.loads(MAIN.read_text())
+    raw["hotspots"] = [{"body": "rod", "point": [0.2, 0.0, 0.0]},
+                       {"body": "rod", "point": [0.3, 0.0, 0.0]}]
+    with pytest.raises(CaseError) as exc:
+        spec_from_raw(raw, MAIN)
+    text = str(exc.value)
+    assert "already used" not in text, text
+    assert "hotspots[0].name" in text and "hotspots[1].name" in text, text
