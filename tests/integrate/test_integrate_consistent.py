@@ -108,3 +108,26 @@ def test_nan_residual_names_t_and_step():
     err = info.value
     assert err.step == 6 and 0.5 < err.t <= 0.6 + 1e-12
     assert "DIVERGED_FNORM_NAN" in str(err) and "t = " in str(err)
+
+
+@pytest.mark.parametrize("log_cond", [0, 4, 8, 11, 13, 15])
+def test_saddle_lu_condition_estimate_against_the_svd(log_cond):
+    """The initial saddle system is accepted from its LU when LAPACK's 1-norm condition
+    estimate (``gecon`` on the factors) is below ``SADDLE_COND_MAX``: the estimate stays
+    within a factor ``n`` of the 2-norm condition (numpy's SVD, the earlier test) on
+    matrices of known condition, and a singular matrix gives 0 (least squares then)."""
+    from flexmbs.integrate import consistent as C
+    rng = np.random.default_rng(log_cond)
+    n = 13
+    U, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    V, _ = np.linalg.qr(rng.normal(size=(n, n)))
+    A = U @ np.diag(np.logspace(0, -log_cond, n)) @ V.T
+    b = rng.normal(size=n)
+    x, rcond = C._lu_solve(A, b)
+    cond2 = np.linalg.cond(A)
+    assert cond2 / n <= 1.0 / rcond <= n * cond2 * 1.01
+    if log_cond <= 8:
+        assert np.allclose(A @ x, b, atol=1e-12 * cond2)
+    S = A.copy()
+    S[-1] = S[0]                         # exactly dependent rows
+    assert C._lu_solve(S, b)[1] <= 1.0 / C.SADDLE_COND_MAX
