@@ -64,6 +64,8 @@ point over the surfaces (which material point is in contact) is left out of it.
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -109,6 +111,20 @@ def material_point(frame, c: np.ndarray):
     d = c - frame.p.v
     return (frame.p + frame.x * float(frame.x.v @ d) + frame.y * float(frame.y.v @ d)
             + frame.z * float(frame.z.v @ d))
+
+
+def _lengths_problems(element, names, what: str = "") -> list[str]:
+    """One line per attribute of ``names`` of ``element`` that is not a finite length
+    >= 0 [m] (a number: a missing one, None, is named as missing)."""
+    out = []
+    for k in names:
+        v = getattr(element, k)
+        if v is None:
+            out.append(f"{element.who}: {what}{k} [m] is missing: expected a length >= 0")
+        elif isinstance(v, bool) or not isinstance(v, numbers.Real) or \
+                not (math.isfinite(v) and v >= 0):
+            out.append(f"{element.who}: {what}{k} must be >= 0 [m], got {v}")
+    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -342,9 +358,7 @@ class SpherePlaneContact(ContactElement):
     kind = "sphere_plane_contact"
 
     def geometry_problems(self) -> list[str]:
-        out = []
-        if not np.isfinite(self.R) or self.R < 0:
-            out.append(f"{self.who}: radius R must be >= 0 [m], got {self.R}")
+        out = _lengths_problems(self, ("R",), "radius ")
         if self.normal not in AXES:
             out.append(f"{self.who}: normal must be 'x', 'y' or 'z', got {self.normal!r}")
         return out
@@ -365,9 +379,7 @@ class SphereSphereContact(ContactElement):
     kind = "sphere_sphere_contact"
 
     def geometry_problems(self) -> list[str]:
-        return [f"{self.who}: radius {k} must be >= 0 [m], got {getattr(self, k)}"
-                for k in ("R_P", "R_Q")
-                if not (np.isfinite(getattr(self, k)) and getattr(self, k) >= 0)]
+        return _lengths_problems(self, ("R_P", "R_Q"), "radius ")
 
     def geometry(self, P, Q) -> ContactGeometry:
         d = Q.p - P.p
@@ -390,9 +402,7 @@ class PinInHoleContact(ContactElement):
     kind = "pin_in_hole_contact"
 
     def geometry_problems(self) -> list[str]:
-        return [f"{self.who}: {k} must be >= 0 [m], got {getattr(self, k)}"
-                for k in ("c", "R") if not (np.isfinite(getattr(self, k))
-                                            and getattr(self, k) >= 0)]
+        return _lengths_problems(self, ("c", "R"))
 
     def geometry(self, P, Q) -> ContactGeometry:
         d = Q.p - P.p

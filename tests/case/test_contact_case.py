@@ -111,6 +111,11 @@ def test_clearance_revolute_friction_model_key(tmp_path, extra, model, states):
                                                "type = \"clearance_revolute\""),
     ("clearance_revolute", 'c = 1e-3\nlaw = { K = 1e9 }\nfriction_model = "dry"',
      'joints[0].friction_model: expected one of bristle, regularised, got "dry"'),
+    # found by the fuzz (seed 29, scale 3): without `c` it ended in a TypeError traceback
+    ("clearance_revolute", "law = { K = 1e9, e = 0.5 }",
+     "ClearanceRevolute 'pin': c [m] is missing: expected a length >= 0"),
+    ("clearance_revolute", "c = -1e-3\nlaw = { K = 1e9, e = 0.5 }",
+     "joints[0].c: expected"),
 ])
 def test_clearance_revolute_mistakes_give_one_line(tmp_path, kind, extra, message):
     with pytest.raises(CaseError) as err:
