@@ -82,9 +82,9 @@ class TangentAssembly:
         """``M`` of :meth:`tangent` alone (CSR): ``K``, ``C``, the force elements (no mass)
         and the constraint Hessian are not assembled (the set-up needs ``M`` only).
         ``M = M(q)``: only the bodies have mass, and their mass matrices depend on ``q``
-        alone, so the last one is kept
-        with its ``q`` (the set-up asks twice at the start: the initial accelerations and
-        the Newton test's scales) and a copy returned."""
+        alone, so the last one is kept with its ``q`` (the set-up asks twice at the
+        start: the initial accelerations and the Newton test's scales) and a copy
+        returned."""
         key = np.asarray(q, dtype=float).tobytes()
         if self._mass_last is not None and self._mass_last[0] == key:
             return self._mass_last[1].copy()
